@@ -1,0 +1,77 @@
+// Errors the toy API answers with, and how every other error (Fastify's own, Node's HTTP
+// parser's) is mapped onto the same envelope: {"error": {"type", "message"}}.
+import { ERROR_STATUS, type ErrorEnvelope, type ErrorType } from '@agentwire/schemas';
+import type { FastifyError } from 'fastify';
+
+/** An error with a status, an envelope type, and optionally extra response headers. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly statusCode: number;
+  readonly type: ErrorType;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(type: ErrorType, message: string, options: { status?: number; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.type = type;
+    this.statusCode = options.status ?? ERROR_STATUS[type];
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function envelope(type: ErrorType, message: string): ErrorEnvelope {
+  return { error: { type, message } };
+}
+
+/** The error type a status code is reported with when nothing more specific is known. */
+export function typeForStatus(status: number): ErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 409) return 'conflict_error';
+  if (status === 413) return 'request_too_large';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 529) return 'overloaded_error';
+  if (status >= 500) return 'api_error';
+  return 'invalid_request_error';
+}
+
+const FASTIFY_MESSAGES: Readonly<Record<string, (error: FastifyError, bodyLimit: number) => string>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `request body is larger than the limit of ${limit} bytes`,
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => 'unsupported Content-Type; send the body as application/json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
+    'body is empty but Content-Type is application/json; send a JSON object, or no Content-Type',
+  FST_ERR_CTP_INVALID_JSON_BODY: (e) => `body is not valid JSON: ${e.message}`,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body size did not match its Content-Length header',
+  FST_ERR_CTP_INVALID_CONTENT_TYPE: () => 'the Content-Type header is not valid',
+};
+
+/**
+ * Maps any error a route or Fastify raised to a status, a type and a message.
+ * 5xx messages from unexpected errors are not shown to the caller (they may hold internals).
+ */
+export function toErrorResponse(
+  error: FastifyError | ApiError | Error,
+  bodyLimit: number,
+): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
+  if (error instanceof ApiError) {
+    return { status: error.statusCode, body: envelope(error.type, error.message), headers: { ...error.headers } };
+  }
+  const fe = error as FastifyError;
+  if (fe.validation) {
+    return { status: 400, body: envelope('invalid_request_error', fe.message), headers: {} };
+  }
+  const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500;
+  const known = fe.code ? FASTIFY_MESSAGES[fe.code] : undefined;
+  if (known) return { status, body: envelope(typeForStatus(status), known(fe, bodyLimit)), headers: {} };
+  if (error instanceof SyntaxError && status === 400) {
+    return { status, body: envelope('invalid_request_error', `body is not valid JSON: ${error.message}`), headers: {} };
+  }
+  if (status >= 500) {
+    return {
+      status,
+      body: envelope('api_error', 'internal server error; the request id identifies it in our logs'),
+      headers: {},
+    };
+  }
+  return { status, body: envelope(typeForStatus(status), fe.message), headers: {} };
+}

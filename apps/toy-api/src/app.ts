@@ -1,0 +1,224 @@
+// Builds the toy API: one Fastify app with our error envelope everywhere, bearer auth,
+// validation messages a model can act on, an OpenAPI document made from the route schemas,
+// and state in memory or Redis.
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { ErrorEnvelope, Health } from '@agentwire/schemas';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  type RouteOptions,
+} from 'fastify';
+import type { Redis } from 'ioredis';
+import { ApiError, envelope, toErrorResponse } from './api-error.js';
+import { type Caller, KeyRing } from './auth.js';
+import { FaultInjector } from './faults.js';
+import { createIdempotency } from './idempotency.js';
+import { useJsonBodyParser } from './json-body-parser.js';
+import type { App, RouteContext } from './route-context.js';
+import { adminRoutes } from './routes/admin.js';
+import { emailRoutes } from './routes/emails.js';
+import { employeeRoutes } from './routes/employees.js';
+import { practiceRoutes } from './routes/practice.js';
+import { MemoryStore } from './store/memory-store.js';
+import { RedisStore } from './store/redis-store.js';
+import type { StateStore } from './store/state-store.js';
+import { createValidatorCompiler } from './validator-compiler.js';
+
+export interface ToyApiOptions {
+  /** The full-access key (TOY_API_KEY). */
+  apiKey: string;
+  /** A key that may read but not write (TOY_API_READONLY_KEY). */
+  readOnlyKey?: string | undefined;
+  /** Keep state in this Redis (the caller owns the connection); memory when absent. */
+  redis?: Redis | undefined;
+  /** Prefix for every Redis key, so deployments and test runs can share a server. */
+  redisPrefix?: string | undefined;
+  /** Enable the fault-injection admin endpoint (TOY_API_ADMIN=1). */
+  admin?: boolean | undefined;
+  /** Fastify's logger option; the Authorization and x-api-key headers are always redacted. */
+  logger?: FastifyServerOptions['logger'] | undefined;
+  bodyLimit?: number | undefined;
+  /** /limited allows `max` calls per `windowMs` (default 2 per second). */
+  limited?: { max: number; windowMs: number } | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    /** The route changes state: the read-only key gets 403. */
+    write?: boolean;
+    /** Fault rules never apply to this route. */
+    faults?: boolean;
+  }
+  interface FastifyInstance {
+    toy: { store: StateStore; faults: FaultInjector; activeSlowTimers: () => number };
+  }
+}
+
+const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
+
+function withRedaction(logger: FastifyServerOptions['logger']): NonNullable<FastifyServerOptions['logger']> {
+  if (!logger) return false;
+  if (logger === true) return { redact: REDACT };
+  if (typeof logger === 'object' && !('info' in logger)) return { ...logger, redact: REDACT };
+  return logger;
+}
+
+export async function buildApp(options: ToyApiOptions): Promise<App> {
+  if (!options.apiKey) throw new Error('buildApp: apiKey is required');
+  const bodyLimit = options.bodyLimit ?? 64 * 1024;
+  const keys = new KeyRing(options.apiKey, options.readOnlyKey);
+  const prefix = options.redisPrefix ?? 'toy-api:';
+  const store: StateStore = options.redis ? new RedisStore(options.redis, prefix) : new MemoryStore();
+  const context: RouteContext = {
+    store,
+    faults: new FaultInjector(),
+    limited: options.limited ?? { max: 2, windowMs: 1000 },
+    slowTimers: new Set(),
+  };
+
+  const responses = new WeakMap<Socket, ServerResponse>();
+  const app = Fastify({
+    logger: withRedaction(options.logger ?? false),
+    bodyLimit,
+    requestIdHeader: false,
+    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    forceCloseConnections: true,
+    clientErrorHandler: (error, socket) => {
+      // Let a response still being written on this connection go out first: with a short
+      // Content-Length, the first request is answered and the leftover bytes are the error.
+      const inFlight = responses.get(socket);
+      if (inFlight && !inFlight.writableEnded) inFlight.once('finish', () => writeClientError(error, socket));
+      else writeClientError(error, socket);
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('toy', { store, faults: context.faults, activeSlowTimers: () => context.slowTimers.size });
+  app.decorateRequest('caller', null);
+  app.setValidatorCompiler(createValidatorCompiler());
+  useJsonBodyParser(app as unknown as FastifyInstance);
+
+  app.addHook('onRequest', async (request, reply) => {
+    responses.set(request.raw.socket, reply.raw);
+    reply.header('request-id', request.id);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const { status, body, headers } = toErrorResponse(error as Error, bodyLimit);
+    if (status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'request failed');
+    reply.code(status).headers(headers).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    reply
+      .code(404)
+      .send(envelope('not_found_error', `no route ${request.method} ${path}; GET /openapi.json lists the routes`));
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Cardinal Energy toy API',
+        version: '0.1.0',
+        description:
+          'A small company API (employees, emails, a digest) for learning how agents call HTTP APIs. ' +
+          'Some routes misbehave on purpose: /flaky, /limited, /slow.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer' },
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        },
+        schemas: { ErrorEnvelope },
+      },
+      security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  app.get(
+    '/health',
+    {
+      schema: {
+        operationId: 'health',
+        summary: 'Is the API up',
+        description: 'Answers {"ok": true} when the API is running. Needs no key.',
+        tags: ['meta'],
+        security: [],
+        response: { 200: Health },
+      },
+    },
+    async () => ({ ok: true }),
+  );
+
+  app.get('/openapi.json', { schema: { hide: true } }, async (request) => {
+    const document = app.swagger() as Record<string, unknown>;
+    return { ...document, servers: [{ url: `${request.protocol}://${request.host}` }] };
+  });
+
+  await app.register(async (api) => {
+    api.addHook('onRequest', async (request) => {
+      request.caller = keys.authenticate(request.headers);
+      if (request.routeOptions.config.write && request.caller.access !== 'full') {
+        throw new ApiError('permission_error', 'this key is read-only; writes need the full-access key');
+      }
+    });
+    api.addHook('onRoute', (route: RouteOptions) => injectFaultHooks(route, context.faults));
+
+    const callerOf = (request: { caller: Caller | null }): Caller => {
+      if (!request.caller) throw new Error('route reached without authentication');
+      return request.caller;
+    };
+    const idempotency = createIdempotency(store, callerOf as (r: FastifyRequest) => Caller);
+
+    await api.register(employeeRoutes);
+    await api.register(emailRoutes(context, idempotency));
+    await api.register(
+      practiceRoutes(context, callerOf, options.redis ? { client: options.redis, prefix } : undefined),
+    );
+    if (options.admin) await api.register(adminRoutes(context));
+  });
+
+  app.addHook('onClose', async () => {
+    for (const timer of context.slowTimers) clearTimeout(timer);
+    context.slowTimers.clear();
+    await store.close();
+  });
+
+  return app as unknown as App;
+}
+
+/** Appends the fault hooks after a route's own hooks (so a reply's idempotency claim comes first). */
+function injectFaultHooks(route: RouteOptions, faults: FaultInjector): void {
+  if (route.config?.faults === false) return;
+  const asArray = <T>(hook: T | T[] | undefined): T[] =>
+    hook === undefined ? [] : Array.isArray(hook) ? hook : [hook];
+  route.preHandler = [...asArray(route.preHandler), (request, reply) => faults.beforeHandler(request, reply)];
+  route.onSend = [...asArray(route.onSend), async (request, reply, payload) => faults.onSend(request, reply, payload)];
+}
+
+/** Malformed HTTP never reaches Fastify's router; answer it with our envelope anyway. */
+function writeClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const [status, reason, type, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'invalid_request_error', 'the request did not arrive in time']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'request_too_large', 'the request headers are too large']
+        : [400, 'Bad Request', 'invalid_request_error', `malformed HTTP request (${error.code ?? 'parse error'})`];
+  const body = JSON.stringify(envelope(type as 'invalid_request_error', message));
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,64 @@
+// Bearer (or x-api-key) authentication with a full key and an optional read-only key.
+// Keys are compared in constant time, on their SHA-256 digests so lengths do not leak either.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError } from './api-error.js';
+
+export type Access = 'full' | 'read';
+
+export interface Caller {
+  access: Access;
+  /** A stable, non-secret id for the key, used to keep per-caller state apart. */
+  id: string;
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+export class KeyRing {
+  readonly #full: Buffer;
+  readonly #read: Buffer | undefined;
+
+  constructor(fullKey: string, readOnlyKey?: string) {
+    this.#full = digest(fullKey);
+    this.#read = readOnlyKey ? digest(readOnlyKey) : undefined;
+  }
+
+  /** Who is calling, or an authentication error that says what to send. */
+  authenticate(headers: IncomingHttpHeaders): Caller {
+    const presented = presentedKey(headers);
+    if (presented === undefined) {
+      throw new ApiError(
+        'authentication_error',
+        'missing API key; send it as "Authorization: Bearer <key>" or "x-api-key: <key>"',
+      );
+    }
+    const candidate = digest(presented);
+    const id = candidate.subarray(0, 8).toString('hex');
+    // Compare against both keys every time, so timing does not tell which one nearly matched.
+    const isFull = timingSafeEqual(candidate, this.#full);
+    const isRead = this.#read !== undefined && timingSafeEqual(candidate, this.#read);
+    if (isFull) return { access: 'full', id };
+    if (isRead) return { access: 'read', id };
+    throw new ApiError('authentication_error', 'invalid API key');
+  }
+
+  toJSON(): string {
+    return '[KeyRing]';
+  }
+}
+
+function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const authorization = headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+    if (!match) {
+      throw new ApiError('authentication_error', 'malformed Authorization header; expected "Bearer <key>"');
+    }
+    return match[1];
+  }
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.length > 0) return apiKey;
+  return undefined;
+}

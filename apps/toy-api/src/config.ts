@@ -1,0 +1,45 @@
+// Reads the toy API's settings from the environment, refusing to start without a key.
+export interface ToyApiConfig {
+  apiKey: string;
+  readOnlyKey: string | undefined;
+  host: string;
+  port: number;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  admin: boolean;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
+  const apiKey = env.TOY_API_KEY;
+  if (!apiKey) {
+    throw new ConfigError(
+      'TOY_API_KEY is not set. Set it to the key clients must send, e.g. TOY_API_KEY=$(openssl rand -hex 16)',
+    );
+  }
+  if (apiKey.length < 8) throw new ConfigError('TOY_API_KEY is too short: use at least 8 characters');
+  const readOnlyKey = env.TOY_API_READONLY_KEY || undefined;
+  if (readOnlyKey === apiKey) throw new ConfigError('TOY_API_READONLY_KEY must differ from TOY_API_KEY');
+  const port = Number(env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535, got '${env.PORT}'`);
+  }
+  const admin = env.TOY_API_ADMIN ?? '0';
+  if (!['0', '1', 'true', 'false'].includes(admin)) {
+    throw new ConfigError(`TOY_API_ADMIN must be 1 or 0, got '${admin}'`);
+  }
+  return {
+    apiKey,
+    readOnlyKey,
+    host: env.HOST || '127.0.0.1',
+    port,
+    redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.REDIS_PREFIX || 'toy-api:',
+    admin: admin === '1' || admin === 'true',
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

@@ -1,0 +1,133 @@
+// Fault injection: rules such as "the next 2 GET /emails get 503" or "cut the next digest
+// stream after 3 events", set through the admin endpoint. Probabilities are drawn from a
+// seeded generator, so a run with the same seed and the same requests fails the same way.
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FaultConfig, FaultRule } from '@agentwire/schemas';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, typeForStatus } from './api-error.js';
+import { seededRandom } from './data/prng.js';
+
+type Action = FaultRule['action'];
+
+interface ActiveRule {
+  rule: FaultRule;
+  seen: number;
+  hits: number;
+}
+
+export interface FaultState {
+  seed: number;
+  rules: Array<FaultRule & { hits: number; remaining: number }>;
+}
+
+/** Route templates come from Fastify as `/emails/:id`; rules may use either that or `{id}`. */
+function openApiPath(routePath: string): string {
+  return routePath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+export class FaultInjector {
+  #rules: ActiveRule[] = [];
+  #seed = 1;
+  #random = seededRandom(1);
+
+  configure(config: FaultConfig): FaultState {
+    this.#seed = config.seed ?? 1;
+    this.#random = seededRandom(this.#seed);
+    this.#rules = config.rules.map((rule) => ({ rule, seen: 0, hits: 0 }));
+    return this.state();
+  }
+
+  clear(): FaultState {
+    return this.configure({ rules: [] });
+  }
+
+  state(): FaultState {
+    return {
+      seed: this.#seed,
+      rules: this.#rules.map(({ rule, hits }) => ({ ...rule, hits, remaining: Math.max(0, (rule.times ?? 1) - hits) })),
+    };
+  }
+
+  /** The first live rule for this request whose action is one of `actions`, counted as a hit. */
+  take(request: FastifyRequest, actions: readonly Action[]): FaultRule | undefined {
+    if (this.#rules.length === 0) return undefined;
+    const path = request.url.split('?')[0] ?? '';
+    const template = request.routeOptions.url ? openApiPath(request.routeOptions.url) : undefined;
+    for (const active of this.#rules) {
+      const { rule } = active;
+      if (!actions.includes(rule.action)) continue;
+      if (rule.method && rule.method !== request.method) continue;
+      if (rule.path !== path && rule.path !== template && rule.path !== request.routeOptions.url) continue;
+      if (active.hits >= (rule.times ?? 1)) continue;
+      active.seen++;
+      if (active.seen <= (rule.skip ?? 0)) continue;
+      if (rule.probability !== undefined && this.#random() >= rule.probability) continue;
+      active.hits++;
+      return rule;
+    }
+    return undefined;
+  }
+
+  /** preHandler: errors, delays, resets and hangs, before the route does any work. */
+  async beforeHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const rule = this.take(request, ['status', 'delay', 'reset', 'hang']);
+    if (!rule) return;
+    request.log.info({ fault: rule.action, path: rule.path }, 'injecting fault');
+    switch (rule.action) {
+      case 'status': {
+        const status = rule.status ?? 503;
+        const headers: Record<string, string> =
+          rule.retry_after_s !== undefined ? { 'retry-after': String(rule.retry_after_s) } : {};
+        throw new ApiError(rule.error_type ?? typeForStatus(status), rule.message ?? `injected fault: HTTP ${status}`, {
+          status,
+          headers,
+        });
+      }
+      case 'delay':
+        await sleepUnlessGone(request, rule.delay_ms ?? 1000);
+        return;
+      case 'reset':
+        reply.hijack();
+        request.raw.socket.resetAndDestroy();
+        return;
+      case 'hang': {
+        reply.hijack();
+        // Hang until the client gives up, or (bounded) the rule's delay_ms, default 5 minutes.
+        const socket = request.raw.socket;
+        const timer = setTimeout(() => socket.destroy(), rule.delay_ms ?? 300_000);
+        socket.once('close', () => clearTimeout(timer));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** onSend: a body cut off half way, with the full Content-Length promised. */
+  onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+    const rule = this.take(request, ['truncate']);
+    if (!rule) return payload;
+    const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+    reply.header('content-length', String(bytes.length));
+    const half = bytes.subarray(0, Math.floor(bytes.length / 2));
+    const stream = new Readable({ read() {} });
+    stream.push(half);
+    setImmediate(() => stream.destroy(new Error('injected fault: truncated body')));
+    return stream;
+  }
+}
+
+async function sleepUnlessGone(request: FastifyRequest, ms: number): Promise<void> {
+  const controller = new AbortController();
+  const onClose = () => controller.abort();
+  request.raw.socket.once('close', onClose);
+  try {
+    await sleep(ms, undefined, { signal: controller.signal });
+  } catch {
+    // The client went away; nothing will be sent.
+  } finally {
+    request.raw.socket.off('close', onClose);
+  }
+}

@@ -1,0 +1,103 @@
+// Idempotency-Key support as the IETF draft describes it: the first request with a key runs;
+// a duplicate after it finished gets the stored response replayed; a duplicate while it is
+// still running gets 409; the same key with a different body gets 422.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from './api-error.js';
+import type { Caller } from './auth.js';
+import type { StateStore } from './store/state-store.js';
+
+const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
+const LEASE_MS = 60 * 1000;
+const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
+
+interface Claim {
+  key: string;
+  fingerprint: string;
+  settled: boolean;
+}
+
+const claims = new WeakMap<FastifyRequest, Claim>();
+
+/** Reads the header; the draft writes the key as a structured-field string, so quotes are allowed. */
+function readKey(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  const value = Array.isArray(header) ? header.join(',') : header;
+  const unquoted = /^"(.*)"$/.exec(value)?.[1] ?? value;
+  if (!KEY_SYNTAX.test(unquoted)) {
+    throw new ApiError(
+      'invalid_request_error',
+      'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
+    );
+  }
+  return unquoted;
+}
+
+export function createIdempotency(store: StateStore, callerOf: (request: FastifyRequest) => Caller) {
+  async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const idempotencyKey = readKey(request);
+    if (idempotencyKey === undefined) return;
+    const path = request.url.split('?')[0];
+    const key = `${callerOf(request).id}:${request.method}:${path}:${idempotencyKey}`;
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify(request.body ?? null))
+      .digest('hex');
+    const begun = await store.beginIdempotent(key, fingerprint, LEASE_MS);
+    switch (begun.kind) {
+      case 'started': {
+        const claim: Claim = { key, fingerprint, settled: false };
+        claims.set(request, claim);
+        // A request that dies without a response (client gone, connection fault) frees its key.
+        reply.raw.once('close', () => {
+          if (!claim.settled) {
+            claim.settled = true;
+            store
+              .abandonIdempotent(key)
+              .catch((err: unknown) => request.log.warn({ err }, 'idempotency release failed'));
+          }
+        });
+        return;
+      }
+      case 'in_flight':
+        throw new ApiError(
+          'conflict_error',
+          'a request with this Idempotency-Key is still being processed; retry once it has finished',
+          { headers: { 'retry-after': '1' } },
+        );
+      case 'mismatch':
+        throw new ApiError(
+          'invalid_request_error',
+          'this Idempotency-Key was already used with a different request body; use a new key for a new request',
+          { status: 422 },
+        );
+      case 'replay':
+        reply
+          .code(begun.response.status)
+          .header('content-type', begun.response.contentType)
+          .header('idempotent-replayed', 'true');
+        return reply.send(begun.response.body);
+    }
+  }
+
+  /** onSend: keep the final response (not 5xx: those let a retry run the request again). */
+  async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const claim = claims.get(request);
+    if (!claim || claim.settled) return payload;
+    claim.settled = true;
+    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+      await store.abandonIdempotent(claim.key);
+      return payload;
+    }
+    const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+    await store.finishIdempotent(
+      claim.key,
+      claim.fingerprint,
+      { status: reply.statusCode, body: payload, contentType },
+      RECORD_TTL_MS,
+    );
+    return payload;
+  }
+
+  return { preHandler, onSend };
+}

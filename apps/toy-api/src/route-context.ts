@@ -1,0 +1,33 @@
+// What route modules share: the store, the fault injector, and typed access to the caller.
+
+import { ErrorEnvelope } from '@agentwire/schemas';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { FaultInjector } from './faults.js';
+import type { StateStore } from './store/state-store.js';
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface RouteContext {
+  store: StateStore;
+  faults: FaultInjector;
+  limited: { max: number; windowMs: number };
+  slowTimers: Set<NodeJS.Timeout>;
+}
+
+/** The error responses a route can give, for its OpenAPI entry. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorEnvelope> {
+  return Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
+}

@@ -1,0 +1,197 @@
+// Emails, replies to them (a real side effect, idempotent with Idempotency-Key), and the
+// day's digest as JSON or as a server-sent event stream.
+import { randomUUID } from 'node:crypto';
+import {
+  Digest,
+  DigestQuery,
+  DigestRequest,
+  Email,
+  EmailId,
+  EmailPage,
+  ListEmailsQuery,
+  Reply,
+  ReplyList,
+  ReplyRequest,
+} from '@agentwire/schemas';
+import Type from 'typebox';
+import { ApiError } from '../api-error.js';
+import { EMAILS, findEmail } from '../data/company.js';
+import { buildDigest, wordDeltas } from '../digest.js';
+import { decodeCursor, encodeCursor } from '../email-cursor.js';
+import type { createIdempotency } from '../idempotency.js';
+import { type App, errorResponses, type RouteContext } from '../route-context.js';
+import { type SseEvent, streamEvents } from '../sse-stream.js';
+
+const IdParams = Type.Object({ id: EmailId }, { additionalProperties: false });
+
+function emailOr404(id: string) {
+  const email = findEmail(id);
+  if (!email) {
+    throw new ApiError('not_found_error', `no email '${id}'; GET /emails lists them`);
+  }
+  return email;
+}
+
+export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeof createIdempotency>) {
+  return async (app: App): Promise<void> => {
+    app.get(
+      '/emails',
+      {
+        schema: {
+          operationId: 'list_emails',
+          summary: 'List emails',
+          description:
+            'Lists emails, oldest first, filtered by urgent, sender id (from) and date (YYYY-MM-DD). ' +
+            'Paginated: when next_cursor is not null, call again with cursor=next_cursor and the same filters.',
+          tags: ['emails'],
+          querystring: ListEmailsQuery,
+          response: { 200: EmailPage, ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { urgent, from, date, limit = 20, cursor } = request.query;
+        const filters = { urgent, from, date };
+        const offset = cursor === undefined ? 0 : decodeCursor(cursor, filters);
+        const matching = EMAILS.filter(
+          (e) =>
+            (urgent === undefined || e.urgent === urgent) &&
+            (from === undefined || e.from === from) &&
+            (date === undefined || e.date === date),
+        );
+        const data = matching.slice(offset, offset + limit);
+        const end = offset + data.length;
+        return { data, next_cursor: end < matching.length ? encodeCursor(end, filters) : null };
+      },
+    );
+
+    app.get(
+      '/emails/:id',
+      {
+        schema: {
+          operationId: 'get_email',
+          summary: 'Get one email',
+          description: "Returns one email by id ('m-0042') with its full body.",
+          tags: ['emails'],
+          params: IdParams,
+          response: { 200: Email, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => emailOr404(request.params.id),
+    );
+
+    app.post(
+      '/emails/:id/reply',
+      {
+        config: { write: true },
+        preHandler: idempotency.preHandler,
+        onSend: idempotency.onSend,
+        schema: {
+          operationId: 'reply_to_email',
+          summary: 'Reply to an email',
+          description:
+            'Sends a reply to an email. This has a real effect: each call stores one more reply. ' +
+            'Send an Idempotency-Key header (a fresh UUID per reply) so a retried call is not stored twice.',
+          tags: ['emails'],
+          params: IdParams,
+          headers: Type.Object({
+            'idempotency-key': Type.Optional(
+              Type.String({ minLength: 1, maxLength: 257, description: 'A unique key per logical reply.' }),
+            ),
+          }),
+          body: ReplyRequest,
+          response: { 201: Reply, ...errorResponses(400, 401, 403, 404, 409, 422) },
+        },
+      },
+      async (request, reply) => {
+        const email = emailOr404(request.params.id);
+        const stored = {
+          id: `r-${randomUUID()}`,
+          email_id: email.id,
+          body: request.body.body,
+          created_at: new Date().toISOString(),
+        };
+        await context.store.addReply(stored);
+        return reply.code(201).send(stored);
+      },
+    );
+
+    app.get(
+      '/emails/:id/replies',
+      {
+        schema: {
+          operationId: 'list_replies',
+          summary: 'List the replies to an email',
+          description: 'Lists the replies sent to an email, oldest first.',
+          tags: ['emails'],
+          params: IdParams,
+          response: { 200: ReplyList, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const email = emailOr404(request.params.id);
+        return { data: await context.store.listReplies(email.id) };
+      },
+    );
+
+    app.post(
+      '/digest',
+      {
+        schema: {
+          operationId: 'create_digest',
+          summary: "The day's email digest",
+          description:
+            'Summarises the emails of one date, most urgent first. With "Accept: text/event-stream" it streams ' +
+            'the text as server-sent events (event: delta with {index, text}, then event: done with the digest); ' +
+            'send Last-Event-ID to resume a cut stream.',
+          tags: ['emails'],
+          querystring: DigestQuery,
+          body: DigestRequest,
+          response: {
+            200: {
+              description: 'The digest as JSON, or as an event stream when asked for one.',
+              content: {
+                'application/json': { schema: Digest },
+                'text/event-stream': { schema: Type.String({ description: 'delta events, then one done event' }) },
+              },
+            },
+            ...errorResponses(400, 401),
+          },
+        },
+      },
+      async (request, reply) => {
+        const digest = buildDigest(request.body.date, request.body.max_items ?? 5);
+        if (!(request.headers.accept ?? '').includes('text/event-stream')) return digest;
+
+        const deltas = wordDeltas(digest.text);
+        const events: SseEvent[] = [
+          ...deltas.map((text, index) => ({ id: String(index), event: 'delta', data: { index, text } })),
+          { id: String(deltas.length), event: 'done', data: digest },
+        ];
+        const resumeFrom = parseLastEventId(request.headers['last-event-id'], deltas.length);
+        const injectedCut = context.faults.take(request, ['cut_stream']);
+        const cutAfter = injectedCut ? (injectedCut.after_events ?? 3) : request.query.cut_after;
+        await streamEvents(request, reply, events.slice(Math.min(resumeFrom, deltas.length)), {
+          intervalMs: request.query.interval_ms ?? 15,
+          heartbeatMs: request.query.heartbeat_ms ?? 1000,
+          retryMs: 1000,
+          cutAfter,
+        });
+        return reply;
+      },
+    );
+  };
+}
+
+/** The index of the first event to send: one after the Last-Event-ID the client saw. */
+function parseLastEventId(header: string | string[] | undefined, lastDelta: number): number {
+  if (header === undefined) return 0;
+  const value = Array.isArray(header) ? header[0] : header;
+  const id = Number(value);
+  if (!/^\d+$/.test(value ?? '') || id > lastDelta) {
+    throw new ApiError(
+      'invalid_request_error',
+      `Last-Event-ID must be an id this stream sent (0 to ${lastDelta}), got '${String(value).slice(0, 40)}'`,
+    );
+  }
+  return id + 1;
+}

@@ -1,0 +1,45 @@
+// @agentwire/schemas: the shapes every agentwire part agrees on.
+// Any new export added here becomes public API.
+export {
+  Digest,
+  DigestDelta,
+  DigestItem,
+  DigestRequest,
+  Email,
+  EmailId,
+  Employee,
+  EmployeeId,
+  IsoDate,
+  OfficeDays,
+  Reply,
+  ReplyRequest,
+  TEAMS,
+  Team,
+  WEEKDAYS,
+  Weekday,
+} from './entities.js';
+export { ERROR_STATUS, ERROR_TYPES, ErrorEnvelope, ErrorType } from './errors.js';
+export { EmailPage, EmployeeList, Page, ReplyList } from './pages.js';
+export {
+  DigestQuery,
+  FAULT_ACTIONS,
+  FaultConfig,
+  FaultRule,
+  FlakyQuery,
+  Health,
+  HTTP_METHODS,
+  LimitedQuery,
+  ListEmailsQuery,
+  ListEmployeesQuery,
+  MAX_PAGE_SIZE,
+  MAX_SLOW_MS,
+  SlowQuery,
+} from './requests.js';
+export { formatValidationErrors, jsonPath, jsonType } from './validation-messages.js';
+export {
+  compileValidator,
+  createAjv,
+  type Validate,
+  type ValidationResult,
+  type ValidatorOptions,
+} from './validator.js';

@@ -1,0 +1,46 @@
+// Strict JSON Schema 2020-12 validation with our messages. Strict means no coercion:
+// "2" is not an integer and neither is `true`. Compile once, validate many times.
+import { Ajv2020, type Options } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { formatValidationErrors } from './validation-messages.js';
+
+// ajv-formats is CommonJS; under NodeNext its default import is the plugin itself.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
+export type Validate<T> = (data: unknown) => ValidationResult<T>;
+
+export interface ValidatorOptions {
+  /** Convert strings to the declared type: for query strings and path parameters only. */
+  coerceTypes?: boolean;
+  /** Fill in `default`s from the schema (default true). */
+  useDefaults?: boolean;
+}
+
+/** An Ajv instance set up the way our messages need (allErrors, verbose, formats). */
+export function createAjv(options: ValidatorOptions = {}, extra: Options = {}): Ajv2020 {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    verbose: true,
+    strict: false,
+    coerceTypes: options.coerceTypes ?? false,
+    useDefaults: options.useDefaults ?? true,
+    ...extra,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+const shared = createAjv();
+
+/**
+ * Compiles a schema into a function that returns the value or the problems, one line each.
+ * @example
+ *   const check = compileValidator<ListEmailsQuery>(ListEmailsQuery);
+ *   const r = check({ limit: 999 }); // { ok: false, errors: ['$.limit: 999 is above maximum 50'] }
+ */
+export function compileValidator<T>(schema: object, ajv: Ajv2020 = shared): Validate<T> {
+  const validate = ajv.compile(schema);
+  return (data) =>
+    validate(data) ? { ok: true, value: data as T } : { ok: false, errors: formatValidationErrors(validate.errors) };
+}
