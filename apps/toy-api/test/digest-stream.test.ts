@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { readEventStream } from './support/sse.js';
+import { type RunningApi, setFaults, startApi } from './support/toy-api.js';
+
+const DAY = { date: '2026-06-10', max_items: 3 };
+
+function stream(api: RunningApi, query = '', headers: Record<string, string> = {}) {
+  return api.call(`/digest${query}`, {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(DAY),
+  });
+}
+
+describe('POST /digest', () => {
+  it('returns the digest as JSON, most urgent first', async () => {
+    const api = await startApi('memory');
+    const { status, body } = await api.json('/digest', { body: DAY });
+    expect(status).toBe(200);
+    expect(body.date).toBe('2026-06-10');
+    expect(body.item_count).toBe(3);
+    for (const item of body.items) expect(item.urgent).toBe(true);
+    expect(body.text).toMatch(/^Digest for 2026-06-10: \d+ emails, \d+ urgent\. 1\. /);
+  });
+
+  it('uses max_items default 5 and rejects a wrong date and an unknown field', async () => {
+    const api = await startApi('memory');
+    expect((await api.json('/digest', { body: { date: '2026-06-10' } })).body.item_count).toBe(5);
+    const noDate = await api.json('/digest', { body: {} });
+    expect(noDate.body.error.message).toBe("$: missing required property 'date'");
+    const badDate = await api.json('/digest', { body: { date: '2026/06/10' } });
+    expect(badDate.body.error.message).toBe("$.date: '2026/06/10' is not a date as YYYY-MM-DD");
+    const extra = await api.json('/digest', { body: { date: '2026-06-10', verbose: true } });
+    expect(extra.body.error.message).toBe("$: unexpected property 'verbose' (allowed: ['date', 'max_items'])");
+  });
+
+  it('streams it as SSE: a retry field, delta events with ids, then done', async () => {
+    const api = await startApi('memory');
+    const json = (await api.json('/digest', { body: DAY })).body;
+    const response = await stream(api, '?interval_ms=0');
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('request-id')).toMatch(/^req_/);
+    const read = await readEventStream(response);
+    expect(read.cut).toBeUndefined();
+    expect(read.retry).toBe(1000);
+    const deltas = read.events.filter((e) => e.event === 'delta');
+    const done = read.events.at(-1);
+    expect(done?.event).toBe('done');
+    expect(JSON.parse(done?.data ?? '')).toEqual(json);
+    expect(read.events.map((e) => e.id)).toEqual(read.events.map((_, i) => String(i)));
+    const pieces = deltas.map((e) => JSON.parse(e.data) as { index: number; text: string });
+    expect(pieces.map((p) => p.index)).toEqual(pieces.map((_, i) => i));
+    expect(pieces.map((p) => p.text).join('')).toBe(json.text);
+  });
+
+  it('sends ": ping" heartbeats while it streams', async () => {
+    const api = await startApi('memory');
+    const read = await readEventStream(await stream(api, '?interval_ms=40&heartbeat_ms=10'));
+    expect(read.comments.filter((c) => c.trim() === 'ping').length).toBeGreaterThan(0);
+  });
+
+  it('drops the connection after cut_after events, and resumes after Last-Event-ID', async () => {
+    const api = await startApi('memory');
+    const whole = await readEventStream(await stream(api, '?interval_ms=0'));
+    const cut = await readEventStream(await stream(api, '?interval_ms=0&cut_after=3'));
+    expect(cut.events).toHaveLength(3);
+    expect(cut.cut).toBeInstanceOf(Error);
+    const rest = await readEventStream(await stream(api, '?interval_ms=0', { 'last-event-id': cut.events[2]!.id }));
+    expect(rest.cut).toBeUndefined();
+    expect([...cut.events, ...rest.events]).toEqual(whole.events);
+  });
+
+  it('cuts the next stream when a cut_stream fault is installed, once', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, { rules: [{ method: 'POST', path: '/digest', action: 'cut_stream', after_events: 2 }] });
+    const first = await readEventStream(await stream(api, '?interval_ms=0'));
+    expect(first.events).toHaveLength(2);
+    expect(first.cut).toBeInstanceOf(Error);
+    const second = await readEventStream(await stream(api, '?interval_ms=0'));
+    expect(second.cut).toBeUndefined();
+    expect(second.events.at(-1)?.event).toBe('done');
+  });
+
+  it('rejects a Last-Event-ID the stream never sent', async () => {
+    const api = await startApi('memory');
+    const response = await stream(api, '', { 'last-event-id': 'banana' });
+    expect(response.status).toBe(400);
+    expect((await response.json()).error.message).toMatch(/^Last-Event-ID must be an id this stream sent \(0 to \d+\)/);
+  });
+});

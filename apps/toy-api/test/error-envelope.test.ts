@@ -1,0 +1,117 @@
+import { connect } from 'node:net';
+import { ERROR_TYPES } from '@agentwire/schemas';
+import { describe, expect, it } from 'vitest';
+import { setFaults, startApi } from './support/toy-api.js';
+
+/** Sends raw bytes and returns what came back before the server closed or 1 s passed. */
+function raw(url: string, bytes: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(bytes));
+    socket.on('data', (chunk) => {
+      received += chunk.toString();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+    setTimeout(() => socket.destroy(), 1000);
+  });
+}
+
+function expectEnvelope(body: unknown, type: string): void {
+  expect(body).toEqual({ error: { type, message: expect.any(String) } });
+  expect(ERROR_TYPES).toContain(type);
+}
+
+describe('one error envelope for every error', () => {
+  it('404 not_found_error for an unknown route', async () => {
+    const api = await startApi('memory');
+    const { status, body } = await api.json('/nope');
+    expect(status).toBe(404);
+    expectEnvelope(body, 'not_found_error');
+    expect(body.error.message).toBe('no route GET /nope; GET /openapi.json lists the routes');
+  });
+
+  it('413 request_too_large for a body over the limit', async () => {
+    const api = await startApi('memory', { bodyLimit: 1024 });
+    const { status, body } = await api.json('/digest', { body: { date: 'x'.repeat(2000) } });
+    expect(status).toBe(413);
+    expectEnvelope(body, 'request_too_large');
+    expect(body.error.message).toBe('request body is larger than the limit of 1024 bytes');
+  });
+
+  it('415 for a Content-Type other than JSON', async () => {
+    const api = await startApi('memory');
+    const response = await api.call('/digest', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hi',
+    });
+    expect(response.status).toBe(415);
+    expectEnvelope(await response.json(), 'invalid_request_error');
+  });
+
+  it('400 for malformed JSON, with where it broke', async () => {
+    const api = await startApi('memory');
+    const response = await api.call('/digest', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"date": ',
+    });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expectEnvelope(body, 'invalid_request_error');
+    expect(body.error.message).toMatch(/^body is not valid JSON: /);
+  });
+
+  it('400 for an empty JSON body and for a __proto__ key', async () => {
+    const api = await startApi('memory');
+    const empty = await api.call('/digest', { method: 'POST', headers: { 'content-type': 'application/json' } });
+    expect(empty.status).toBe(400);
+    expect((await empty.json()).error.message).toMatch(/^body is empty/);
+    const poisoned = await api.call('/digest', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"date":"2026-06-10","__proto__":{"admin":true}}',
+    });
+    expect(poisoned.status).toBe(400);
+    expect((await poisoned.json()).error.message).toMatch(/__proto__/);
+  });
+
+  it('400 with the JSON error when Content-Length is shorter than the body', async () => {
+    const api = await startApi('memory');
+    const body = '{"date": "2026-06-10"}';
+    const answer = await raw(
+      api.url,
+      `POST /digest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: 10\r\n\r\n${body}`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    const json = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4, answer.indexOf('}}') + 2));
+    expectEnvelope(json, 'invalid_request_error');
+    expect(json.error.message).toMatch(/^body is not valid JSON: Unterminated string/);
+  });
+
+  it('400 in the envelope for bytes that are not HTTP at all', async () => {
+    const api = await startApi('memory');
+    const answer = await raw(api.url, 'HELLO THERE\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expectEnvelope(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), 'invalid_request_error');
+  });
+
+  it('uses overloaded_error for 529 and api_error for other 5xx', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, {
+      rules: [
+        { path: '/employees', action: 'status', status: 529 },
+        { path: '/employees/{id}', action: 'status', status: 502 },
+      ],
+    });
+    const overloaded = await api.json('/employees');
+    expect(overloaded.status).toBe(529);
+    expectEnvelope(overloaded.body, 'overloaded_error');
+    const bad = await api.json('/employees/e-01');
+    expect(bad.status).toBe(502);
+    expectEnvelope(bad.body, 'api_error');
+  });
+});

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { STORES, setFaults, startApi, testPrefix } from './support/toy-api.js';
+
+const reply = (body: string, key?: string) => ({
+  method: 'POST',
+  body: { body },
+  headers: key ? { 'idempotency-key': key } : {},
+});
+
+describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
+  it('stores a reply that GET /emails/{id}/replies then shows', async () => {
+    const api = await startApi(store);
+    const created = await api.json('/emails/m-0007/reply', reply('On it.'));
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ email_id: 'm-0007', body: 'On it.' });
+    const listed = await api.json('/emails/m-0007/replies');
+    expect(listed.body.data).toEqual([created.body]);
+  });
+
+  it('stores two replies when no Idempotency-Key is sent', async () => {
+    const api = await startApi(store);
+    await api.json('/emails/m-0007/reply', reply('once'));
+    await api.json('/emails/m-0007/reply', reply('once'));
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(2);
+  });
+
+  it('replays the stored response for a finished duplicate and stores the reply once', async () => {
+    const api = await startApi(store);
+    const key = randomUUID();
+    const first = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    const second = await api.json('/emails/m-0007/reply', reply('On it.', `"${key}"`));
+    expect(second.status).toBe(201);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+
+  it('answers 422 when the same key comes with another body', async () => {
+    const api = await startApi(store);
+    const key = randomUUID();
+    await api.json('/emails/m-0007/reply', reply('On it.', key));
+    const other = await api.json('/emails/m-0007/reply', reply('Something else.', key));
+    expect(other.status).toBe(422);
+    expect(other.body.error.type).toBe('invalid_request_error');
+    expect(other.body.error.message).toMatch(/already used with a different request body/);
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+
+  it('answers 409 conflict_error to a duplicate while the first is still in flight', async () => {
+    const api = await startApi(store);
+    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'delay', delay_ms: 400 }] });
+    const key = randomUUID();
+    const slow = api.json('/emails/m-0007/reply', reply('On it.', key));
+    // The first request holds the key as soon as the server has seen it; wait for that.
+    await expect.poll(async () => (await api.json('/admin/faults')).body.rules[0].hits).toBe(1);
+    const duplicate = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body.error.type).toBe('conflict_error');
+    expect(duplicate.headers.get('retry-after')).toBe('1');
+    expect((await slow).status).toBe(201);
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+
+  it('lets a retry run again after a 5xx, and still stores one reply', async () => {
+    const api = await startApi(store);
+    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'status', status: 503 }] });
+    const key = randomUUID();
+    const failed = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(failed.status).toBe(503);
+    const retried = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+
+  it('replays the reply when the first response was lost on the way (truncated body)', async () => {
+    const api = await startApi(store);
+    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'truncate' }] });
+    const key = randomUUID();
+    const lost = api.call('/emails/m-0007/reply', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ body: 'On it.' }),
+    });
+    await expect(lost.then((r) => r.json())).rejects.toThrow();
+    const retried = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+
+  it('rejects an Idempotency-Key that is not 1 to 255 visible characters', async () => {
+    const api = await startApi(store);
+    const bad = await api.json('/emails/m-0007/reply', reply('x', 'a'.repeat(256)));
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/Idempotency-Key must be 1 to 255 visible ASCII characters/);
+  });
+
+  it('validates the body without coercion and answers 404 for an unknown email', async () => {
+    const api = await startApi(store);
+    const empty = await api.json('/emails/m-0007/reply', { method: 'POST', body: { body: '' } });
+    expect(empty.body.error.message).toBe('$.body: is 0 characters long, shorter than minLength 1');
+    const wrongType = await api.json('/emails/m-0007/reply', { method: 'POST', body: { body: 5 } });
+    expect(wrongType.body.error.message).toBe('$.body: expected string, got integer');
+    const missing = await api.json('/emails/m-9999/reply', reply('x'));
+    expect(missing.status).toBe(404);
+  });
+});
+
+describe('idempotency across replicas (redis store)', () => {
+  it('replays on a second replica what the first one stored', async () => {
+    const sharedPrefix = testPrefix();
+    const a = await startApi('redis', { sharedPrefix, apiKey: 'shared-key-123456' });
+    const b = await startApi('redis', { sharedPrefix, apiKey: 'shared-key-123456' });
+    const key = randomUUID();
+    const first = await a.json('/emails/m-0007/reply', reply('On it.', key));
+    const second = await b.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect((await b.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+});
