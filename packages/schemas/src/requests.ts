@@ -58,7 +58,7 @@ export const FlakyQuery = Type.Object(
       minimum: 0,
       maximum: 100,
       description: 'How many calls fail with 503 before one succeeds; then the cycle starts again.',
-      examples: [2],
+      examples: [0],
     }),
     run: Type.Optional(
       Type.String({ maxLength: 100, description: 'Any label; calls with another label are counted apart.' }),

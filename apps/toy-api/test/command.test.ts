@@ -1,0 +1,62 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+function run(env: Record<string, string>) {
+  const child = spawn(process.execPath, [BIN], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  return { child, out: () => stdout, err: () => stderr };
+}
+
+describe('the toy-api command', () => {
+  it('refuses to start without TOY_API_KEY, and says how to set it', async () => {
+    const { child, err } = run({});
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(2);
+    expect(err()).toMatch(/TOY_API_KEY is not set/);
+  });
+
+  it('serves on the port it is given, logs JSON without the key, and stops cleanly on SIGTERM', async () => {
+    const key = `key-${randomBytes(8).toString('hex')}`;
+    const { child, out } = run({ TOY_API_KEY: key, PORT: '0', HOST: '127.0.0.1' });
+    await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/Server listening at http:\/\/127\.0\.0\.1:\d+/);
+    const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out())?.[1];
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    expect((await fetch(`${url}/employees`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(out()).toMatch(/"msg":"shutting down"/);
+    expect(out()).not.toContain(key);
+  });
+
+  it('keeps its state in Redis when REDIS_URL is set', async () => {
+    const key = `key-${randomBytes(8).toString('hex')}`;
+    const redisUrl = process.env.REDIS_URL ?? '';
+    expect(redisUrl).not.toBe('');
+    const { child, out } = run({ TOY_API_KEY: key, PORT: '0', REDIS_URL: redisUrl, REDIS_PREFIX: `cmd-${key}:` });
+    await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/"store":"redis"/);
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  });
+});

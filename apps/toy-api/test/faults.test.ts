@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { setFaults, startApi } from './support/toy-api.js';
+
+describe('fault injection', () => {
+  it('is off unless the API is started with admin enabled', async () => {
+    const api = await startApi('memory', { admin: false });
+    const { status, body } = await api.json('/admin/faults');
+    expect(status).toBe(404);
+    expect(body.error.type).toBe('not_found_error');
+  });
+
+  it('fails the next N matching requests with the status asked for, then lets them through', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, {
+      rules: [{ method: 'GET', path: '/emails', action: 'status', status: 503, times: 2, retry_after_s: 2 }],
+    });
+    const first = await api.call('/emails?limit=1');
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('2');
+    expect((await first.json()).error.type).toBe('api_error');
+    expect((await api.call('/emails?limit=1')).status).toBe(503);
+    expect((await api.call('/emails?limit=1')).status).toBe(200);
+    expect((await api.call('/employees')).status).toBe(200);
+    const state = (await api.json('/admin/faults')).body;
+    expect(state.rules[0]).toMatchObject({ hits: 2, remaining: 0 });
+  });
+
+  it('matches route templates and concrete paths, and skips the first requests when asked', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, {
+      rules: [
+        { path: '/employees/e-02', action: 'status', status: 500 },
+        { path: '/employees/{id}/office-days', action: 'status', status: 503, skip: 1 },
+      ],
+    });
+    expect((await api.call('/employees/e-01')).status).toBe(200);
+    expect((await api.call('/employees/e-02')).status).toBe(500);
+    expect((await api.call('/employees/e-03/office-days')).status).toBe(200);
+    expect((await api.call('/employees/e-03/office-days')).status).toBe(503);
+  });
+
+  it('resets the connection', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, { rules: [{ path: '/employees', action: 'reset' }] });
+    const error = await api.call('/employees').catch((e: Error) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect(String((error as Error & { cause?: { code?: string } }).cause?.code)).toMatch(/ECONNRESET|UND_ERR_SOCKET/);
+    expect((await api.call('/employees')).status).toBe(200);
+  });
+
+  it('hangs until the client gives up', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, { rules: [{ path: '/employees', action: 'hang' }] });
+    const error = await api.call('/employees', { signal: AbortSignal.timeout(300) }).catch((e: Error) => e);
+    expect((error as Error).name).toBe('TimeoutError');
+  });
+
+  it('truncates the body after promising its full length', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, { rules: [{ path: '/employees', action: 'truncate' }] });
+    const response = await api.call('/employees');
+    expect(response.status).toBe(200);
+    const length = Number(response.headers.get('content-length'));
+    expect(length).toBeGreaterThan(100);
+    await expect(response.text()).rejects.toThrow();
+  });
+
+  it('draws probabilities from the seed, so the same seed fails the same requests', async () => {
+    const api = await startApi('memory');
+    const rules = (seed: number) => ({
+      seed,
+      rules: [{ path: '/employees/{id}', action: 'status', probability: 0.5, times: 1000 }],
+    });
+    const run = async (seed: number) => {
+      await setFaults(api, rules(seed));
+      const statuses: number[] = [];
+      for (let i = 0; i < 16; i++) statuses.push((await api.call('/employees/e-01')).status);
+      return statuses;
+    };
+    const a = await run(7);
+    const b = await run(7);
+    const c = await run(8);
+    expect(a).toEqual(b);
+    expect(a).not.toEqual(c);
+    expect(a).toContain(200);
+    expect(a).toContain(503);
+  });
+
+  it('rejects a malformed rule with the reason and keeps the old rules', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, { rules: [{ path: '/employees', action: 'status' }] });
+    const bad = await api.json('/admin/faults', {
+      method: 'PUT',
+      body: { rules: [{ path: '/employees', action: 'explode', delay_ms: 999_999 }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message.split('\n')).toEqual([
+      "$.rules[0].action: must be one of ['status', 'delay', 'reset', 'hang', 'truncate', 'cut_stream'], got 'explode'",
+      '$.rules[0].delay_ms: 999999 is above maximum 30000',
+    ]);
+    expect((await api.json('/admin/faults')).body.rules).toHaveLength(1);
+  });
+
+  it('clears every rule on DELETE', async () => {
+    const api = await startApi('memory');
+    await setFaults(api, { rules: [{ path: '/employees', action: 'status' }] });
+    expect((await api.json('/admin/faults', { method: 'DELETE' })).body.rules).toEqual([]);
+    expect((await api.call('/employees')).status).toBe(200);
+  });
+});

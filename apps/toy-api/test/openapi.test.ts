@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { startApi } from './support/toy-api.js';
+
+type Schema = {
+  type?: string;
+  examples?: unknown[];
+  default?: unknown;
+  enum?: unknown[];
+  required?: string[];
+  properties?: Record<string, Schema>;
+};
+type Parameter = { name: string; in: string; required?: boolean; example?: unknown; schema: Schema };
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  parameters?: Parameter[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
+  responses: Record<string, unknown>;
+};
+
+/** A value for a schema using only what the document says: example, default, enum. */
+function sample(schema: Schema, example?: unknown): unknown {
+  if (example !== undefined) return example;
+  if (schema.examples?.length) return schema.examples[0];
+  if (schema.default !== undefined) return schema.default;
+  if (schema.enum?.length) return schema.enum[0];
+  if (schema.type === 'object') {
+    return Object.fromEntries((schema.required ?? []).map((name) => [name, sample(schema.properties?.[name] ?? {})]));
+  }
+  throw new Error(`the document gives no value for a required ${schema.type} field`);
+}
+
+describe('GET /openapi.json', () => {
+  it('is an OpenAPI 3.1 document with an operationId and a description on every operation', async () => {
+    const api = await startApi('memory');
+    const response = await fetch(`${api.url}/openapi.json`);
+    expect(response.status).toBe(200);
+    const doc = await response.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.servers).toEqual([{ url: api.url }]);
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['bearerAuth', 'apiKeyHeader']);
+    const operations = Object.values(doc.paths as Record<string, Record<string, Operation>>).flatMap((ops) =>
+      Object.values(ops),
+    );
+    expect(operations.length).toBe(13);
+    const ids = operations.map((op) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const op of operations) {
+      expect(op.operationId).toMatch(/^[a-z_]+$/);
+      expect(op.description?.length).toBeGreaterThan(20);
+    }
+    expect(JSON.stringify(doc)).not.toContain('/admin/');
+  });
+
+  it('is enough for a program to call every operation from the document alone', async () => {
+    const api = await startApi('memory');
+    const doc = await (await fetch(`${api.url}/openapi.json`)).json();
+    const server = doc.servers[0].url as string;
+    const called: string[] = [];
+    for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
+      for (const [method, op] of Object.entries(ops)) {
+        let path = template;
+        const query = new URLSearchParams();
+        for (const p of op.parameters ?? []) {
+          if (!p.required) continue;
+          const value = String(sample(p.schema, p.example));
+          if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeURIComponent(value));
+          if (p.in === 'query') query.set(p.name, value);
+        }
+        const json = op.requestBody?.content['application/json'];
+        const response = await fetch(`${server}${path}${query.size ? `?${query}` : ''}`, {
+          method: method.toUpperCase(),
+          headers: {
+            authorization: `Bearer ${api.key}`,
+            ...(json ? { 'content-type': 'application/json' } : {}),
+          },
+          ...(json ? { body: JSON.stringify(sample(json.schema)) } : {}),
+        });
+        const documented = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+        expect({ op: op.operationId, status: response.status }).toEqual({
+          op: op.operationId,
+          status: Number(documented[0]),
+        });
+        called.push(op.operationId ?? '');
+      }
+    }
+    expect(called).toHaveLength(13);
+  });
+});
