@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readEventStream } from './support/sse.js';
-import { type RunningApi, setFaults, startApi } from './support/toy-api.js';
+import { type RunningApi, STORES, setFaults, startApi } from './support/toy-api.js';
 
 const DAY = { date: '2026-06-10', max_items: 3 };
 
@@ -12,9 +12,9 @@ function stream(api: RunningApi, query = '', headers: Record<string, string> = {
   });
 }
 
-describe('POST /digest', () => {
+describe.each(STORES)('POST /digest (%s store)', (store) => {
   it('returns the digest as JSON, most urgent first', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const { status, body } = await api.json('/digest', { body: DAY });
     expect(status).toBe(200);
     expect(body.date).toBe('2026-06-10');
@@ -24,7 +24,7 @@ describe('POST /digest', () => {
   });
 
   it('uses max_items default 5 and rejects a wrong date and an unknown field', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     expect((await api.json('/digest', { body: { date: '2026-06-10' } })).body.item_count).toBe(5);
     const noDate = await api.json('/digest', { body: {} });
     expect(noDate.body.error.message).toBe("$: missing required property 'date'");
@@ -35,7 +35,7 @@ describe('POST /digest', () => {
   });
 
   it('streams it as SSE: a retry field, delta events with ids, then done', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const json = (await api.json('/digest', { body: DAY })).body;
     const response = await stream(api, '?interval_ms=0');
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -54,13 +54,13 @@ describe('POST /digest', () => {
   });
 
   it('sends ": ping" heartbeats while it streams', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const read = await readEventStream(await stream(api, '?interval_ms=40&heartbeat_ms=10'));
     expect(read.comments.filter((c) => c.trim() === 'ping').length).toBeGreaterThan(0);
   });
 
   it('drops the connection after cut_after events, and resumes after Last-Event-ID', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const whole = await readEventStream(await stream(api, '?interval_ms=0'));
     const cut = await readEventStream(await stream(api, '?interval_ms=0&cut_after=3'));
     expect(cut.events).toHaveLength(3);
@@ -73,7 +73,7 @@ describe('POST /digest', () => {
   });
 
   it('cuts the next stream when a cut_stream fault is installed, once', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, { rules: [{ method: 'POST', path: '/digest', action: 'cut_stream', after_events: 2 }] });
     const first = await readEventStream(await stream(api, '?interval_ms=0'));
     expect(first.events).toHaveLength(2);
@@ -84,7 +84,7 @@ describe('POST /digest', () => {
   });
 
   it('rejects a Last-Event-ID the stream never sent', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const response = await stream(api, '', { 'last-event-id': 'banana' });
     expect(response.status).toBe(400);
     expect((await response.json()).error.message).toMatch(/^Last-Event-ID must be an id this stream sent \(0 to \d+\)/);

@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { EMAILS } from '../src/index.js';
-import { startApi } from './support/toy-api.js';
+import { STORES, startApi } from './support/toy-api.js';
 
-describe('emails', () => {
+describe.each(STORES)('emails (%s store)', (store) => {
   it('has a few hundred seeded emails over several days, the same on every start', async () => {
     expect(EMAILS.length).toBeGreaterThan(250);
     expect(new Set(EMAILS.map((e) => e.date)).size).toBeGreaterThanOrEqual(5);
     const day = EMAILS.filter((e) => e.date === '2026-06-10');
     expect(day.filter((e) => e.urgent).length).toBeGreaterThan(3);
-    const a = await startApi('memory');
-    const b = await startApi('memory');
+    const a = await startApi(store);
+    const b = await startApi(store);
     expect((await a.json('/emails?limit=50')).body).toEqual((await b.json('/emails?limit=50')).body);
   });
 
   it('walks every page of a filtered list with next_cursor, with no gaps or repeats', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const expected = EMAILS.filter((e) => e.date === '2026-06-10' && e.urgent).map((e) => e.id);
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -35,14 +35,14 @@ describe('emails', () => {
   });
 
   it('filters by sender', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const { body } = await api.json('/emails?from=e-03&limit=50');
     expect(body.data.length).toBeGreaterThan(0);
     for (const e of body.data) expect(e.from).toBe('e-03');
   });
 
   it('refuses a cursor made for other filters, and one it never made', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const first = await api.json('/emails?urgent=true&limit=1');
     const other = await api.json(`/emails?urgent=false&limit=1&cursor=${first.body.next_cursor}`);
     expect(other.status).toBe(400);
@@ -53,7 +53,7 @@ describe('emails', () => {
   });
 
   it('rejects a bad date and a page size over the cap', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const date = await api.json('/emails?date=10-06-2026');
     expect(date.body.error.message).toBe("$.date: '10-06-2026' is not a date as YYYY-MM-DD");
     const limit = await api.json('/emails?limit=51');
@@ -61,7 +61,7 @@ describe('emails', () => {
   });
 
   it('gets one email, and 404 for an unknown one', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const email = await api.json('/emails/m-0042');
     expect(email.body).toEqual(EMAILS[41]);
     const missing = await api.json('/emails/m-9999');

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { startApi } from './support/toy-api.js';
+import { STORES, startApi } from './support/toy-api.js';
 
-describe('employees', () => {
+describe.each(STORES)('employees (%s store)', (store) => {
   it('lists a dozen employees across three teams, each with office days', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const { status, body } = await api.json('/employees');
     expect(status).toBe(200);
     expect(body.data).toHaveLength(12);
@@ -15,14 +15,14 @@ describe('employees', () => {
   });
 
   it('filters by team and limits the count', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const { body } = await api.json('/employees?team=legal&limit=2');
     expect(body.data).toHaveLength(2);
     for (const e of body.data) expect(e.team).toBe('legal');
   });
 
   it('explains bad query parameters the way a model can fix them', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const cases: Array<[string, string]> = [
       ['/employees?team=sales', "$.team: must be one of ['firmware', 'analytics', 'legal'], got 'sales'"],
       ['/employees?limit=999', '$.limit: 999 is above maximum 50'],
@@ -37,7 +37,7 @@ describe('employees', () => {
   });
 
   it('gets one employee and their office days', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const employee = await api.json('/employees/e-05');
     expect(employee.body).toMatchObject({ id: 'e-05', name: 'Ed Brandt', team: 'analytics' });
     const days = await api.json('/employees/e-05/office-days');
@@ -49,7 +49,7 @@ describe('employees', () => {
   });
 
   it('answers 404 not_found_error for an unknown id and 400 for a name instead of an id', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const missing = await api.json('/employees/e-99/office-days');
     expect(missing.status).toBe(404);
     expect(missing.body.error).toEqual({

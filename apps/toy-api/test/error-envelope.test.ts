@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { ERROR_TYPES } from '@agentwire/schemas';
 import { describe, expect, it } from 'vitest';
-import { setFaults, startApi } from './support/toy-api.js';
+import { STORES, setFaults, startApi } from './support/toy-api.js';
 
 /** Sends raw bytes and returns what came back before the server closed or 1 s passed. */
 function raw(url: string, bytes: string): Promise<string> {
@@ -23,9 +23,9 @@ function expectEnvelope(body: unknown, type: string): void {
   expect(ERROR_TYPES).toContain(type);
 }
 
-describe('one error envelope for every error', () => {
+describe.each(STORES)('one error envelope for every error (%s store)', (store) => {
   it('404 not_found_error for an unknown route', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const { status, body } = await api.json('/nope');
     expect(status).toBe(404);
     expectEnvelope(body, 'not_found_error');
@@ -33,7 +33,7 @@ describe('one error envelope for every error', () => {
   });
 
   it('413 request_too_large for a body over the limit', async () => {
-    const api = await startApi('memory', { bodyLimit: 1024 });
+    const api = await startApi(store, { bodyLimit: 1024 });
     const { status, body } = await api.json('/digest', { body: { date: 'x'.repeat(2000) } });
     expect(status).toBe(413);
     expectEnvelope(body, 'request_too_large');
@@ -41,7 +41,7 @@ describe('one error envelope for every error', () => {
   });
 
   it('415 for a Content-Type other than JSON', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const response = await api.call('/digest', {
       method: 'POST',
       headers: { 'content-type': 'text/plain' },
@@ -52,7 +52,7 @@ describe('one error envelope for every error', () => {
   });
 
   it('400 for malformed JSON, with where it broke', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const response = await api.call('/digest', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -65,7 +65,7 @@ describe('one error envelope for every error', () => {
   });
 
   it('400 for an empty JSON body and for a __proto__ key', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const empty = await api.call('/digest', { method: 'POST', headers: { 'content-type': 'application/json' } });
     expect(empty.status).toBe(400);
     expect((await empty.json()).error.message).toMatch(/^body is empty/);
@@ -79,7 +79,7 @@ describe('one error envelope for every error', () => {
   });
 
   it('400 with the JSON error when Content-Length is shorter than the body', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const body = '{"date": "2026-06-10"}';
     const answer = await raw(
       api.url,
@@ -93,14 +93,14 @@ describe('one error envelope for every error', () => {
   });
 
   it('400 in the envelope for bytes that are not HTTP at all', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const answer = await raw(api.url, 'HELLO THERE\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expectEnvelope(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), 'invalid_request_error');
   });
 
   it('uses overloaded_error for 529 and api_error for other 5xx', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, {
       rules: [
         { path: '/employees', action: 'status', status: 529 },

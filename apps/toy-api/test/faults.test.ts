@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { setFaults, startApi } from './support/toy-api.js';
+import { STORES, setFaults, startApi } from './support/toy-api.js';
 
-describe('fault injection', () => {
+describe.each(STORES)('fault injection (%s store)', (store) => {
   it('is off unless the API is started with admin enabled', async () => {
-    const api = await startApi('memory', { admin: false });
+    const api = await startApi(store, { admin: false });
     const { status, body } = await api.json('/admin/faults');
     expect(status).toBe(404);
     expect(body.error.type).toBe('not_found_error');
   });
 
   it('fails the next N matching requests with the status asked for, then lets them through', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, {
       rules: [{ method: 'GET', path: '/emails', action: 'status', status: 503, times: 2, retry_after_s: 2 }],
     });
@@ -26,7 +26,7 @@ describe('fault injection', () => {
   });
 
   it('matches route templates and concrete paths, and skips the first requests when asked', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, {
       rules: [
         { path: '/employees/e-02', action: 'status', status: 500 },
@@ -40,7 +40,7 @@ describe('fault injection', () => {
   });
 
   it('resets the connection', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, { rules: [{ path: '/employees', action: 'reset' }] });
     const error = await api.call('/employees').catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
@@ -49,14 +49,14 @@ describe('fault injection', () => {
   });
 
   it('hangs until the client gives up', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, { rules: [{ path: '/employees', action: 'hang' }] });
     const error = await api.call('/employees', { signal: AbortSignal.timeout(300) }).catch((e: Error) => e);
     expect((error as Error).name).toBe('TimeoutError');
   });
 
   it('truncates the body after promising its full length', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, { rules: [{ path: '/employees', action: 'truncate' }] });
     const response = await api.call('/employees');
     expect(response.status).toBe(200);
@@ -66,7 +66,7 @@ describe('fault injection', () => {
   });
 
   it('draws probabilities from the seed, so the same seed fails the same requests', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const rules = (seed: number) => ({
       seed,
       rules: [{ path: '/employees/{id}', action: 'status', probability: 0.5, times: 1000 }],
@@ -87,7 +87,7 @@ describe('fault injection', () => {
   });
 
   it('rejects a malformed rule with the reason and keeps the old rules', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, { rules: [{ path: '/employees', action: 'status' }] });
     const bad = await api.json('/admin/faults', {
       method: 'PUT',
@@ -102,7 +102,7 @@ describe('fault injection', () => {
   });
 
   it('clears every rule on DELETE', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     await setFaults(api, { rules: [{ path: '/employees', action: 'status' }] });
     expect((await api.json('/admin/faults', { method: 'DELETE' })).body.rules).toEqual([]);
     expect((await api.call('/employees')).status).toBe(200);

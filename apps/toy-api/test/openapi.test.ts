@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startApi } from './support/toy-api.js';
+import { STORES, startApi } from './support/toy-api.js';
 
 type Schema = {
   type?: string;
@@ -31,9 +31,9 @@ function sample(schema: Schema, example?: unknown): unknown {
   throw new Error(`the document gives no value for a required ${schema.type} field`);
 }
 
-describe('GET /openapi.json', () => {
+describe.each(STORES)('GET /openapi.json (%s store)', (store) => {
   it('is an OpenAPI 3.1 document with an operationId and a description on every operation', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const response = await fetch(`${api.url}/openapi.json`);
     expect(response.status).toBe(200);
     const doc = await response.json();
@@ -54,7 +54,7 @@ describe('GET /openapi.json', () => {
   });
 
   it('is enough for a program to call every operation from the document alone', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const doc = await (await fetch(`${api.url}/openapi.json`)).json();
     const server = doc.servers[0].url as string;
     const called: string[] = [];

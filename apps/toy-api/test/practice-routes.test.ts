@@ -101,23 +101,23 @@ describe('shared state across replicas (redis store)', () => {
   });
 });
 
-describe('/slow', () => {
+describe.each(STORES)('/slow (%s store)', (store) => {
   it('answers after the delay it was asked for', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const { status, body } = await api.json('/slow?ms=30');
     expect(status).toBe(200);
     expect(body).toEqual({ ok: true, waited_ms: 30 });
   });
 
   it('caps the delay and says what the cap is', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const { status, body } = await api.json('/slow?ms=20000');
     expect(status).toBe(400);
     expect(body.error.message).toBe('$.ms: 20000 is above maximum 10000');
   });
 
   it('stops its timer when the client goes away', async () => {
-    const api = await startApi('memory');
+    const api = await startApi(store);
     const controller = new AbortController();
     const pending = api.call('/slow?ms=10000', { signal: controller.signal });
     await expect.poll(() => api.app.toy.activeSlowTimers()).toBe(1);
