@@ -1,0 +1,63 @@
+// Errors that happened on our side of the wire: the connection, the clock, the budget,
+// the caller's abort signal, or a body we could not read.
+import { type ErrorDetails, HttpClientError } from './client-error.js';
+
+/** The connection failed: refused, reset, closed mid-body. Retryable. */
+export class ConnectionError extends HttpClientError {
+  readonly type = 'connection_error';
+  readonly retryable = true;
+}
+
+/** One attempt took longer than its timeout (for streams: no event within the idle timeout). */
+export class TimeoutError extends HttpClientError {
+  readonly type = 'timeout_error';
+  readonly retryable = true;
+  readonly timeoutMs: number;
+
+  constructor(message: string, details: ErrorDetails & { timeoutMs: number }) {
+    super(message, details);
+    this.timeoutMs = details.timeoutMs;
+  }
+}
+
+/** The call's overall deadline passed, or a wait the server asked for would pass it. */
+export class DeadlineExceededError extends HttpClientError {
+  readonly type = 'deadline_exceeded';
+  readonly retryable = false;
+}
+
+/** The run's budget (attempts, bytes or cost) would be exceeded. Never retried. */
+export class BudgetExceededError extends HttpClientError {
+  readonly type = 'budget_exceeded';
+  readonly retryable = false;
+  readonly limit: 'attempts' | 'bytes' | 'cost';
+
+  constructor(message: string, details: ErrorDetails & { limit: 'attempts' | 'bytes' | 'cost' }) {
+    super(message, details);
+    this.limit = details.limit;
+  }
+}
+
+/** The caller aborted the call. Never retried. */
+export class AbortedError extends HttpClientError {
+  readonly type = 'aborted';
+  readonly retryable = false;
+}
+
+/** A 2xx response whose body was not what it should be (not JSON, or not the expected shape). */
+export class InvalidResponseError extends HttpClientError {
+  readonly type = 'invalid_response';
+  readonly retryable = false;
+}
+
+/** A stream that broke after delivering events and cannot be resumed (no event ids). */
+export class StreamInterruptedError extends HttpClientError {
+  readonly type = 'stream_interrupted';
+  readonly retryable = false;
+  readonly eventsDelivered: number;
+
+  constructor(message: string, details: ErrorDetails & { eventsDelivered: number }) {
+    super(message, details);
+    this.eventsDelivered = details.eventsDelivered;
+  }
+}

@@ -1,0 +1,90 @@
+// Turns what went wrong in one attempt into one of our error classes: the caller's signal,
+// our own timer (timeout or deadline), an HTTP error status, or the connection itself.
+import type { IncomingHttpHeaders } from 'node:http';
+import { type APIError, apiErrorFor } from './errors/api-errors.js';
+import { HttpClientError } from './errors/client-error.js';
+import { AbortedError, ConnectionError, DeadlineExceededError, TimeoutError } from './errors/local-errors.js';
+import { serverRetryDelay, serverRetryOverride } from './retry-policy.js';
+
+/** Why our own timer stopped an attempt. */
+export type TimerReason = 'timeout' | 'deadline';
+
+export interface FailureContext {
+  method: string;
+  path: string;
+  callerSignal: AbortSignal | undefined;
+  timer: TimerReason | undefined;
+  timeoutMs: number;
+}
+
+function errorCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export function classifyFailure(error: unknown, ctx: FailureContext): HttpClientError {
+  const { method, path } = ctx;
+  if (ctx.callerSignal?.aborted) {
+    const reason = ctx.callerSignal.reason as { name?: string } | undefined;
+    if (reason?.name === 'TimeoutError') {
+      return new DeadlineExceededError("the caller's deadline signal fired", { method, path, cause: reason });
+    }
+    return new AbortedError('aborted by the caller', { method, path });
+  }
+  if (ctx.timer === 'deadline') {
+    return new DeadlineExceededError('the deadline passed during the attempt', { method, path });
+  }
+  if (ctx.timer === 'timeout') {
+    return new TimeoutError(`no complete response within the ${ctx.timeoutMs} ms timeout`, {
+      method,
+      path,
+      timeoutMs: ctx.timeoutMs,
+    });
+  }
+  if (error instanceof HttpClientError) return error;
+  const code = errorCode(error);
+  const detail = error instanceof Error ? error.message : String(error);
+  return new ConnectionError(`connection failed (${code ?? 'network error'}): ${detail}`, {
+    method,
+    path,
+    cause: error,
+  });
+}
+
+function readEnvelope(text: string): { type?: string; message?: string } {
+  try {
+    const parsed = JSON.parse(text) as { error?: { type?: unknown; message?: unknown } };
+    const type = typeof parsed.error?.type === 'string' ? parsed.error.type : undefined;
+    const message = typeof parsed.error?.message === 'string' ? parsed.error.message : undefined;
+    return { ...(type ? { type } : {}), ...(message ? { message } : {}) };
+  } catch {
+    return {};
+  }
+}
+
+export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** An error status with its body: the envelope's type and message, the waits the server asked for. */
+export function errorFromResponse(
+  status: number,
+  headers: IncomingHttpHeaders,
+  bodyText: string,
+  call: { method: string; path: string; now: number },
+): APIError {
+  const envelope = readEnvelope(bodyText);
+  const fallback = bodyText.trim().slice(0, 200);
+  return apiErrorFor({
+    method: call.method,
+    path: call.path,
+    status,
+    errorType: envelope.type,
+    serverMessage: envelope.message ?? (fallback || undefined),
+    requestId: firstHeader(headers, 'request-id') ?? firstHeader(headers, 'x-request-id'),
+    retryAfterMs: serverRetryDelay(headers, call.now),
+    shouldRetry: serverRetryOverride(headers),
+  });
+}

@@ -1,0 +1,750 @@
+// The client: one retry loop shared by JSON calls, event streams and the fetch adapter.
+// Per attempt it checks the budget, sends through undici with a timeout that covers the
+// whole response, records the attempt in the ledger, and decides whether and how long to
+// wait before the next one (never past the deadline, never for an unsafe write).
+import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { inspect } from 'node:util';
+import { compileValidator, type Validate } from '@agentwire/schemas';
+import type { Static, TSchema } from 'typebox';
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import type { Budget } from './budget.js';
+import { type Clock, systemClock } from './clock.js';
+import { APIError } from './errors/api-errors.js';
+import type { HttpClientError } from './errors/client-error.js';
+import {
+  DeadlineExceededError,
+  InvalidResponseError,
+  StreamInterruptedError,
+  TimeoutError,
+} from './errors/local-errors.js';
+import { readEvents, type SseEvent, StreamIdleError } from './event-stream.js';
+import { classifyFailure, errorFromResponse, firstHeader, type TimerReason } from './failure.js';
+import { flatHeaders, toWebResponse } from './fetch-response.js';
+import type { Ledger, WaitReason } from './ledger.js';
+import { RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
+import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, isReplaySafe } from './retry-policy.js';
+
+export interface AuthOptions {
+  /** The secret itself. Prefer `env`: the key then never passes through your code. */
+  key?: string | undefined;
+  /** Read the key from this environment variable (when `key` is not given). */
+  env?: string | undefined;
+  /** `Authorization: Bearer <key>` (default) or `x-api-key: <key>`. */
+  scheme?: 'bearer' | 'x-api-key' | undefined;
+}
+
+export interface ClientOptions {
+  /** Every path is resolved against this, e.g. `http://127.0.0.1:8080`. */
+  baseUrl: string;
+  auth?: AuthOptions | undefined;
+  /** Headers sent with every request. */
+  headers?: Record<string, string> | undefined;
+  /** Per-attempt timeout covering the whole response, body included. Default 30 000 ms. */
+  timeoutMs?: number | undefined;
+  /** Retries after the first attempt. Default 2, as in the official SDKs. */
+  maxRetries?: number | undefined;
+  backoff?: Partial<BackoffOptions> | undefined;
+  /** A server that asks to wait longer than this is not waited for. Default 60 000 ms. */
+  maxRetryAfterMs?: number | undefined;
+  /** The retry budget shared by this client's calls; `false` turns it off. */
+  retryBudget?: RetryBudget | Partial<RetryBudgetOptions> | false | undefined;
+  /** An overall deadline (ms since the epoch) for every call of this client, e.g. a run's. */
+  deadline?: number | undefined;
+  ledger?: Ledger | undefined;
+  budget?: Budget | undefined;
+  /** The cost of one attempt, for the budget. Default: the call's `cost`, else 0. */
+  costOf?: ((call: { method: string; path: string }) => number) | undefined;
+  /** Names this client in the ledger ('api', 'gateway', ...). Default 'http'. */
+  layer?: string | undefined;
+  /** Send an Idempotency-Key on every POST and PATCH that has none ('auto'), or only when asked. */
+  idempotencyKeys?: 'auto' | 'manual' | undefined;
+  /** Streams fail when no event arrives for this long. Default 30 000 ms. */
+  streamIdleTimeoutMs?: number | undefined;
+  /** How many times one stream may resume with Last-Event-ID. Default 3. */
+  maxResumes?: number | undefined;
+  clock?: Clock | undefined;
+  random?: (() => number) | undefined;
+  dispatcher?: Dispatcher | undefined;
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+export interface CallOptions<S extends TSchema | undefined = undefined> {
+  method?: string | undefined;
+  /** The path below baseUrl, starting with '/'. */
+  path: string;
+  /** The route template for the ledger, e.g. '/emails/{id}'. */
+  route?: string | undefined;
+  query?: Query | undefined;
+  /** A value sent as JSON. */
+  json?: unknown;
+  headers?: Record<string, string> | undefined;
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+  maxRetries?: number | undefined;
+  /** An absolute deadline (ms since the epoch); the earlier of this and the client's applies. */
+  deadline?: number | undefined;
+  /** A deadline relative to now, in ms. */
+  deadlineMs?: number | undefined;
+  /** A key for this logical call, or `true` to generate one; reused on every attempt. */
+  idempotencyKey?: string | true | undefined;
+  /** Declare that repeating this call is harmless (or not), overriding the method's default. */
+  idempotent?: boolean | undefined;
+  /** This call's cost per attempt, for the budget. */
+  cost?: number | undefined;
+  /** Validate a 2xx JSON body against this schema; `data` is then typed by it. */
+  schema?: S;
+}
+
+export interface StreamOptions extends Omit<CallOptions, 'schema'> {
+  idleTimeoutMs?: number | undefined;
+  maxResumes?: number | undefined;
+}
+
+export interface HttpResponse<T> {
+  status: number;
+  headers: IncomingHttpHeaders;
+  data: T;
+  requestId: string | undefined;
+  /** How many attempts the call took. */
+  attempts: number;
+}
+
+type Data<S> = S extends TSchema ? Static<S> : unknown;
+
+interface Wait {
+  ms: number;
+  reason: WaitReason | null;
+}
+
+const NO_WAIT: Wait = { ms: 0, reason: null };
+
+interface Call {
+  method: string;
+  path: string;
+  route: string;
+  url: string;
+  headers: Record<string, string>;
+  body: Uint8Array | undefined;
+  idempotencyKey: string | undefined;
+  replaySafe: boolean;
+  deadline: number | undefined;
+  signal: AbortSignal | undefined;
+  timeoutMs: number;
+  maxRetries: number;
+  cost: number;
+}
+
+/** What one attempt produced. */
+type Sent =
+  | { kind: 'ok'; status: number; headers: IncomingHttpHeaders; buffer: Buffer }
+  | { kind: 'stream'; status: number; headers: IncomingHttpHeaders; body: Readable; finish: Finish }
+  | {
+      kind: 'error';
+      error: HttpClientError;
+      response?: { status: number; headers: IncomingHttpHeaders; buffer: Buffer };
+    };
+
+/** Closes a streaming attempt's ledger record once its body has ended. */
+type Finish = (errorType: string | null, bytesReceived: number) => void;
+
+interface Executed {
+  sent: Exclude<Sent, { kind: 'error' }>;
+  attempt: number;
+}
+
+const DEFAULTS = {
+  timeoutMs: 30_000,
+  maxRetries: 2,
+  maxRetryAfterMs: 60_000,
+  streamIdleTimeoutMs: 30_000,
+  maxResumes: 3,
+};
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 0) throw new RangeError(`${name} must be a whole number >= 0, got ${String(v)}`);
+  return v;
+}
+
+/**
+ * A resilient HTTP client for agents: timeouts, deadlines, retries with backoff and
+ * Retry-After, idempotency keys, a retry budget, a ledger and a budget.
+ * @example
+ *   const client = new HttpClient({ baseUrl: 'http://127.0.0.1:8080', auth: { env: 'TOY_API_KEY' } });
+ *   const page = await client.get('/emails', { query: { urgent: true }, schema: EmailPage });
+ */
+export class HttpClient {
+  readonly baseUrl: string;
+  readonly #authHeader: [string, string] | undefined;
+  readonly #headers: Record<string, string>;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+  readonly #backoff: BackoffOptions;
+  readonly #maxRetryAfterMs: number;
+  readonly #retryBudget: RetryBudget | undefined;
+  readonly #deadline: number | undefined;
+  readonly #ledger: Ledger | undefined;
+  readonly #budget: Budget | undefined;
+  readonly #costOf: ((call: { method: string; path: string }) => number) | undefined;
+  readonly #layer: string;
+  readonly #autoKeys: boolean;
+  readonly #idleTimeoutMs: number;
+  readonly #maxResumes: number;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #validators = new WeakMap<object, Validate<unknown>>();
+  #throttled = false;
+
+  constructor(options: ClientOptions) {
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError(`baseUrl must be an absolute http(s) URL, got '${String(options.baseUrl)}'`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new TypeError(`baseUrl must use http or https, got '${base.protocol}'`);
+    }
+    if (base.username || base.password || base.search) {
+      throw new TypeError('baseUrl must not carry credentials or a query string; pass the key with `auth`');
+    }
+    this.baseUrl = base.href.replace(/\/$/, '');
+    const key = options.auth?.key ?? (options.auth?.env ? process.env[options.auth.env] : undefined);
+    if (options.auth?.env && !key) {
+      throw new TypeError(`auth: the environment variable ${options.auth.env} is not set`);
+    }
+    this.#authHeader = key
+      ? options.auth?.scheme === 'x-api-key'
+        ? ['x-api-key', key]
+        : ['authorization', `Bearer ${key}`]
+      : undefined;
+    this.#headers = Object.fromEntries(Object.entries(options.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
+    this.#timeoutMs = positiveInteger('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs);
+    this.#maxRetries = positiveInteger('maxRetries', options.maxRetries, DEFAULTS.maxRetries);
+    this.#backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.#maxRetryAfterMs = positiveInteger('maxRetryAfterMs', options.maxRetryAfterMs, DEFAULTS.maxRetryAfterMs);
+    this.#retryBudget =
+      options.retryBudget === false
+        ? undefined
+        : options.retryBudget instanceof RetryBudget
+          ? options.retryBudget
+          : new RetryBudget(options.retryBudget ?? {});
+    this.#deadline = options.deadline;
+    this.#ledger = options.ledger;
+    this.#budget = options.budget;
+    this.#costOf = options.costOf;
+    this.#layer = options.layer ?? 'http';
+    this.#autoKeys = options.idempotencyKeys === 'auto';
+    this.#idleTimeoutMs = positiveInteger(
+      'streamIdleTimeoutMs',
+      options.streamIdleTimeoutMs,
+      DEFAULTS.streamIdleTimeoutMs,
+    );
+    this.#maxResumes = positiveInteger('maxResumes', options.maxResumes, DEFAULTS.maxResumes);
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 128 });
+  }
+
+  /** Sends a request and reads the whole response; JSON bodies are parsed (and validated with `schema`). */
+  async request<S extends TSchema | undefined = undefined>(options: CallOptions<S>): Promise<HttpResponse<Data<S>>> {
+    const call = this.#prepare(options);
+    const { sent, attempt } = await this.#execute(call, 'buffered', 1, NO_WAIT);
+    if (sent.kind !== 'ok') throw new Error('unreachable: buffered call returned a stream');
+    const data = this.#parseBody(call, sent, options.schema);
+    return {
+      status: sent.status,
+      headers: sent.headers,
+      data: data as Data<S>,
+      requestId: firstHeader(sent.headers, 'request-id'),
+      attempts: attempt,
+    };
+  }
+
+  get<S extends TSchema | undefined = undefined>(path: string, options: Omit<CallOptions<S>, 'path' | 'method'> = {}) {
+    return this.request<S>({ ...options, path, method: 'GET' } as CallOptions<S>);
+  }
+
+  post<S extends TSchema | undefined = undefined>(
+    path: string,
+    json: unknown,
+    options: Omit<CallOptions<S>, 'path' | 'method' | 'json'> = {},
+  ) {
+    return this.request<S>({ ...options, path, json, method: 'POST' } as CallOptions<S>);
+  }
+
+  /**
+   * Streams server-sent events. After a dropped connection it resumes with Last-Event-ID when
+   * the server gave event ids; a stream without ids that already delivered events is not
+   * silently restarted (StreamInterruptedError).
+   */
+  async *stream(options: StreamOptions): AsyncGenerator<SseEvent> {
+    const call = this.#prepare({ ...options, headers: { accept: 'text/event-stream', ...options.headers } });
+    const idleTimeoutMs = options.idleTimeoutMs ?? this.#idleTimeoutMs;
+    const maxResumes = options.maxResumes ?? this.#maxResumes;
+    let lastEventId: string | undefined;
+    let reconnectMs = 1000;
+    let delivered = 0;
+    let resumes = 0;
+    let attempt = 1;
+    let wait = NO_WAIT;
+    for (;;) {
+      const resumeHeaders = lastEventId === undefined ? {} : { 'last-event-id': lastEventId };
+      const { sent, attempt: used } = await this.#execute(
+        { ...call, headers: { ...call.headers, ...resumeHeaders } },
+        'stream',
+        attempt,
+        wait,
+        lastEventId,
+      );
+      if (sent.kind !== 'stream') throw new Error('unreachable: stream call returned a buffer');
+      let bytes = 0;
+      let finished = false;
+      try {
+        for await (const event of readEvents(sent.body, {
+          idleTimeoutMs,
+          onRetry: (ms) => {
+            reconnectMs = ms;
+          },
+          onBytes: (n) => {
+            bytes += n;
+          },
+        })) {
+          if (event.id !== undefined) lastEventId = event.id;
+          delivered++;
+          yield event;
+        }
+        finished = true;
+        sent.finish(null, bytes);
+        return;
+      } catch (cause) {
+        const error =
+          cause instanceof StreamIdleError
+            ? new TimeoutError(`no event within the ${idleTimeoutMs} ms idle timeout`, {
+                method: call.method,
+                path: call.path,
+                timeoutMs: idleTimeoutMs,
+              })
+            : classifyFailure(cause, {
+                ...call,
+                callerSignal: call.signal,
+                timer: undefined,
+                timeoutMs: idleTimeoutMs,
+              });
+        finished = true;
+        sent.finish(error.type, bytes);
+        error.attempts = used;
+        if (!error.retryable) throw error;
+        attempt = used + 1;
+        if (lastEventId !== undefined && resumes < maxResumes) {
+          resumes++;
+          const clamped = this.#clampToDeadline(call, { ms: reconnectMs, reason: 'sse_retry' }, error);
+          if (clamped instanceof Error) throw clamped;
+          wait = clamped;
+          continue;
+        }
+        if (delivered > 0) {
+          throw new StreamInterruptedError(
+            lastEventId === undefined
+              ? `the stream broke after ${delivered} events and sent no event ids to resume from (${error.message})`
+              : `the stream broke after ${delivered} events and ${resumes} resumes (${error.message})`,
+            { method: call.method, path: call.path, eventsDelivered: delivered, cause: error, attempts: used },
+          );
+        }
+        const next = this.#decide(call, error, used);
+        if (next instanceof Error) throw next;
+        wait = next;
+      } finally {
+        if (!finished) {
+          // The consumer stopped early (break/return): close the connection and the record.
+          sent.body.destroy();
+          sent.finish(null, bytes);
+        }
+      }
+    }
+  }
+
+  /**
+   * A `fetch` for other libraries (the MCP SDK transports take one) with this client's
+   * timeouts, ledger and budget. Error statuses come back as responses, as fetch does;
+   * retries happen only where they are safe (safe methods, or an Idempotency-Key header).
+   */
+  readonly fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const request = input instanceof Request ? input : undefined;
+    const url = new URL(request ? request.url : String(input));
+    const headers = new Headers(request?.headers);
+    new Headers(init.headers).forEach((value, name) => {
+      headers.set(name, value);
+    });
+    const source = init.body ?? (request?.body ? await request.arrayBuffer() : undefined);
+    let body: Uint8Array | undefined;
+    if (source !== undefined && source !== null) {
+      const encoded = new Response(source as ConstructorParameters<typeof Response>[0]);
+      const type = encoded.headers.get('content-type');
+      if (type && !headers.has('content-type')) headers.set('content-type', type);
+      body = new Uint8Array(await encoded.arrayBuffer());
+    }
+    const plain: Record<string, string> = {};
+    headers.forEach((value, name) => {
+      plain[name] = value;
+    });
+    const signal = init.signal ?? request?.signal ?? undefined;
+    const call = this.#prepare(
+      {
+        method: init.method ?? request?.method ?? 'GET',
+        path: url.pathname,
+        headers: plain,
+        ...(signal ? { signal } : {}),
+      },
+      url.href,
+      body,
+    );
+    try {
+      const { sent } = await this.#execute(call, 'stream', 1, NO_WAIT);
+      if (sent.kind !== 'stream') throw new Error('unreachable: fetch returned a buffer');
+      const isEventStream = (firstHeader(sent.headers, 'content-type') ?? '').includes('text/event-stream');
+      return toWebResponse(
+        sent.status,
+        sent.headers,
+        sent.body,
+        sent.finish,
+        isEventStream ? undefined : call.timeoutMs,
+      );
+    } catch (error) {
+      const response = error instanceof APIError ? this.#errorResponses.get(error) : undefined;
+      if (response)
+        return new Response(response.buffer, { status: response.status, headers: flatHeaders(response.headers) });
+      throw error;
+    }
+  };
+
+  /** Closes the connection pool (when the client created it). */
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  [inspect.custom](): string {
+    return `HttpClient { baseUrl: '${this.baseUrl}', auth: ${this.#authHeader ? `'${this.#authHeader[0]}: [redacted]'` : 'none'} }`;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.baseUrl, auth: this.#authHeader ? `${this.#authHeader[0]}: [redacted]` : 'none' };
+  }
+
+  // Error responses kept for the fetch adapter, which must hand them back as responses.
+  readonly #errorResponses = new WeakMap<APIError, { status: number; headers: IncomingHttpHeaders; buffer: Buffer }>();
+
+  #prepare(options: CallOptions<TSchema | undefined>, absoluteUrl?: string, rawBody?: Uint8Array): Call {
+    const method = (options.method ?? 'GET').toUpperCase();
+    if (!absoluteUrl && !options.path.startsWith('/')) {
+      throw new TypeError(`path must start with '/', got '${options.path}'`);
+    }
+    const url = new URL(absoluteUrl ?? `${this.baseUrl}${options.path}`);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers };
+    if (this.#authHeader) headers[this.#authHeader[0]] = this.#authHeader[1];
+    for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
+    let body = rawBody;
+    if (options.json !== undefined) {
+      body = Buffer.from(JSON.stringify(options.json));
+      headers['content-type'] = 'application/json';
+    }
+    let idempotencyKey = headers['idempotency-key'];
+    if (
+      options.idempotencyKey !== undefined ||
+      (!idempotencyKey && this.#autoKeys && (method === 'POST' || method === 'PATCH'))
+    ) {
+      idempotencyKey = typeof options.idempotencyKey === 'string' ? options.idempotencyKey : randomUUID();
+    }
+    if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+    const now = this.#clock.now();
+    const deadlines = [
+      this.#deadline,
+      options.deadline,
+      options.deadlineMs === undefined ? undefined : now + options.deadlineMs,
+    ].filter((d): d is number => d !== undefined);
+    return {
+      method,
+      path: url.pathname,
+      route: options.route ?? url.pathname,
+      url: url.href,
+      headers,
+      body,
+      idempotencyKey,
+      replaySafe: isReplaySafe(method, idempotencyKey !== undefined, options.idempotent),
+      deadline: deadlines.length > 0 ? Math.min(...deadlines) : undefined,
+      signal: options.signal,
+      timeoutMs: positiveInteger('timeoutMs', options.timeoutMs, this.#timeoutMs),
+      maxRetries: positiveInteger('maxRetries', options.maxRetries, this.#maxRetries),
+      cost: options.cost ?? this.#costOf?.({ method, path: url.pathname }) ?? 0,
+    };
+  }
+
+  /** The retry loop: attempts until one succeeds or the policy gives up. */
+  async #execute(
+    call: Call,
+    mode: 'buffered' | 'stream',
+    firstAttempt: number,
+    firstWait: Wait,
+    resumedFrom?: string,
+  ): Promise<Executed> {
+    let wait = firstWait;
+    for (let attempt = firstAttempt; ; attempt++) {
+      if (wait.ms > 0) await this.#sleep(call, wait.ms);
+      const sent = await this.#attempt(call, attempt, wait, mode, resumedFrom);
+      if (sent.kind !== 'error') {
+        this.#retryBudget?.onSuccess();
+        return { sent, attempt };
+      }
+      const { error } = sent;
+      if (error.retryable) this.#retryBudget?.onFailure();
+      if (sent.response && error instanceof APIError) this.#errorResponses.set(error, sent.response);
+      const next = this.#decide(call, error, attempt);
+      if (next instanceof Error) {
+        next.attempts = attempt;
+        if (next !== error && error instanceof APIError && sent.response) {
+          // The fetch adapter answers with the last response even when the deadline ends the call.
+          this.#errorResponses.set(error, sent.response);
+        }
+        throw next;
+      }
+      wait = next;
+    }
+  }
+
+  /** Whether to try again, and after how long; or the error that ends the call. */
+  #decide(call: Call, error: HttpClientError, attempt: number): Wait | HttpClientError {
+    if (!error.retryable || attempt > call.maxRetries || !call.replaySafe) return error;
+    if (this.#retryBudget) {
+      const allowed = this.#retryBudget.allowsRetry();
+      if (allowed !== !this.#throttled) {
+        this.#throttled = !allowed;
+        this.#event(call, allowed ? 'retry_budget_recovered' : 'retry_budget_engaged', this.#retryBudget.tokens);
+      }
+      if (!allowed) return error;
+    }
+    const serverWait = error instanceof APIError ? error.retryAfterMs : undefined;
+    if (serverWait !== undefined) {
+      if (serverWait > this.#maxRetryAfterMs) return error;
+      const remaining = this.#remaining(call);
+      if (serverWait > remaining) {
+        return new DeadlineExceededError(
+          `the server asked to wait ${seconds(serverWait)} (Retry-After) but only ${seconds(Math.max(0, remaining))} ` +
+            `remain before the deadline; not waiting. Last error: ${error.message}`,
+          { method: call.method, path: call.path, status: error.status, requestId: error.requestId, cause: error },
+        );
+      }
+      return { ms: serverWait, reason: 'retry_after' };
+    }
+    return this.#clampToDeadline(
+      call,
+      { ms: backoffDelay(attempt - 1, this.#backoff, this.#random), reason: 'backoff' },
+      error,
+    );
+  }
+
+  #clampToDeadline(call: Call, wait: Wait, error: HttpClientError): Wait | HttpClientError {
+    const remaining = this.#remaining(call);
+    if (remaining <= 0) {
+      return new DeadlineExceededError(`the deadline passed; last error: ${error.message}`, {
+        method: call.method,
+        path: call.path,
+        cause: error,
+      });
+    }
+    return { ms: Math.min(wait.ms, remaining), reason: wait.reason };
+  }
+
+  #remaining(call: Call): number {
+    return call.deadline === undefined ? Number.POSITIVE_INFINITY : call.deadline - this.#clock.now();
+  }
+
+  async #sleep(call: Call, ms: number): Promise<void> {
+    try {
+      await this.#clock.sleep(ms, call.signal);
+    } catch (cause) {
+      throw classifyFailure(cause, { ...call, callerSignal: call.signal, timer: undefined, timeoutMs: call.timeoutMs });
+    }
+  }
+
+  /** One attempt: budget check, send, read (unless streaming), record. */
+  async #attempt(
+    call: Call,
+    attempt: number,
+    wait: Wait,
+    mode: 'buffered' | 'stream',
+    resumedFrom: string | undefined,
+  ): Promise<Sent> {
+    const startedAt = this.#clock.now();
+    const started = performance.now();
+    const bytesSent = call.body?.length ?? 0;
+    const record = (status: number | null, errorType: string | null, bytesReceived: number, requestId?: string) => {
+      this.#budget?.chargeBytes(bytesSent + bytesReceived);
+      this.#ledger?.add({
+        kind: 'attempt',
+        time: new Date(startedAt).toISOString(),
+        layer: this.#layer,
+        method: call.method,
+        path: call.path,
+        route: call.route,
+        attempt,
+        waitMs: wait.ms,
+        waitReason: wait.reason,
+        status,
+        errorType,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        bytesSent,
+        bytesReceived,
+        idempotencyKey: call.idempotencyKey ?? null,
+        requestId: requestId ?? null,
+        ...(resumedFrom === undefined ? {} : { resumedFrom }),
+      });
+    };
+
+    if (call.signal?.aborted) {
+      return {
+        kind: 'error',
+        error: classifyFailure(undefined, {
+          ...call,
+          callerSignal: call.signal,
+          timer: undefined,
+          timeoutMs: call.timeoutMs,
+        }),
+      };
+    }
+    const remaining = this.#remaining(call);
+    if (remaining <= 0) {
+      return {
+        kind: 'error',
+        error: new DeadlineExceededError('the deadline passed before the next attempt', {
+          method: call.method,
+          path: call.path,
+        }),
+      };
+    }
+    try {
+      this.#budget?.check({ method: call.method, path: call.path, cost: call.cost });
+    } catch (error) {
+      return { kind: 'error', error: error as HttpClientError };
+    }
+    this.#budget?.chargeAttempt(call.cost);
+
+    const limit = Math.min(call.timeoutMs, remaining);
+    const timerReason: TimerReason = limit < call.timeoutMs ? 'deadline' : 'timeout';
+    const controller = new AbortController();
+    let fired: TimerReason | undefined;
+    const timer = setTimeout(() => {
+      fired = timerReason;
+      controller.abort();
+    }, limit);
+    const signal = call.signal ? AbortSignal.any([call.signal, controller.signal]) : controller.signal;
+    let bytesReceived = 0;
+    let status: number | null = null;
+    let requestId: string | undefined;
+    try {
+      const response = await undiciRequest(call.url, {
+        method: call.method as Dispatcher.HttpMethod,
+        headers: call.headers,
+        body: call.body ?? null,
+        signal,
+        dispatcher: this.#dispatcher,
+      });
+      status = response.statusCode;
+      requestId = firstHeader(response.headers, 'request-id');
+      if (mode === 'stream' && status < 400) {
+        clearTimeout(timer);
+        const finish: Finish = (errorType, bytes) => record(status, errorType, bytes, requestId);
+        return { kind: 'stream', status, headers: response.headers, body: response.body, finish };
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        bytesReceived += chunk.length;
+        chunks.push(chunk);
+      }
+      clearTimeout(timer);
+      const buffer = Buffer.concat(chunks);
+      if (status >= 400) {
+        const error = errorFromResponse(status, response.headers, buffer.toString('utf8'), {
+          method: call.method,
+          path: call.path,
+          now: this.#clock.now(),
+        });
+        record(status, error.type, bytesReceived, requestId);
+        return { kind: 'error', error, response: { status, headers: response.headers, buffer } };
+      }
+      record(status, null, bytesReceived, requestId);
+      return { kind: 'ok', status, headers: response.headers, buffer };
+    } catch (cause) {
+      clearTimeout(timer);
+      const error = classifyFailure(cause, { ...call, callerSignal: call.signal, timer: fired, timeoutMs: limit });
+      record(status, error.type, bytesReceived, requestId);
+      return { kind: 'error', error };
+    }
+  }
+
+  #parseBody(
+    call: Call,
+    sent: { status: number; headers: IncomingHttpHeaders; buffer: Buffer },
+    schema: TSchema | undefined,
+  ): unknown {
+    if (sent.buffer.length === 0) return undefined;
+    const text = sent.buffer.toString('utf8');
+    const type = firstHeader(sent.headers, 'content-type') ?? '';
+    if (!type.includes('json')) return text;
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (cause) {
+      throw new InvalidResponseError(`the ${sent.status} response is not valid JSON`, {
+        method: call.method,
+        path: call.path,
+        status: sent.status,
+        requestId: firstHeader(sent.headers, 'request-id'),
+        cause,
+      });
+    }
+    if (!schema) return data;
+    let validate = this.#validators.get(schema);
+    if (!validate) {
+      validate = compileValidator(schema);
+      this.#validators.set(schema, validate);
+    }
+    const result = validate(data);
+    if (!result.ok) {
+      throw new InvalidResponseError(`the response does not match its schema:\n${result.errors.join('\n')}`, {
+        method: call.method,
+        path: call.path,
+        status: sent.status,
+        requestId: firstHeader(sent.headers, 'request-id'),
+      });
+    }
+    return result.value;
+  }
+
+  #event(call: Call, event: 'retry_budget_engaged' | 'retry_budget_recovered', tokens: number): void {
+    this.#ledger?.add({
+      kind: 'event',
+      time: new Date(this.#clock.now()).toISOString(),
+      layer: this.#layer,
+      event,
+      method: call.method,
+      path: call.path,
+      detail:
+        event === 'retry_budget_engaged'
+          ? `retry budget at ${tokens.toFixed(1)} tokens: retries paused until successes refill it`
+          : `retry budget refilled to ${tokens.toFixed(1)} tokens: retries resume`,
+    });
+  }
+}
