@@ -52,15 +52,23 @@ export function classifyFailure(error: unknown, ctx: FailureContext): HttpClient
   });
 }
 
+/** The envelope's type and message; for a body that is not JSON, its first 200 characters. */
 function readEnvelope(text: string): { type?: string; message?: string } {
+  let parsed: { error?: { type?: unknown; message?: unknown }; message?: unknown };
   try {
-    const parsed = JSON.parse(text) as { error?: { type?: unknown; message?: unknown } };
-    const type = typeof parsed.error?.type === 'string' ? parsed.error.type : undefined;
-    const message = typeof parsed.error?.message === 'string' ? parsed.error.message : undefined;
-    return { ...(type ? { type } : {}), ...(message ? { message } : {}) };
+    parsed = JSON.parse(text);
   } catch {
-    return {};
+    const fallback = text.trim().slice(0, 200);
+    return fallback ? { message: fallback } : {};
   }
+  const type = typeof parsed?.error?.type === 'string' ? parsed.error.type : undefined;
+  const message =
+    typeof parsed?.error?.message === 'string'
+      ? parsed.error.message
+      : typeof parsed?.message === 'string'
+        ? parsed.message
+        : undefined;
+  return { ...(type ? { type } : {}), ...(message ? { message } : {}) };
 }
 
 export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -76,13 +84,12 @@ export function errorFromResponse(
   call: { method: string; path: string; now: number },
 ): APIError {
   const envelope = readEnvelope(bodyText);
-  const fallback = bodyText.trim().slice(0, 200);
   return apiErrorFor({
     method: call.method,
     path: call.path,
     status,
     errorType: envelope.type,
-    serverMessage: envelope.message ?? (fallback || undefined),
+    serverMessage: envelope.message,
     requestId: firstHeader(headers, 'request-id') ?? firstHeader(headers, 'x-request-id'),
     retryAfterMs: serverRetryDelay(headers, call.now),
     shouldRetry: serverRetryOverride(headers),

@@ -555,16 +555,17 @@ export class HttpClient {
     );
   }
 
+  /** A wait that would reach past the deadline is not started: the call fails now instead. */
   #clampToDeadline(call: Call, wait: Wait, error: HttpClientError): Wait | HttpClientError {
     const remaining = this.#remaining(call);
-    if (remaining <= 0) {
-      return new DeadlineExceededError(`the deadline passed; last error: ${error.message}`, {
-        method: call.method,
-        path: call.path,
-        cause: error,
-      });
+    if (wait.ms >= remaining) {
+      return new DeadlineExceededError(
+        `a retry after ${seconds(wait.ms)} (${wait.reason}) would start after the deadline ` +
+          `(${seconds(Math.max(0, remaining))} left); not waiting. Last error: ${error.message}`,
+        { method: call.method, path: call.path, cause: error },
+      );
     }
-    return { ms: Math.min(wait.ms, remaining), reason: wait.reason };
+    return wait;
   }
 
   #remaining(call: Call): number {

@@ -1,0 +1,97 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConnectionError, HttpClient, Ledger } from '../src/index.js';
+import { FakeClock } from './support/fake-clock.js';
+import { json, onCleanup, startServer, startToyApi } from './support/servers.js';
+
+describe('the fetch adapter', () => {
+  it('returns a Response, retrying a safe GET through 503s', async () => {
+    const api = await startToyApi();
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, ledger, clock: new FakeClock() });
+    const response = await http.fetch(`${api.url}/flaky?fail_times=2`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ ok: true, attempt: 3 });
+    expect(ledger.attempts.map((r) => r.status)).toEqual([503, 503, 200]);
+    expect(ledger.attempts[2]?.bytesReceived).toBeGreaterThan(10);
+  });
+
+  it('hands back an error status as a response, as fetch does, after the retries', async () => {
+    const api = await startToyApi();
+    const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, clock: new FakeClock() });
+    const response = await http.fetch(`${api.url}/flaky?fail_times=9`);
+    expect(response.status).toBe(503);
+    expect((await response.json()).error.type).toBe('api_error');
+    const missing = await http.fetch(`${api.url}/employees/e-99`);
+    expect(missing.status).toBe(404);
+  });
+
+  it('retries a POST only when it carries an Idempotency-Key header', async () => {
+    const server = await startServer((_req, res, n) => (n < 2 ? json(res, 503, {}) : json(res, 200, { ok: true })));
+    const http = new HttpClient({ baseUrl: server.url, clock: new FakeClock() });
+    const plain = await http.fetch(`${server.url}/`, { method: 'POST', body: '{}' });
+    expect(plain.status).toBe(503);
+    const keyed = await http.fetch(`${server.url}/`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Idempotency-Key': 'k-1' },
+    });
+    expect(keyed.status).toBe(200);
+    expect(server.requests.map((r) => r.headers['idempotency-key'])).toEqual([undefined, 'k-1', 'k-1']);
+  });
+
+  it('throws on a connection failure, like fetch', async () => {
+    const http = new HttpClient({ baseUrl: 'http://127.0.0.1:1', maxRetries: 0 });
+    await expect(http.fetch('http://127.0.0.1:1/')).rejects.toBeInstanceOf(ConnectionError);
+  });
+
+  it('streams an event-stream body as it arrives', async () => {
+    const api = await startToyApi();
+    const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key } });
+    const response = await http.fetch(`${api.url}/digest?interval_ms=0`, {
+      method: 'POST',
+      headers: { accept: 'text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ date: '2026-06-10', max_items: 2 }),
+    });
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const text = await response.text();
+    expect(text).toContain('event: done');
+  });
+
+  it('works as the fetch of the official MCP client over Streamable HTTP, with the ledger recording it', async () => {
+    const httpServer = createServer(async (req, res) => {
+      const mcp = new McpServer({ name: 'echo', version: '1.0.0' });
+      mcp.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+        content: [{ type: 'text', text: `echo: ${text}` }],
+      }));
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void mcp.close();
+      });
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+    onCleanup(() => new Promise((resolve) => httpServer.close(() => resolve())));
+    const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
+
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: url, ledger, layer: 'mcp' });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: http.fetch }));
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'echo: hi' }]);
+    await client.close();
+    const posts = ledger.attempts.filter((r) => r.method === 'POST');
+    expect(posts.length).toBeGreaterThanOrEqual(3);
+    expect(posts.every((r) => r.layer === 'mcp' && r.path === '/mcp')).toBe(true);
+    expect(posts.every((r) => r.bytesSent > 0)).toBe(true);
+  });
+});

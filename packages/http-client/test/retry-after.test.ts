@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { HttpClient, Ledger, RateLimitError } from '../src/index.js';
+import { FakeClock } from './support/fake-clock.js';
+import { json, startServer, startToyApi } from './support/servers.js';
+
+function client(baseUrl: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
+  const ledger = new Ledger();
+  const clock = new FakeClock();
+  const http = new HttpClient({
+    baseUrl,
+    auth: { key: 'k' },
+    ledger,
+    clock,
+    random: () => 0,
+    retryBudget: false,
+    ...extra,
+  });
+  return { http, ledger, clock };
+}
+
+const limited = (headers: Record<string, string>) =>
+  startServer((_req, res, n) =>
+    n === 0
+      ? json(res, 429, { error: { type: 'rate_limit_error', message: 'slow down' } }, headers)
+      : json(res, 200, { ok: true }),
+  );
+
+describe('server-given waits', () => {
+  it('waits what /limited asks for in Retry-After instead of the computed backoff', async () => {
+    const api = await startToyApi();
+    const ledger = new Ledger();
+    const http = new HttpClient({
+      baseUrl: api.url,
+      auth: { key: api.key },
+      ledger,
+      retryBudget: false,
+      maxRetries: 3,
+    });
+    await http.get('/limited');
+    await http.get('/limited');
+    const third = await http.get('/limited');
+    expect(third.status).toBe(200);
+    const waits = ledger.attempts.filter((r) => r.waitReason !== null);
+    expect(waits.length).toBeGreaterThan(0);
+    for (const r of waits) expect(r).toMatchObject({ waitReason: 'retry_after', waitMs: 1000 });
+    expect(ledger.attempts.filter((r) => r.status === 429).length).toBe(waits.length);
+  });
+
+  it('takes retry-after-ms over Retry-After', async () => {
+    const server = await limited({ 'retry-after-ms': '250', 'retry-after': '7' });
+    const { http, clock } = client(server.url);
+    await http.get('/');
+    expect(clock.sleeps).toEqual([250]);
+  });
+
+  it('reads Retry-After as seconds and as an HTTP-date', async () => {
+    const seconds = await limited({ 'retry-after': '3' });
+    const a = client(seconds.url);
+    await a.http.get('/');
+    expect(a.clock.sleeps).toEqual([3000]);
+
+    const clock = new FakeClock(Date.parse('2026-06-10T09:00:00.000Z'));
+    const dated = await limited({ 'retry-after': 'Wed, 10 Jun 2026 09:00:05 GMT' });
+    const b = client(dated.url, { clock });
+    await b.http.get('/');
+    expect(clock.sleeps).toEqual([5000]);
+  });
+
+  it('retries at once on Retry-After: 0 and falls back to backoff on a value it cannot read', async () => {
+    const zero = await limited({ 'retry-after': '0' });
+    const a = client(zero.url);
+    await a.http.get('/');
+    expect(a.clock.sleeps).toEqual([]);
+    expect(a.ledger.attempts[1]).toMatchObject({ waitMs: 0, waitReason: 'retry_after' });
+    const garbage = await limited({ 'retry-after': 'soon' });
+    const b = client(garbage.url);
+    await b.http.get('/');
+    expect(b.clock.sleeps).toEqual([500]);
+  });
+
+  it('does not sleep for an hour when the server asks for one: it fails at once with the wait it was given', async () => {
+    const server = await limited({ 'retry-after': '3600' });
+    const { http, clock } = client(server.url);
+    const error = await http.get('/').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ retryAfterMs: 3_600_000, attempts: 1, serverMessage: 'slow down' });
+    expect(clock.sleeps).toEqual([]);
+    expect(server.hits()).toBe(1);
+  });
+});
