@@ -2,7 +2,7 @@
 // validation messages a model can act on, an OpenAPI document made from the route schemas,
 // and state in memory or Redis.
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ErrorEnvelope, Health } from '@agentwire/schemas';
 import swagger from '@fastify/swagger';
@@ -44,6 +44,8 @@ export interface ToyApiOptions {
   /** Fastify's logger option; the Authorization and x-api-key headers are always redacted. */
   logger?: FastifyServerOptions['logger'] | undefined;
   bodyLimit?: number | undefined;
+  /** A request must arrive in full within this time, else 408. Default 30 000 ms. */
+  requestTimeoutMs?: number | undefined;
   /** /limited allows `max` calls per `windowMs` (default 2 per second). */
   limited?: { max: number; windowMs: number } | undefined;
 }
@@ -57,6 +59,8 @@ declare module 'fastify' {
     write?: boolean;
     /** Fault rules never apply to this route. */
     faults?: boolean;
+    /** The route can answer with an event stream (cut_stream faults apply). */
+    streams?: boolean;
   }
   interface FastifyInstance {
     toy: { store: StateStore; faults: FaultInjector; activeSlowTimers: () => number };
@@ -65,12 +69,25 @@ declare module 'fastify' {
 
 const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
+/** Request logs include the headers (user agent, idempotency key, ...), with the secrets redacted. */
+const LOG_SERIALIZERS = {
+  req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
+    method: req.method,
+    url: req.url,
+    headers: req.headers,
+    remoteAddress: req.ip ?? '',
+  }),
+};
+
 function withRedaction(logger: FastifyServerOptions['logger']): NonNullable<FastifyServerOptions['logger']> {
   if (!logger) return false;
-  if (logger === true) return { redact: REDACT };
-  if (typeof logger === 'object' && !('info' in logger)) return { ...logger, redact: REDACT };
+  if (logger === true) return { redact: REDACT, serializers: LOG_SERIALIZERS };
+  if (typeof logger === 'object' && !('info' in logger))
+    return { ...logger, redact: REDACT, serializers: LOG_SERIALIZERS };
   return logger;
 }
+
+const newRequestId = () => `req_${randomBytes(12).toString('hex')}`;
 
 export async function buildApp(options: ToyApiOptions): Promise<App> {
   if (!options.apiKey) throw new Error('buildApp: apiKey is required');
@@ -85,19 +102,44 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     slowTimers: new Set(),
   };
 
-  const responses = new WeakMap<Socket, ServerResponse>();
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  const inFlight = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
   const app = Fastify({
     logger: withRedaction(options.logger ?? false),
     bodyLimit,
     requestIdHeader: false,
-    genReqId: () => `req_${randomBytes(12).toString('hex')}`,
+    genReqId: newRequestId,
+    // Bounded: a request whose body never completes (Content-Length larger than the body) gets a 408.
+    requestTimeout: requestTimeoutMs,
+    http: {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, requestTimeoutMs),
+    },
+    // Requests that arrive while closing are served; the connections are closed right after.
+    return503OnClosing: false,
+    frameworkErrors: (error, request, reply) => {
+      const raw = reply as unknown as {
+        code(n: number): typeof raw;
+        header(k: string, v: string): typeof raw;
+        send(b: unknown): void;
+      };
+      raw
+        .code(400)
+        .header('request-id', request.id)
+        .send(envelope('invalid_request_error', `the request URL is malformed: ${error.message}`));
+    },
     forceCloseConnections: true,
     clientErrorHandler: (error, socket) => {
       // Let a response still being written on this connection go out first: with a short
       // Content-Length, the first request is answered and the leftover bytes are the error.
-      const inFlight = responses.get(socket);
-      if (inFlight && !inFlight.writableEnded) inFlight.once('finish', () => writeClientError(error, socket));
-      else writeClientError(error, socket);
+      // A request that was fully received is still being answered: let that go out first.
+      const current = inFlight.get(socket);
+      if (current?.req.complete && !current.res.writableEnded) {
+        current.res.once('finish', () => writeClientError(error, socket));
+      } else {
+        writeClientError(error, socket);
+      }
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -107,7 +149,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   useJsonBodyParser(app as unknown as FastifyInstance);
 
   app.addHook('onRequest', async (request, reply) => {
-    responses.set(request.raw.socket, reply.raw);
+    inFlight.set(request.raw.socket, { req: request.raw, res: reply.raw });
     reply.header('request-id', request.id);
   });
 
@@ -201,6 +243,9 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
 /** Appends the fault hooks after a route's own hooks (so a reply's idempotency claim comes first). */
 function injectFaultHooks(route: RouteOptions, faults: FaultInjector): void {
   if (route.config?.faults === false) return;
+  for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+    if (method !== 'HEAD') faults.addRoute(method, route.url, route.config?.streams === true);
+  }
   const asArray = <T>(hook: T | T[] | undefined): T[] =>
     hook === undefined ? [] : Array.isArray(hook) ? hook : [hook];
   route.preHandler = [...asArray(route.preHandler), (request, reply) => faults.beforeHandler(request, reply)];
@@ -219,6 +264,6 @@ function writeClientError(error: Error & { code?: string }, socket: Socket): voi
   const body = JSON.stringify(envelope(type as 'invalid_request_error', message));
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nrequest-id: ${newRequestId()}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

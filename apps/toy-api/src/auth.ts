@@ -1,6 +1,6 @@
 // Bearer (or x-api-key) authentication with a full key and an optional read-only key.
 // Keys are compared in constant time, on their SHA-256 digests so lengths do not leak either.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './api-error.js';
 
@@ -35,7 +35,9 @@ export class KeyRing {
       );
     }
     const candidate = digest(presented);
-    const id = candidate.subarray(0, 8).toString('hex');
+    // The id names a caller in state keys (Redis); an HMAC keyed by the server's own key, so
+    // it cannot be checked against guessed keys by whoever can read those keys.
+    const id = createHmac('sha256', this.#full).update(presented).digest('hex').slice(0, 16);
     // Compare against both keys every time, so timing does not tell which one nearly matched.
     const isFull = timingSafeEqual(candidate, this.#full);
     const isRead = this.#read !== undefined && timingSafeEqual(candidate, this.#read);

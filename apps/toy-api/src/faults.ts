@@ -26,12 +26,53 @@ function openApiPath(routePath: string): string {
   return routePath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
+interface FaultableRoute {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  streams: boolean;
+}
+
 export class FaultInjector {
   #rules: ActiveRule[] = [];
   #seed = 1;
   #random = seededRandom(1);
+  readonly #routes: FaultableRoute[] = [];
+
+  /** Registers a route rules may target (called as routes are added). */
+  addRoute(method: string, fastifyPath: string, streams: boolean): void {
+    const template = openApiPath(fastifyPath);
+    const pattern = new RegExp(`^${fastifyPath.replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`);
+    this.#routes.push({ method, template, pattern, streams });
+  }
+
+  /** Rejects rules that could never fire, saying which rule and what would. */
+  #check(rules: readonly FaultRule[]): void {
+    rules.forEach((rule, i) => {
+      const matching = this.#routes.filter(
+        (r) =>
+          (rule.method === undefined || rule.method === r.method) &&
+          (rule.path === r.template || r.pattern.test(rule.path)),
+      );
+      if (matching.length === 0) {
+        const known = [...new Set(this.#routes.map((r) => `${r.method} ${r.template}`))].join(', ');
+        throw new ApiError(
+          'invalid_request_error',
+          `$.rules[${i}]: no route matches ${rule.method ?? 'any method'} ${rule.path}; faults apply to: ${known}`,
+        );
+      }
+      if (rule.action === 'cut_stream' && !matching.some((r) => r.streams)) {
+        const streaming = this.#routes.filter((r) => r.streams).map((r) => `${r.method} ${r.template}`);
+        throw new ApiError(
+          'invalid_request_error',
+          `$.rules[${i}]: cut_stream needs a route that streams (${streaming.join(', ')}), not ${rule.path}`,
+        );
+      }
+    });
+  }
 
   configure(config: FaultConfig): FaultState {
+    this.#check(config.rules);
     this.#seed = config.seed ?? 1;
     this.#random = seededRandom(this.#seed);
     this.#rules = config.rules.map((rule) => ({ rule, seen: 0, hits: 0 }));

@@ -14,8 +14,14 @@ const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
 interface Claim {
   key: string;
   fingerprint: string;
+  /** The route handler has started: its response must be recorded, even if the client left. */
+  handlerStarted: boolean;
+  /** The key was stored or let go; nothing more to do. */
   settled: boolean;
 }
+
+/** Responses that say "not now" rather than "done": never stored, so a retry runs the request. */
+const NOT_FINAL = new Set([408, 409, 425, 429]);
 
 const claims = new WeakMap<FastifyRequest, Claim>();
 
@@ -46,11 +52,13 @@ export function createIdempotency(store: StateStore, callerOf: (request: Fastify
     const begun = await store.beginIdempotent(key, fingerprint, LEASE_MS);
     switch (begun.kind) {
       case 'started': {
-        const claim: Claim = { key, fingerprint, settled: false };
+        const claim: Claim = { key, fingerprint, handlerStarted: false, settled: false };
         claims.set(request, claim);
-        // A request that dies without a response (client gone, connection fault) frees its key.
+        // A request that dies before its handler starts (client gone, connection fault) frees its
+        // key, and its handler then does nothing (startHandler). Once the handler has started,
+        // onSend records the outcome, whether or not the client is still there.
         reply.raw.once('close', () => {
-          if (!claim.settled) {
+          if (!claim.settled && !claim.handlerStarted) {
             claim.settled = true;
             store
               .abandonIdempotent(key)
@@ -80,12 +88,30 @@ export function createIdempotency(store: StateStore, callerOf: (request: Fastify
     }
   }
 
-  /** onSend: keep the final response (not 5xx: those let a retry run the request again). */
+  /**
+   * Call first thing in the route handler. Marks the claim as started, or answers false when
+   * the key was already let go because the client left first: the handler must then do nothing.
+   */
+  function startHandler(request: FastifyRequest, reply: FastifyReply): boolean {
+    const claim = claims.get(request);
+    if (claim?.settled) {
+      reply.hijack();
+      return false;
+    }
+    if (claim) claim.handlerStarted = true;
+    return true;
+  }
+
+  /**
+   * onSend: keep the handler's final response. Not kept: responses the handler did not make
+   * (an error from a hook), 5xx, and "not now" statuses, so that a retry runs the request again.
+   */
   async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
     const claim = claims.get(request);
     if (!claim || claim.settled) return payload;
     claim.settled = true;
-    if (reply.statusCode >= 500 || typeof payload !== 'string') {
+    const final = claim.handlerStarted && reply.statusCode < 500 && !NOT_FINAL.has(reply.statusCode);
+    if (!final || typeof payload !== 'string') {
       await store.abandonIdempotent(claim.key);
       return payload;
     }
@@ -99,5 +125,5 @@ export function createIdempotency(store: StateStore, callerOf: (request: Fastify
     return payload;
   }
 
-  return { preHandler, onSend };
+  return { preHandler, startHandler, onSend };
 }

@@ -27,7 +27,7 @@ export interface RouteContext {
   slowTimers: Set<NodeJS.Timeout>;
 }
 
-/** The error responses a route can give, for its OpenAPI entry. */
+/** The error responses a route can give, for its OpenAPI entry; any route may answer 500 or 503. */
 export function errorResponses(...statuses: number[]): Record<number, typeof ErrorEnvelope> {
-  return Object.fromEntries(statuses.map((s) => [s, ErrorEnvelope]));
+  return Object.fromEntries([...statuses, 500, 503].map((s) => [s, ErrorEnvelope]));
 }

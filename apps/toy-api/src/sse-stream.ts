@@ -56,11 +56,13 @@ export function streamEvents(
     const next = () => {
       if (options.cutAfter !== undefined && sent >= options.cutAfter) {
         request.log.info({ sent }, 'cutting the event stream on purpose');
+        clearInterval(heartbeat);
         res.destroy();
         return;
       }
       const event = events[sent];
       if (!event) {
+        clearInterval(heartbeat);
         res.end();
         return;
       }

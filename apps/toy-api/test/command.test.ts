@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -54,9 +55,32 @@ describe('the toy-api command', () => {
     const key = `key-${randomBytes(8).toString('hex')}`;
     const redisUrl = process.env.REDIS_URL ?? '';
     expect(redisUrl).not.toBe('');
-    const { child, out } = run({ TOY_API_KEY: key, PORT: '0', REDIS_URL: redisUrl, REDIS_PREFIX: `cmd-${key}:` });
+    const prefix = `cmd-${key}:`;
+    const { child, out } = run({ TOY_API_KEY: key, PORT: '0', REDIS_URL: redisUrl, REDIS_PREFIX: prefix });
     await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/"store":"redis"/);
+    const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out())?.[1];
+    const posted = await fetch(`${url}/emails/m-0003/reply`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ body: 'stored in redis' }),
+    });
+    expect(posted.status).toBe(201);
     child.kill('SIGTERM');
     await once(child, 'exit');
+    const redis = new Redis(redisUrl);
+    try {
+      const stored = await redis.lrange(`${prefix}replies:m-0003`, 0, -1);
+      expect(stored.map((line) => JSON.parse(line).body)).toEqual(['stored in redis']);
+      await redis.del(`${prefix}replies:m-0003`);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('says so and exits when Redis cannot be reached', async () => {
+    const { child, err } = run({ TOY_API_KEY: 'k'.repeat(16), REDIS_URL: 'redis://127.0.0.1:1' });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(2);
+    expect(err()).toMatch(/^toy-api: cannot connect to Redis at 127\.0\.0\.1:1 \(REDIS_URL\)/);
   });
 });

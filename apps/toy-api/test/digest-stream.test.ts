@@ -83,6 +83,15 @@ describe.each(STORES)('POST /digest (%s store)', (store) => {
     expect(second.events.at(-1)?.event).toBe('done');
   });
 
+  it('answers 204 to a resume after the done event, so EventSource stops reconnecting', async () => {
+    const api = await startApi(store);
+    const whole = await readEventStream(await stream(api, '?interval_ms=0'));
+    const doneId = whole.events.at(-1)?.id ?? '';
+    const response = await stream(api, '', { 'last-event-id': doneId });
+    expect(response.status).toBe(204);
+    expect(await response.text()).toBe('');
+  });
+
   it('rejects a Last-Event-ID the stream never sent', async () => {
     const api = await startApi(store);
     const response = await stream(api, '', { 'last-event-id': 'banana' });

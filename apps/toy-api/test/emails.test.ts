@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EMAILS } from '../src/index.js';
 import { STORES, startApi } from './support/toy-api.js';
+
+const PINNED_DIGEST = 'bcaf45cfd700c52e6ab795512a0d50eb7455426357e91d3862bbb6961b72e15e';
 
 describe.each(STORES)('emails (%s store)', (store) => {
   it('has a few hundred seeded emails over several days, the same on every start', async () => {
@@ -8,6 +11,9 @@ describe.each(STORES)('emails (%s store)', (store) => {
     expect(new Set(EMAILS.map((e) => e.date)).size).toBeGreaterThanOrEqual(5);
     const day = EMAILS.filter((e) => e.date === '2026-06-10');
     expect(day.filter((e) => e.urgent).length).toBeGreaterThan(3);
+    // Pinned: any change to the generator (or randomness creeping in) changes this digest.
+    const digest = createHash('sha256').update(JSON.stringify(EMAILS)).digest('hex');
+    expect({ count: EMAILS.length, digest }).toEqual({ count: 293, digest: PINNED_DIGEST });
     const a = await startApi(store);
     const b = await startApi(store);
     expect((await a.json('/emails?limit=50')).body).toEqual((await b.json('/emails?limit=50')).body);

@@ -3,8 +3,8 @@ import { ERROR_TYPES } from '@agentwire/schemas';
 import { describe, expect, it } from 'vitest';
 import { STORES, setFaults, startApi } from './support/toy-api.js';
 
-/** Sends raw bytes and returns what came back before the server closed or 1 s passed. */
-function raw(url: string, bytes: string): Promise<string> {
+/** Sends raw bytes and returns what came back before the server closed or `waitMs` passed. */
+function raw(url: string, bytes: string, waitMs = 1000): Promise<string> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
     let received = '';
@@ -14,7 +14,7 @@ function raw(url: string, bytes: string): Promise<string> {
     });
     socket.on('error', reject);
     socket.on('close', () => resolve(received));
-    setTimeout(() => socket.destroy(), 1000);
+    setTimeout(() => socket.destroy(), waitMs);
   });
 }
 
@@ -92,10 +92,34 @@ describe.each(STORES)('one error envelope for every error (%s store)', (store) =
     expect(json.error.message).toMatch(/^body is not valid JSON: Unterminated string/);
   });
 
+  it('408 in the envelope when Content-Length is longer than the body that arrives', async () => {
+    const api = await startApi(store, { requestTimeoutMs: 300 });
+    const answer = await raw(
+      api.url,
+      `POST /digest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\nContent-Type: application/json\r\n` +
+        'Content-Length: 100\r\n\r\n{"date": "2026-06-10"}',
+      3000,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toMatch(/\r\nrequest-id: req_[0-9a-f]{24}\r\n/);
+    expectEnvelope(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), 'invalid_request_error');
+  });
+
+  it('400 in the envelope, with a request id, for a malformed URL', async () => {
+    const api = await startApi(store);
+    const response = await api.call('/employees/%E0%A4%A');
+    expect(response.status).toBe(400);
+    expect(response.headers.get('request-id')).toMatch(/^req_/);
+    const body = await response.json();
+    expectEnvelope(body, 'invalid_request_error');
+    expect(body.error.message).toMatch(/^the request URL is malformed/);
+  });
+
   it('400 in the envelope for bytes that are not HTTP at all', async () => {
     const api = await startApi(store);
     const answer = await raw(api.url, 'HELLO THERE\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nrequest-id: req_[0-9a-f]{24}\r\n/);
     expectEnvelope(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), 'invalid_request_error');
   });
 

@@ -101,6 +101,30 @@ describe.each(STORES)('fault injection (%s store)', (store) => {
     expect((await api.json('/admin/faults')).body.rules).toHaveLength(1);
   });
 
+  it('refuses rules that could never fire, naming the routes that take faults', async () => {
+    const api = await startApi(store);
+    const unknown = await api.json('/admin/faults', {
+      method: 'PUT',
+      body: { rules: [{ path: '/health', action: 'status' }] },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toMatch(
+      /^\$\.rules\[0\]: no route matches any method \/health; faults apply to: .*GET \/employees/,
+    );
+    const wrongMethod = await api.json('/admin/faults', {
+      method: 'PUT',
+      body: { rules: [{ method: 'POST', path: '/employees', action: 'status' }] },
+    });
+    expect(wrongMethod.status).toBe(400);
+    const notAStream = await api.json('/admin/faults', {
+      method: 'PUT',
+      body: { rules: [{ path: '/emails', action: 'cut_stream' }] },
+    });
+    expect(notAStream.body.error.message).toBe(
+      '$.rules[0]: cut_stream needs a route that streams (POST /digest), not /emails',
+    );
+  });
+
   it('clears every rule on DELETE', async () => {
     const api = await startApi(store);
     await setFaults(api, { rules: [{ path: '/employees', action: 'status' }] });

@@ -22,6 +22,14 @@ describe('logs', () => {
     expect(lines.length).toBeGreaterThan(8);
     const records = lines.map((line) => JSON.parse(line) as { reqId?: string; msg?: string });
     expect(records.filter((r) => r.reqId?.startsWith('req_')).length).toBeGreaterThan(8);
+    // Request logs carry the headers, so the redaction is what keeps the keys out.
+    const incoming = records.filter((r) => r.msg === 'incoming request') as Array<{
+      req: { headers: Record<string, string> };
+    }>;
+    expect(incoming.length).toBeGreaterThan(3);
+    expect(incoming[0]?.req.headers.authorization).toBe('[Redacted]');
+    expect(incoming[1]?.req.headers['x-api-key']).toBe('[Redacted]');
+    expect(incoming.some((r) => typeof r.req.headers['user-agent'] === 'string')).toBe(true);
     const all = lines.join('\n');
     expect(all).not.toContain(api.key);
     expect(all).not.toContain(api.readKey);

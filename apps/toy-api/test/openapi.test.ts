@@ -51,6 +51,8 @@ describe.each(STORES)('GET /openapi.json (%s store)', (store) => {
       expect(op.description?.length).toBeGreaterThan(20);
     }
     expect(JSON.stringify(doc)).not.toContain('/admin/');
+    const digest = doc.paths['/digest'].post as Operation;
+    expect(digest.parameters?.find((p) => p.name === 'last-event-id')?.in).toBe('header');
   });
 
   it('is enough for a program to call every operation from the document alone', async () => {

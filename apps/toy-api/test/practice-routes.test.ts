@@ -27,6 +27,8 @@ describe.each(STORES)('/flaky (%s store)', (store) => {
     expect((await api.json('/flaky?fail_times=1')).status).toBe(503);
     expect((await api.json('/flaky', { method: 'DELETE' })).body).toEqual({ ok: true });
     expect((await api.json('/flaky?fail_times=1')).status).toBe(503);
+    const readOnly = await fetch(`${api.url}/flaky`, { method: 'DELETE', headers: { 'x-api-key': api.readKey } });
+    expect(readOnly.status).toBe(403);
   });
 
   it('caps fail_times, with the cap in the message', async () => {
@@ -44,6 +46,8 @@ describe.each(STORES)('/limited (%s store)', (store) => {
     expect(first.status).toBe(200);
     expect(first.headers.get('ratelimit-limit')).toBe('2');
     expect(first.headers.get('ratelimit-remaining')).toBe('1');
+    expect(first.headers.get('ratelimit-policy')).toBe('"limited";q=2;w=1');
+    expect(first.headers.get('ratelimit')).toMatch(/^"limited";r=1;t=1$/);
     expect((await api.call('/limited')).status).toBe(200);
     const third = await api.call('/limited');
     expect(third.status).toBe(429);

@@ -91,6 +91,41 @@ describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
     expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
   });
 
+  it('stores one reply when the client gives up before the handler ran and then retries', async () => {
+    const api = await startApi(store);
+    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'delay', delay_ms: 300 }] });
+    const key = randomUUID();
+    const gaveUp = await api
+      .call('/emails/m-0007/reply', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ body: 'On it.' }),
+        signal: AbortSignal.timeout(100),
+      })
+      .catch((e: Error) => e);
+    expect((gaveUp as Error).name).toBe('TimeoutError');
+    // Let the abandoned request reach the end of its delay: it must not store anything.
+    await new Promise((r) => setTimeout(r, 400));
+    const retried = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(retried.status).toBe(201);
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+
+  it('does not store a 429 the handler never saw: a retry with the same key runs the request', async () => {
+    const api = await startApi(store);
+    await setFaults(api, {
+      rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'status', status: 429, retry_after_s: 1 }],
+    });
+    const key = randomUUID();
+    const limited = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    const retried = await api.json('/emails/m-0007/reply', reply('On it.', key));
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
+  });
+
   it('rejects an Idempotency-Key that is not 1 to 255 visible characters', async () => {
     const api = await startApi(store);
     const bad = await api.json('/emails/m-0007/reply', reply('x', 'a'.repeat(256)));

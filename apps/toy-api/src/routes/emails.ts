@@ -95,7 +95,11 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
           params: IdParams,
           headers: Type.Object({
             'idempotency-key': Type.Optional(
-              Type.String({ minLength: 1, maxLength: 257, description: 'A unique key per logical reply.' }),
+              Type.String({
+                minLength: 1,
+                maxLength: 257,
+                description: 'A unique key per logical reply: 1 to 255 visible ASCII characters, optionally in quotes.',
+              }),
             ),
           }),
           body: ReplyRequest,
@@ -103,6 +107,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         },
       },
       async (request, reply) => {
+        if (!idempotency.startHandler(request, reply)) return reply;
         const email = emailOr404(request.params.id);
         const stored = {
           id: `r-${randomUUID()}`,
@@ -136,6 +141,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
     app.post(
       '/digest',
       {
+        config: { streams: true },
         schema: {
           operationId: 'create_digest',
           summary: "The day's email digest",
@@ -145,6 +151,11 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
             'send Last-Event-ID to resume a cut stream.',
           tags: ['emails'],
           querystring: DigestQuery,
+          headers: Type.Object({
+            'last-event-id': Type.Optional(
+              Type.String({ maxLength: 20, description: 'Streaming only: resume after the event with this id.' }),
+            ),
+          }),
           body: DigestRequest,
           response: {
             200: {
@@ -154,7 +165,8 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
                 'text/event-stream': { schema: Type.String({ description: 'delta events, then one done event' }) },
               },
             },
-            ...errorResponses(400, 401),
+            204: Type.Null({ description: 'Last-Event-ID was the done event: nothing is left to send.' }),
+            ...errorResponses(400, 401, 413, 415),
           },
         },
       },
@@ -168,9 +180,13 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
           { id: String(deltas.length), event: 'done', data: digest },
         ];
         const resumeFrom = parseLastEventId(request.headers['last-event-id'], deltas.length);
+        if (resumeFrom > deltas.length) {
+          // The client already has `done`: 204 tells an EventSource to stop reconnecting.
+          return reply.code(204).send(null);
+        }
         const injectedCut = context.faults.take(request, ['cut_stream']);
         const cutAfter = injectedCut ? (injectedCut.after_events ?? 3) : request.query.cut_after;
-        await streamEvents(request, reply, events.slice(Math.min(resumeFrom, deltas.length)), {
+        await streamEvents(request, reply, events.slice(resumeFrom), {
           intervalMs: request.query.interval_ms ?? 15,
           heartbeatMs: request.query.heartbeat_ms ?? 1000,
           retryMs: 1000,
@@ -183,14 +199,14 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
 }
 
 /** The index of the first event to send: one after the Last-Event-ID the client saw. */
-function parseLastEventId(header: string | string[] | undefined, lastDelta: number): number {
+function parseLastEventId(header: string | string[] | undefined, doneId: number): number {
   if (header === undefined) return 0;
   const value = Array.isArray(header) ? header[0] : header;
   const id = Number(value);
-  if (!/^\d+$/.test(value ?? '') || id > lastDelta) {
+  if (!/^\d+$/.test(value ?? '') || id > doneId) {
     throw new ApiError(
       'invalid_request_error',
-      `Last-Event-ID must be an id this stream sent (0 to ${lastDelta}), got '${String(value).slice(0, 40)}'`,
+      `Last-Event-ID must be an id this stream sent (0 to ${doneId}), got '${String(value).slice(0, 40)}'`,
     );
   }
   return id + 1;

@@ -59,6 +59,7 @@ export function practiceRoutes(
     app.delete(
       '/flaky',
       {
+        config: { write: true },
         schema: {
           operationId: 'reset_flaky',
           summary: 'Reset the /flaky counters',
@@ -90,6 +91,14 @@ export function practiceRoutes(
           },
         },
         onSend: async (request, reply, payload) => {
+          // The IETF RateLimit header fields draft: a policy and the current state, as structured fields.
+          const remaining = Number(reply.getHeader('ratelimit-remaining'));
+          const reset = Number(reply.getHeader('ratelimit-reset'));
+          const windowS = Math.max(1, Math.ceil(context.limited.windowMs / 1000));
+          reply.header('ratelimit-policy', `"limited";q=${context.limited.max};w=${windowS}`);
+          if (Number.isFinite(remaining) && Number.isFinite(reset)) {
+            reply.header('ratelimit', `"limited";r=${remaining};t=${reset}`);
+          }
           // Retry-After may be given as an HTTP-date instead of seconds (RFC 9110 allows both).
           const seconds = Number(reply.getHeader('retry-after'));
           if ((request.query as { retry_after?: string }).retry_after === 'http-date' && Number.isFinite(seconds)) {
