@@ -25,7 +25,7 @@ describe('GET /docs', () => {
       await page.waitForSelector('.opblock-summary-path', { timeout: 15_000 });
       const paths = await page.$$eval('.opblock-summary-path', (nodes) => nodes.map((n) => n.textContent?.trim()));
       expect(paths).toEqual(
-        expect.arrayContaining(['/employees', '/emails', '/emails/{id}/reply', '/digest', '/flaky']),
+        expect.arrayContaining(['/employees', '/emails', '/emails/{email_id}/reply', '/digest', '/flaky']),
       );
       const title = await page.textContent('.info .title');
       expect(title).toContain('Cardinal Energy toy API');

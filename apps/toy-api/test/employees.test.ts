@@ -58,6 +58,6 @@ describe.each(STORES)('employees (%s store)', (store) => {
     });
     const name = await api.json(`/employees/${encodeURIComponent('Ed Brandt')}`);
     expect(name.status).toBe(400);
-    expect(name.body.error.message).toBe("$.id: 'Ed Brandt' does not match pattern ^e-\\d{2}$");
+    expect(name.body.error.message).toBe("$.employee_id: 'Ed Brandt' does not match pattern ^e-\\d{2}$");
   });
 });

@@ -128,7 +128,7 @@ describe.each(STORES)('one error envelope for every error (%s store)', (store) =
     await setFaults(api, {
       rules: [
         { path: '/employees', action: 'status', status: 529 },
-        { path: '/employees/{id}', action: 'status', status: 502 },
+        { path: '/employees/{employee_id}', action: 'status', status: 502 },
       ],
     });
     const overloaded = await api.json('/employees');

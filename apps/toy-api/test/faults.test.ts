@@ -30,7 +30,7 @@ describe.each(STORES)('fault injection (%s store)', (store) => {
     await setFaults(api, {
       rules: [
         { path: '/employees/e-02', action: 'status', status: 500 },
-        { path: '/employees/{id}/office-days', action: 'status', status: 503, skip: 1 },
+        { path: '/employees/{employee_id}/office-days', action: 'status', status: 503, skip: 1 },
       ],
     });
     expect((await api.call('/employees/e-01')).status).toBe(200);
@@ -69,7 +69,7 @@ describe.each(STORES)('fault injection (%s store)', (store) => {
     const api = await startApi(store);
     const rules = (seed: number) => ({
       seed,
-      rules: [{ path: '/employees/{id}', action: 'status', probability: 0.5, times: 1000 }],
+      rules: [{ path: '/employees/{employee_id}', action: 'status', probability: 0.5, times: 1000 }],
     });
     const run = async (seed: number) => {
       await setFaults(api, rules(seed));

@@ -8,8 +8,8 @@ const reply = (body: string, key?: string) => ({
   headers: key ? { 'idempotency-key': key } : {},
 });
 
-describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
-  it('stores a reply that GET /emails/{id}/replies then shows', async () => {
+describe.each(STORES)('POST /emails/{email_id}/reply (%s store)', (store) => {
+  it('stores a reply that GET /emails/{email_id}/replies then shows', async () => {
     const api = await startApi(store);
     const created = await api.json('/emails/m-0007/reply', reply('On it.'));
     expect(created.status).toBe(201);
@@ -50,7 +50,9 @@ describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
 
   it('answers 409 conflict_error to a duplicate while the first is still in flight', async () => {
     const api = await startApi(store);
-    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'delay', delay_ms: 400 }] });
+    await setFaults(api, {
+      rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'delay', delay_ms: 400 }],
+    });
     const key = randomUUID();
     const slow = api.json('/emails/m-0007/reply', reply('On it.', key));
     // The first request holds the key as soon as the server has seen it; wait for that.
@@ -65,7 +67,9 @@ describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
 
   it('lets a retry run again after a 5xx, and still stores one reply', async () => {
     const api = await startApi(store);
-    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'status', status: 503 }] });
+    await setFaults(api, {
+      rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'status', status: 503 }],
+    });
     const key = randomUUID();
     const failed = await api.json('/emails/m-0007/reply', reply('On it.', key));
     expect(failed.status).toBe(503);
@@ -77,7 +81,7 @@ describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
 
   it('replays the reply when the first response was lost on the way (truncated body)', async () => {
     const api = await startApi(store);
-    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'truncate' }] });
+    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' }] });
     const key = randomUUID();
     const lost = api.call('/emails/m-0007/reply', {
       method: 'POST',
@@ -93,7 +97,9 @@ describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
 
   it('stores one reply when the client gives up before the handler ran and then retries', async () => {
     const api = await startApi(store);
-    await setFaults(api, { rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'delay', delay_ms: 300 }] });
+    await setFaults(api, {
+      rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'delay', delay_ms: 300 }],
+    });
     const key = randomUUID();
     const gaveUp = await api
       .call('/emails/m-0007/reply', {
@@ -114,7 +120,7 @@ describe.each(STORES)('POST /emails/{id}/reply (%s store)', (store) => {
   it('does not store a 429 the handler never saw: a retry with the same key runs the request', async () => {
     const api = await startApi(store);
     await setFaults(api, {
-      rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'status', status: 429, retry_after_s: 1 }],
+      rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'status', status: 429, retry_after_s: 1 }],
     });
     const key = randomUUID();
     const limited = await api.json('/emails/m-0007/reply', reply('On it.', key));

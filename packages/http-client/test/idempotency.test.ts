@@ -11,7 +11,7 @@ function client(baseUrl: string, key: string, extra: Partial<ConstructorParamete
 
 const REPLY = '/emails/m-0007/reply';
 const fail503 = (times: number) => ({
-  rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'status', status: 503, times }],
+  rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'status', status: 503, times }],
 });
 
 describe('retrying writes', () => {
@@ -39,7 +39,7 @@ describe('retrying writes', () => {
 
   it('gets the stored reply replayed when the first response was lost on the way back', async () => {
     const api = await startToyApi();
-    await api.setFaults({ rules: [{ method: 'POST', path: '/emails/{id}/reply', action: 'truncate' }] });
+    await api.setFaults({ rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' }] });
     const { http, ledger } = client(api.url, api.key);
     const response = await http.post(REPLY, { body: 'On it.' }, { idempotencyKey: 'reply-m-0007-1' });
     expect(response.headers['idempotent-replayed']).toBe('true');

@@ -26,7 +26,11 @@ describe('ledger', () => {
       random: () => 0,
     });
     await http.get('/flaky', { query: { fail_times: 1, run: 'ledger' }, route: '/flaky' });
-    await http.post('/emails/m-0001/reply', { body: 'ok' }, { idempotencyKey: 'key-1', route: '/emails/{id}/reply' });
+    await http.post(
+      '/emails/m-0001/reply',
+      { body: 'ok' },
+      { idempotencyKey: 'key-1', route: '/emails/{email_id}/reply' },
+    );
     expect(seen).toHaveLength(3);
     const [first, second, third] = ledger.attempts;
     expect(first).toMatchObject({
@@ -48,7 +52,12 @@ describe('ledger', () => {
     expect(first?.durationMs).toBeGreaterThan(0);
     expect(Date.parse(first?.time ?? '')).not.toBeNaN();
     expect(second).toMatchObject({ attempt: 2, waitMs: 500, waitReason: 'backoff', status: 200, errorType: null });
-    expect(third).toMatchObject({ method: 'POST', route: '/emails/{id}/reply', status: 201, idempotencyKey: 'key-1' });
+    expect(third).toMatchObject({
+      method: 'POST',
+      route: '/emails/{email_id}/reply',
+      status: 201,
+      idempotencyKey: 'key-1',
+    });
     expect(third?.bytesSent).toBe(Buffer.byteLength(JSON.stringify({ body: 'ok' })));
     expect(ledger.toJsonLines()).not.toContain(api.key);
     expect(ledger.toJsonLines()).not.toContain('fail_times');
@@ -65,8 +74,8 @@ describe('ledger', () => {
       random: () => 0,
     });
     await http.get('/flaky', { query: { fail_times: 2 } });
-    await http.get('/employees/e-01', { route: '/employees/{id}' });
-    await http.get('/employees/e-02', { route: '/employees/{id}' });
+    await http.get('/employees/e-01', { route: '/employees/{employee_id}' });
+    await http.get('/employees/e-02', { route: '/employees/{employee_id}' });
     const totals = ledger.totals();
     expect(totals).toMatchObject({
       requests: 5,
@@ -77,8 +86,8 @@ describe('ledger', () => {
     });
     expect(totals.bytesReceived).toBe(ledger.attempts.reduce((n, r) => n + r.bytesReceived, 0));
     const byRoute = ledger.totalsByRoute();
-    expect([...byRoute.keys()]).toEqual(['GET /flaky', 'GET /employees/{id}']);
-    expect(byRoute.get('GET /employees/{id}')).toMatchObject({ requests: 2, retries: 0 });
+    expect([...byRoute.keys()]).toEqual(['GET /flaky', 'GET /employees/{employee_id}']);
+    expect(byRoute.get('GET /employees/{employee_id}')).toMatchObject({ requests: 2, retries: 0 });
   });
 
   it('writes JSON Lines, the past entries and then each new one', async () => {

@@ -22,7 +22,7 @@ import type { createIdempotency } from '../idempotency.js';
 import { type App, errorResponses, type RouteContext } from '../route-context.js';
 import { type SseEvent, streamEvents } from '../sse-stream.js';
 
-const IdParams = Type.Object({ id: EmailId }, { additionalProperties: false });
+const IdParams = Type.Object({ email_id: EmailId }, { additionalProperties: false });
 
 function emailOr404(id: string) {
   const email = findEmail(id);
@@ -65,7 +65,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
     );
 
     app.get(
-      '/emails/:id',
+      '/emails/:email_id',
       {
         schema: {
           operationId: 'get_email',
@@ -76,11 +76,11 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
           response: { 200: Email, ...errorResponses(400, 401, 404) },
         },
       },
-      async (request) => emailOr404(request.params.id),
+      async (request) => emailOr404(request.params.email_id),
     );
 
     app.post(
-      '/emails/:id/reply',
+      '/emails/:email_id/reply',
       {
         config: { write: true },
         preHandler: idempotency.preHandler,
@@ -108,7 +108,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
       },
       async (request, reply) => {
         if (!idempotency.startHandler(request, reply)) return reply;
-        const email = emailOr404(request.params.id);
+        const email = emailOr404(request.params.email_id);
         const stored = {
           id: `r-${randomUUID()}`,
           email_id: email.id,
@@ -121,7 +121,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
     );
 
     app.get(
-      '/emails/:id/replies',
+      '/emails/:email_id/replies',
       {
         schema: {
           operationId: 'list_replies',
@@ -133,7 +133,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         },
       },
       async (request) => {
-        const email = emailOr404(request.params.id);
+        const email = emailOr404(request.params.email_id);
         return { data: await context.store.listReplies(email.id) };
       },
     );

@@ -5,7 +5,7 @@ import { ApiError } from '../api-error.js';
 import { EMPLOYEES, findEmployee } from '../data/company.js';
 import { type App, errorResponses } from '../route-context.js';
 
-const IdParams = Type.Object({ id: EmployeeId }, { additionalProperties: false });
+const IdParams = Type.Object({ employee_id: EmployeeId }, { additionalProperties: false });
 
 function employeeOr404(id: string) {
   const employee = findEmployee(id);
@@ -41,7 +41,7 @@ export async function employeeRoutes(app: App): Promise<void> {
   );
 
   app.get(
-    '/employees/:id',
+    '/employees/:employee_id',
     {
       schema: {
         operationId: 'get_employee',
@@ -52,11 +52,11 @@ export async function employeeRoutes(app: App): Promise<void> {
         response: { 200: Employee, ...errorResponses(400, 401, 404) },
       },
     },
-    async (request) => employeeOr404(request.params.id),
+    async (request) => employeeOr404(request.params.employee_id),
   );
 
   app.get(
-    '/employees/:id/office-days',
+    '/employees/:employee_id/office-days',
     {
       schema: {
         operationId: 'office_days',
@@ -70,7 +70,7 @@ export async function employeeRoutes(app: App): Promise<void> {
       },
     },
     async (request) => {
-      const employee = employeeOr404(request.params.id);
+      const employee = employeeOr404(request.params.employee_id);
       return { employee_id: employee.id, days: employee.office_days, days_per_week: employee.office_days.length };
     },
   );
