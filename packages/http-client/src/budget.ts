@@ -33,10 +33,10 @@ export class Budget {
   }
 
   /** Throws when the next attempt, costing `cost`, would go over a limit. */
-  check(call: { method: string; path: string; cost: number }): void {
+  check(call: { method: string; path: string; cost: number; cause?: unknown }): void {
     const { maxAttempts, maxBytes, maxCost } = this.limits;
     const fail = (limit: 'attempts' | 'bytes' | 'cost', message: string) => {
-      throw new BudgetExceededError(message, { method: call.method, path: call.path, limit });
+      throw new BudgetExceededError(message, { method: call.method, path: call.path, limit, cause: call.cause });
     };
     if (maxAttempts !== undefined && this.#used.attempts + 1 > maxAttempts) {
       fail('attempts', `budget exceeded: ${this.#used.attempts} of ${maxAttempts} attempts used`);

@@ -3,7 +3,13 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type APIError, apiErrorFor } from './errors/api-errors.js';
 import { HttpClientError } from './errors/client-error.js';
-import { AbortedError, ConnectionError, DeadlineExceededError, TimeoutError } from './errors/local-errors.js';
+import {
+  AbortedError,
+  ConnectionError,
+  DeadlineExceededError,
+  InvalidArgumentError,
+  TimeoutError,
+} from './errors/local-errors.js';
 import { serverRetryDelay, serverRetryOverride } from './retry-policy.js';
 
 /** Why our own timer stopped an attempt. */
@@ -45,6 +51,10 @@ export function classifyFailure(error: unknown, ctx: FailureContext): HttpClient
   if (error instanceof HttpClientError) return error;
   const code = errorCode(error);
   const detail = error instanceof Error ? error.message : String(error);
+  if (code !== undefined && /^(UND_ERR_INVALID_ARG|UND_ERR_NOT_SUPPORTED|ERR_INVALID_|ERR_HTTP_INVALID)/.test(code)) {
+    // Our own request was malformed (a header with a line break, say): no retry can fix it.
+    return new InvalidArgumentError(`the request could not be sent (${code}): ${detail}`, { method, path });
+  }
   return new ConnectionError(`connection failed (${code ?? 'network error'}): ${detail}`, {
     method,
     path,
@@ -81,9 +91,11 @@ export function errorFromResponse(
   status: number,
   headers: IncomingHttpHeaders,
   bodyText: string,
-  call: { method: string; path: string; now: number },
+  call: { method: string; path: string; now: number; secrets: readonly string[] },
 ): APIError {
-  const envelope = readEnvelope(bodyText);
+  let text = bodyText;
+  for (const secret of call.secrets) text = text.replaceAll(secret, '[redacted]');
+  const envelope = readEnvelope(text);
   return apiErrorFor({
     method: call.method,
     path: call.path,

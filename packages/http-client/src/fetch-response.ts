@@ -1,7 +1,11 @@
-// Turns an undici response into a web `Response` for the fetch adapter, counting the body's
-// bytes for the ledger and closing the attempt's record when the body ends, fails or is dropped.
+// Turns an undici response into a web `Response` for the fetch adapter: counts the body's
+// bytes for the ledger, enforces the time limits on the body, and closes the attempt's record
+// when the body ends, fails or is dropped by the consumer.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
+import { createParser } from 'eventsource-parser';
+import type { HttpClientError } from './errors/client-error.js';
+import { AbortedError, ConnectionError, DeadlineExceededError, TimeoutError } from './errors/local-errors.js';
 
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
@@ -14,41 +18,81 @@ export function flatHeaders(headers: IncomingHttpHeaders): Headers {
   return out;
 }
 
-/**
- * @param bodyTimeoutMs when set, the body must be complete within it (a timeout error
- *   otherwise); left unset for event streams, which may legitimately stay open.
- */
+export interface BodyLimits {
+  /** The whole body must arrive within this (ms). */
+  bodyTimeoutMs: number | undefined;
+  /** An event stream must deliver an event (not a comment) at least this often (ms). */
+  idleTimeoutMs: number | undefined;
+  /** The call's deadline, from now (ms). */
+  deadlineMs: number | undefined;
+}
+
 export function toWebResponse(
   status: number,
   headers: IncomingHttpHeaders,
   body: Readable,
   finish: (errorType: string | null, bytes: number) => void,
-  bodyTimeoutMs: number | undefined,
+  limits: BodyLimits,
+  call: { method: string; path: string; signal: AbortSignal | undefined },
 ): Response {
   let bytes = 0;
   let done = false;
+  let idle: NodeJS.Timeout | undefined;
+  const timers: NodeJS.Timeout[] = [];
   const end = (errorType: string | null) => {
     if (done) return;
     done = true;
-    clearTimeout(timer);
+    for (const t of timers) clearTimeout(t);
+    clearTimeout(idle);
+    call.signal?.removeEventListener('abort', onAbort);
     finish(errorType, bytes);
   };
-  const timer =
-    bodyTimeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          body.destroy(new Error(`response body not complete within ${bodyTimeoutMs} ms`));
-        }, bodyTimeoutMs);
+  const fail = (error: HttpClientError) => body.destroy(error);
+  const onAbort = () => fail(new AbortedError('aborted by the caller', call));
+  call.signal?.addEventListener('abort', onAbort, { once: true });
 
   if (NULL_BODY_STATUS.has(status)) {
     body.resume();
     end(null);
     return new Response(null, { status, headers: flatHeaders(headers) });
   }
+  if (limits.bodyTimeoutMs !== undefined) {
+    const ms = limits.bodyTimeoutMs;
+    timers.push(
+      setTimeout(
+        () => fail(new TimeoutError(`response body not complete within the timeout`, { ...call, timeoutMs: ms })),
+        ms,
+      ),
+    );
+  }
+  if (limits.deadlineMs !== undefined) {
+    timers.push(
+      setTimeout(
+        () => fail(new DeadlineExceededError('the deadline passed while reading the body', call)),
+        limits.deadlineMs,
+      ),
+    );
+  }
+  let parser: ReturnType<typeof createParser> | undefined;
+  if (limits.idleTimeoutMs !== undefined) {
+    const ms = limits.idleTimeoutMs;
+    const arm = () => {
+      clearTimeout(idle);
+      idle = setTimeout(
+        () => fail(new TimeoutError(`no event within the ${ms} ms idle timeout`, { ...call, timeoutMs: ms })),
+        ms,
+      );
+    };
+    parser = createParser({ onEvent: arm });
+    arm();
+  }
+  const decoder = new TextDecoder();
+
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       body.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
+        parser?.feed(decoder.decode(chunk, { stream: true }));
         controller.enqueue(new Uint8Array(chunk));
         if ((controller.desiredSize ?? 1) <= 0) body.pause();
       });
@@ -56,15 +100,20 @@ export function toWebResponse(
         end(null);
         controller.close();
       });
-      body.once('error', (error) => {
-        end(bytes > 0 ? 'connection_error' : 'timeout_error');
-        controller.error(error);
+      body.once('error', (error: Error) => {
+        const typed =
+          error instanceof TimeoutError || error instanceof DeadlineExceededError || error instanceof AbortedError
+            ? error
+            : new ConnectionError(`the response body broke off: ${error.message}`, { ...call, cause: error });
+        end(typed.type);
+        controller.error(typed);
       });
     },
     pull() {
       body.resume();
     },
     cancel() {
+      // The consumer stopped reading: not a failure of the call.
       end(null);
       body.destroy();
     },

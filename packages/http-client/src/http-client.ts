@@ -22,7 +22,7 @@ import {
 import { readEvents, type SseEvent, StreamIdleError } from './event-stream.js';
 import { classifyFailure, errorFromResponse, firstHeader, type TimerReason } from './failure.js';
 import { flatHeaders, toWebResponse } from './fetch-response.js';
-import type { Ledger, WaitReason } from './ledger.js';
+import type { AttemptRecord, Ledger, WaitReason } from './ledger.js';
 import { RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, isReplaySafe } from './retry-policy.js';
 
@@ -96,6 +96,8 @@ export interface CallOptions<S extends TSchema | undefined = undefined> {
   cost?: number | undefined;
   /** Validate a 2xx JSON body against this schema; `data` is then typed by it. */
   schema?: S;
+  /** A ledger for this call alone (the client's ledger, if any, records it too). */
+  ledger?: Ledger | undefined;
 }
 
 export interface StreamOptions extends Omit<CallOptions, 'schema'> {
@@ -135,15 +137,30 @@ interface Call {
   timeoutMs: number;
   maxRetries: number;
   cost: number;
+  /** Per-call ledger, receiving this call's records besides the client's ledger. */
+  ledger: Ledger | undefined;
 }
+
+/** Marks a stream body destroyed because the call's deadline passed. */
+class DeadlineReached extends Error {}
 
 /** What one attempt produced. */
 type Sent =
   | { kind: 'ok'; status: number; headers: IncomingHttpHeaders; buffer: Buffer }
-  | { kind: 'stream'; status: number; headers: IncomingHttpHeaders; body: Readable; finish: Finish }
+  | {
+      kind: 'stream';
+      status: number;
+      headers: IncomingHttpHeaders;
+      body: Readable;
+      finish: Finish;
+      /** What is left of the attempt's timeout once the headers arrived. */
+      timeLeftMs: number;
+    }
   | {
       kind: 'error';
       error: HttpClientError;
+      /** False when the attempt ended before anything was sent (abort, deadline, budget). */
+      sent: boolean;
       response?: { status: number; headers: IncomingHttpHeaders; buffer: Buffer };
     };
 
@@ -182,6 +199,9 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
  */
 export class HttpClient {
   readonly baseUrl: string;
+  readonly #origin: string;
+  /** Strings scrubbed from anything the server sends back (a server may echo the key). */
+  readonly #secrets: string[];
   readonly #authHeader: [string, string] | undefined;
   readonly #headers: Record<string, string>;
   readonly #timeoutMs: number;
@@ -218,10 +238,12 @@ export class HttpClient {
       throw new TypeError('baseUrl must not carry credentials or a query string; pass the key with `auth`');
     }
     this.baseUrl = base.href.replace(/\/$/, '');
+    this.#origin = base.origin;
     const key = options.auth?.key ?? (options.auth?.env ? process.env[options.auth.env] : undefined);
     if (options.auth?.env && !key) {
       throw new TypeError(`auth: the environment variable ${options.auth.env} is not set`);
     }
+    this.#secrets = key ? [key] : [];
     this.#authHeader = key
       ? options.auth?.scheme === 'x-api-key'
         ? ['x-api-key', key]
@@ -285,16 +307,18 @@ export class HttpClient {
 
   /**
    * Streams server-sent events. After a dropped connection it resumes with Last-Event-ID when
-   * the server gave event ids; a stream without ids that already delivered events is not
-   * silently restarted (StreamInterruptedError).
+   * the server gave event ids and the call is safe to repeat; events the server sends again
+   * are dropped. A stream that cannot resume and already delivered events is not silently
+   * restarted (StreamInterruptedError). The deadline covers the whole stream.
    */
   async *stream(options: StreamOptions): AsyncGenerator<SseEvent> {
     const call = this.#prepare({ ...options, headers: { accept: 'text/event-stream', ...options.headers } });
     const idleTimeoutMs = options.idleTimeoutMs ?? this.#idleTimeoutMs;
     const maxResumes = options.maxResumes ?? this.#maxResumes;
+    const delivered = new Set<string>();
     let lastEventId: string | undefined;
     let reconnectMs = 1000;
-    let delivered = 0;
+    let count = 0;
     let resumes = 0;
     let attempt = 1;
     let wait = NO_WAIT;
@@ -305,29 +329,40 @@ export class HttpClient {
         'stream',
         attempt,
         wait,
-        lastEventId,
+        resumes > 0 ? lastEventId : undefined,
       );
       if (sent.kind !== 'stream') throw new Error('unreachable: stream call returned a buffer');
+      const remaining = this.#remaining(call);
+      const deadlineTimer = Number.isFinite(remaining)
+        ? setTimeout(() => sent.body.destroy(new DeadlineReached()), Math.max(0, remaining))
+        : undefined;
       let bytes = 0;
       let finished = false;
       try {
         for await (const event of readEvents(sent.body, {
           idleTimeoutMs,
           onRetry: (ms) => {
-            reconnectMs = ms;
+            reconnectMs = Math.min(ms, this.#maxRetryAfterMs);
           },
           onBytes: (n) => {
             bytes += n;
           },
         })) {
-          if (event.id !== undefined) lastEventId = event.id;
-          delivered++;
+          if (event.id !== undefined && event.id !== '' && delivered.has(event.id)) continue; // sent again after a resume
+          // An empty id resets the stream's last event id, as in the SSE standard.
+          if (event.id !== undefined) lastEventId = event.id === '' ? undefined : event.id;
+          if (event.id) {
+            delivered.add(event.id);
+            if (delivered.size > 10_000) delivered.delete(delivered.values().next().value as string);
+          }
+          count++;
           yield event;
         }
         finished = true;
         sent.finish(null, bytes);
         return;
       } catch (cause) {
+        finished = true;
         const error =
           cause instanceof StreamIdleError
             ? new TimeoutError(`no event within the ${idleTimeoutMs} ms idle timeout`, {
@@ -335,36 +370,58 @@ export class HttpClient {
                 path: call.path,
                 timeoutMs: idleTimeoutMs,
               })
-            : classifyFailure(cause, {
-                ...call,
-                callerSignal: call.signal,
-                timer: undefined,
-                timeoutMs: idleTimeoutMs,
-              });
-        finished = true;
+            : cause instanceof DeadlineReached
+              ? new DeadlineExceededError(`the deadline passed after ${count} events`, {
+                  method: call.method,
+                  path: call.path,
+                })
+              : classifyFailure(cause, {
+                  ...call,
+                  callerSignal: call.signal,
+                  timer: undefined,
+                  timeoutMs: idleTimeoutMs,
+                });
         sent.finish(error.type, bytes);
         error.attempts = used;
         if (!error.retryable) throw error;
+        if (error.retryable) this.#retryBudget?.onFailure();
         attempt = used + 1;
-        if (lastEventId !== undefined && resumes < maxResumes) {
+        const canResume = lastEventId !== undefined && call.replaySafe;
+        if (canResume && resumes < maxResumes) {
           resumes++;
-          const clamped = this.#clampToDeadline(call, { ms: reconnectMs, reason: 'sse_retry' }, error);
-          if (clamped instanceof Error) throw clamped;
-          wait = clamped;
+          const next =
+            this.#budgetRefusal(call, error) ??
+            this.#clampToDeadline(call, { ms: reconnectMs, reason: 'sse_retry' }, error);
+          if (next instanceof Error) {
+            next.attempts = used;
+            throw next;
+          }
+          wait = next;
           continue;
         }
-        if (delivered > 0) {
-          throw new StreamInterruptedError(
+        if (count > 0) {
+          const why =
             lastEventId === undefined
-              ? `the stream broke after ${delivered} events and sent no event ids to resume from (${error.message})`
-              : `the stream broke after ${delivered} events and ${resumes} resumes (${error.message})`,
-            { method: call.method, path: call.path, eventsDelivered: delivered, cause: error, attempts: used },
-          );
+              ? 'sent no event ids to resume from'
+              : !call.replaySafe
+                ? 'is not safe to repeat (send an Idempotency-Key or declare it idempotent)'
+                : `was resumed ${resumes} times already`;
+          throw new StreamInterruptedError(`the stream broke after ${count} events and ${why} (${error.message})`, {
+            method: call.method,
+            path: call.path,
+            eventsDelivered: count,
+            cause: error,
+            attempts: used,
+          });
         }
         const next = this.#decide(call, error, used);
-        if (next instanceof Error) throw next;
+        if (next instanceof Error) {
+          next.attempts = used;
+          throw next;
+        }
         wait = next;
       } finally {
+        clearTimeout(deadlineTimer);
         if (!finished) {
           // The consumer stopped early (break/return): close the connection and the record.
           sent.body.destroy();
@@ -376,8 +433,9 @@ export class HttpClient {
 
   /**
    * A `fetch` for other libraries (the MCP SDK transports take one) with this client's
-   * timeouts, ledger and budget. Error statuses come back as responses, as fetch does;
-   * retries happen only where they are safe (safe methods, or an Idempotency-Key header).
+   * timeouts, deadline, ledger and budget. Error statuses come back as responses, as fetch does;
+   * retries happen only where they are safe (safe methods, or the caller's own Idempotency-Key
+   * header). This client's key is sent only to its own origin.
    */
   readonly fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const request = input instanceof Request ? input : undefined;
@@ -399,13 +457,9 @@ export class HttpClient {
       plain[name] = value;
     });
     const signal = init.signal ?? request?.signal ?? undefined;
+    const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
     const call = this.#prepare(
-      {
-        method: init.method ?? request?.method ?? 'GET',
-        path: url.pathname,
-        headers: plain,
-        ...(signal ? { signal } : {}),
-      },
+      { method, path: url.pathname, headers: plain, ...(signal ? { signal } : {}) },
       url.href,
       body,
     );
@@ -413,17 +467,24 @@ export class HttpClient {
       const { sent } = await this.#execute(call, 'stream', 1, NO_WAIT);
       if (sent.kind !== 'stream') throw new Error('unreachable: fetch returned a buffer');
       const isEventStream = (firstHeader(sent.headers, 'content-type') ?? '').includes('text/event-stream');
-      return toWebResponse(
-        sent.status,
-        sent.headers,
-        sent.body,
-        sent.finish,
-        isEventStream ? undefined : call.timeoutMs,
-      );
+      // A body must be complete within the attempt's time; an event stream answering a request
+      // must keep delivering events; a GET event stream (server notifications) may idle.
+      const limits = {
+        bodyTimeoutMs: isEventStream ? undefined : Math.max(0, sent.timeLeftMs),
+        idleTimeoutMs: isEventStream && method !== 'GET' ? this.#idleTimeoutMs : undefined,
+        deadlineMs: Number.isFinite(this.#remaining(call)) ? Math.max(0, this.#remaining(call)) : undefined,
+      };
+      return toWebResponse(sent.status, sent.headers, sent.body, sent.finish, limits, {
+        method: call.method,
+        path: call.path,
+        signal: call.signal,
+      });
     } catch (error) {
-      const response = error instanceof APIError ? this.#errorResponses.get(error) : undefined;
-      if (response)
+      const last = error instanceof APIError ? error : (error as { cause?: unknown }).cause;
+      const response = last instanceof APIError ? this.#errorResponses.get(last) : undefined;
+      if (response) {
         return new Response(response.buffer, { status: response.status, headers: flatHeaders(response.headers) });
+      }
       throw error;
     }
   };
@@ -444,6 +505,10 @@ export class HttpClient {
   // Error responses kept for the fetch adapter, which must hand them back as responses.
   readonly #errorResponses = new WeakMap<APIError, { status: number; headers: IncomingHttpHeaders; buffer: Buffer }>();
 
+  /**
+   * @param absoluteUrl set by the fetch adapter: then no default Accept, no generated
+   *   idempotency key, and this client's key and headers only for its own origin.
+   */
   #prepare(options: CallOptions<TSchema | undefined>, absoluteUrl?: string, rawBody?: Uint8Array): Call {
     const method = (options.method ?? 'GET').toUpperCase();
     if (!absoluteUrl && !options.path.startsWith('/')) {
@@ -453,8 +518,10 @@ export class HttpClient {
     for (const [name, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
     }
-    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers };
-    if (this.#authHeader) headers[this.#authHeader[0]] = this.#authHeader[1];
+    const ownOrigin = url.origin === this.#origin;
+    const headers: Record<string, string> = absoluteUrl ? {} : { accept: 'application/json' };
+    if (ownOrigin) Object.assign(headers, this.#headers);
+    if (ownOrigin && this.#authHeader) headers[this.#authHeader[0]] = this.#authHeader[1];
     for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
     let body = rawBody;
     if (options.json !== undefined) {
@@ -464,7 +531,7 @@ export class HttpClient {
     let idempotencyKey = headers['idempotency-key'];
     if (
       options.idempotencyKey !== undefined ||
-      (!idempotencyKey && this.#autoKeys && (method === 'POST' || method === 'PATCH'))
+      (!idempotencyKey && !absoluteUrl && this.#autoKeys && (method === 'POST' || method === 'PATCH'))
     ) {
       idempotencyKey = typeof options.idempotencyKey === 'string' ? options.idempotencyKey : randomUUID();
     }
@@ -489,6 +556,7 @@ export class HttpClient {
       timeoutMs: positiveInteger('timeoutMs', options.timeoutMs, this.#timeoutMs),
       maxRetries: positiveInteger('maxRetries', options.maxRetries, this.#maxRetries),
       cost: options.cost ?? this.#costOf?.({ method, path: url.pathname }) ?? 0,
+      ledger: options.ledger,
     };
   }
 
@@ -502,22 +570,18 @@ export class HttpClient {
   ): Promise<Executed> {
     let wait = firstWait;
     for (let attempt = firstAttempt; ; attempt++) {
-      if (wait.ms > 0) await this.#sleep(call, wait.ms);
+      if (wait.ms > 0) await this.#sleep(call, wait.ms, attempt - 1);
       const sent = await this.#attempt(call, attempt, wait, mode, resumedFrom);
       if (sent.kind !== 'error') {
         this.#retryBudget?.onSuccess();
         return { sent, attempt };
       }
       const { error } = sent;
-      if (error.retryable) this.#retryBudget?.onFailure();
+      if (sent.sent && error.retryable) this.#retryBudget?.onFailure();
       if (sent.response && error instanceof APIError) this.#errorResponses.set(error, sent.response);
-      const next = this.#decide(call, error, attempt);
+      const next = sent.sent ? this.#decide(call, error, attempt) : error;
       if (next instanceof Error) {
-        next.attempts = attempt;
-        if (next !== error && error instanceof APIError && sent.response) {
-          // The fetch adapter answers with the last response even when the deadline ends the call.
-          this.#errorResponses.set(error, sent.response);
-        }
+        next.attempts = sent.sent ? attempt : attempt - 1;
         throw next;
       }
       wait = next;
@@ -535,24 +599,41 @@ export class HttpClient {
       }
       if (!allowed) return error;
     }
+    // The budget is checked before waiting, so a run out of budget does not sleep first.
+    const overBudget = this.#budgetRefusal(call, error);
+    if (overBudget) return overBudget;
     const serverWait = error instanceof APIError ? error.retryAfterMs : undefined;
-    if (serverWait !== undefined) {
-      if (serverWait > this.#maxRetryAfterMs) return error;
+    if (serverWait !== undefined && serverWait > 0) {
       const remaining = this.#remaining(call);
-      if (serverWait > remaining) {
+      if (serverWait >= remaining) {
         return new DeadlineExceededError(
           `the server asked to wait ${seconds(serverWait)} (Retry-After) but only ${seconds(Math.max(0, remaining))} ` +
             `remain before the deadline; not waiting. Last error: ${error.message}`,
           { method: call.method, path: call.path, status: error.status, requestId: error.requestId, cause: error },
         );
       }
+      if (serverWait > this.#maxRetryAfterMs) {
+        error.message += ` (not retried: the server asked to wait ${seconds(serverWait)}, more than maxRetryAfterMs ${seconds(this.#maxRetryAfterMs)})`;
+        return error;
+      }
       return { ms: serverWait, reason: 'retry_after' };
     }
+    // No wait from the server, or "Retry-After: 0": the computed backoff, so a server that
+    // always says 0 cannot pull the client into a tight loop.
     return this.#clampToDeadline(
       call,
       { ms: backoffDelay(attempt - 1, this.#backoff, this.#random), reason: 'backoff' },
       error,
     );
+  }
+
+  #budgetRefusal(call: Call, lastError: HttpClientError): HttpClientError | undefined {
+    try {
+      this.#budget?.check({ method: call.method, path: call.path, cost: call.cost, cause: lastError });
+      return undefined;
+    } catch (error) {
+      return error as HttpClientError;
+    }
   }
 
   /** A wait that would reach past the deadline is not started: the call fails now instead. */
@@ -572,12 +653,28 @@ export class HttpClient {
     return call.deadline === undefined ? Number.POSITIVE_INFINITY : call.deadline - this.#clock.now();
   }
 
-  async #sleep(call: Call, ms: number): Promise<void> {
+  async #sleep(call: Call, ms: number, attemptsSoFar: number): Promise<void> {
     try {
       await this.#clock.sleep(ms, call.signal);
     } catch (cause) {
-      throw classifyFailure(cause, { ...call, callerSignal: call.signal, timer: undefined, timeoutMs: call.timeoutMs });
+      const error = classifyFailure(cause, {
+        ...call,
+        callerSignal: call.signal,
+        timer: undefined,
+        timeoutMs: call.timeoutMs,
+      });
+      error.attempts = attemptsSoFar;
+      throw error;
     }
+  }
+
+  /** Follows the caller's signal without AbortSignal.any, whose links pile up on a long-lived signal. */
+  #linkSignal(call: Call, controller: AbortController): () => void {
+    const signal = call.signal;
+    if (!signal) return () => undefined;
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    return () => signal.removeEventListener('abort', onAbort);
   }
 
   /** One attempt: budget check, send, read (unless streaming), record. */
@@ -593,7 +690,7 @@ export class HttpClient {
     const bytesSent = call.body?.length ?? 0;
     const record = (status: number | null, errorType: string | null, bytesReceived: number, requestId?: string) => {
       this.#budget?.chargeBytes(bytesSent + bytesReceived);
-      this.#ledger?.add({
+      const entry: AttemptRecord = {
         kind: 'attempt',
         time: new Date(startedAt).toISOString(),
         layer: this.#layer,
@@ -611,34 +708,30 @@ export class HttpClient {
         idempotencyKey: call.idempotencyKey ?? null,
         requestId: requestId ?? null,
         ...(resumedFrom === undefined ? {} : { resumedFrom }),
-      });
+      };
+      this.#ledger?.add(entry);
+      call.ledger?.add(entry);
     };
+    const notSent = (error: HttpClientError): Sent => ({ kind: 'error', error, sent: false });
 
     if (call.signal?.aborted) {
-      return {
-        kind: 'error',
-        error: classifyFailure(undefined, {
-          ...call,
-          callerSignal: call.signal,
-          timer: undefined,
-          timeoutMs: call.timeoutMs,
-        }),
-      };
+      return notSent(
+        classifyFailure(undefined, { ...call, callerSignal: call.signal, timer: undefined, timeoutMs: call.timeoutMs }),
+      );
     }
     const remaining = this.#remaining(call);
     if (remaining <= 0) {
-      return {
-        kind: 'error',
-        error: new DeadlineExceededError('the deadline passed before the next attempt', {
+      return notSent(
+        new DeadlineExceededError('the deadline passed before the next attempt', {
           method: call.method,
           path: call.path,
         }),
-      };
+      );
     }
     try {
       this.#budget?.check({ method: call.method, path: call.path, cost: call.cost });
     } catch (error) {
-      return { kind: 'error', error: error as HttpClientError };
+      return notSent(error as HttpClientError);
     }
     this.#budget?.chargeAttempt(call.cost);
 
@@ -650,24 +743,36 @@ export class HttpClient {
       fired = timerReason;
       controller.abort();
     }, limit);
-    const signal = call.signal ? AbortSignal.any([call.signal, controller.signal]) : controller.signal;
+    const unlink = this.#linkSignal(call, controller);
     let bytesReceived = 0;
     let status: number | null = null;
     let requestId: string | undefined;
+    let handedOver = false;
     try {
       const response = await undiciRequest(call.url, {
         method: call.method as Dispatcher.HttpMethod,
         headers: call.headers,
         body: call.body ?? null,
-        signal,
+        signal: controller.signal,
         dispatcher: this.#dispatcher,
       });
       status = response.statusCode;
       requestId = firstHeader(response.headers, 'request-id');
       if (mode === 'stream' && status < 400) {
         clearTimeout(timer);
-        const finish: Finish = (errorType, bytes) => record(status, errorType, bytes, requestId);
-        return { kind: 'stream', status, headers: response.headers, body: response.body, finish };
+        handedOver = true;
+        const finish: Finish = (errorType, bytes) => {
+          unlink();
+          record(status, errorType, bytes, requestId);
+        };
+        return {
+          kind: 'stream',
+          status,
+          headers: response.headers,
+          body: response.body,
+          finish,
+          timeLeftMs: limit - (performance.now() - started),
+        };
       }
       const chunks: Buffer[] = [];
       for await (const chunk of response.body as AsyncIterable<Buffer>) {
@@ -681,9 +786,10 @@ export class HttpClient {
           method: call.method,
           path: call.path,
           now: this.#clock.now(),
+          secrets: this.#secrets,
         });
         record(status, error.type, bytesReceived, requestId);
-        return { kind: 'error', error, response: { status, headers: response.headers, buffer } };
+        return { kind: 'error', error, sent: true, response: { status, headers: response.headers, buffer } };
       }
       record(status, null, bytesReceived, requestId);
       return { kind: 'ok', status, headers: response.headers, buffer };
@@ -691,7 +797,9 @@ export class HttpClient {
       clearTimeout(timer);
       const error = classifyFailure(cause, { ...call, callerSignal: call.signal, timer: fired, timeoutMs: limit });
       record(status, error.type, bytesReceived, requestId);
-      return { kind: 'error', error };
+      return { kind: 'error', error, sent: true };
+    } finally {
+      if (!handedOver) unlink();
     }
   }
 

@@ -21,6 +21,7 @@ export {
   BudgetExceededError,
   ConnectionError,
   DeadlineExceededError,
+  InvalidArgumentError,
   InvalidResponseError,
   StreamInterruptedError,
   TimeoutError,

@@ -35,6 +35,8 @@ export function serverRetryDelay(headers: IncomingHttpHeaders, now: number): num
   const retryAfter = header(headers, 'retry-after')?.trim();
   if (retryAfter === undefined || retryAfter === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(retryAfter)) return Math.ceil(Number(retryAfter) * 1000);
+  // Anything else numeric-looking (negative, exponent) is unreadable, not a date.
+  if (/^[-+]?[\d.eE+-]+$/.test(retryAfter)) return undefined;
   const at = Date.parse(retryAfter);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);

@@ -148,7 +148,9 @@ describe('abort', () => {
   it('does not start when the signal is already aborted', async () => {
     const server = await startServer((_req, res) => json(res, 200, {}));
     const http = new HttpClient({ baseUrl: server.url });
-    await expect(http.get('/', { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(AbortedError);
+    const error = await http.get('/', { signal: AbortSignal.abort() }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(error).toMatchObject({ attempts: 0 });
     expect(server.hits()).toBe(0);
   });
 });

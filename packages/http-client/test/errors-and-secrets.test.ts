@@ -5,6 +5,7 @@ import {
   ConflictError,
   ConnectionError,
   HttpClient,
+  InvalidArgumentError,
   InvalidRequestError,
   isAPIError,
   isAuthenticationError,
@@ -139,5 +140,30 @@ describe('the secret', () => {
     expect(() => new HttpClient({ baseUrl: 'http://user:pw@127.0.0.1:1' })).toThrow(/must not carry credentials/);
     expect(() => new HttpClient({ baseUrl: 'http://127.0.0.1:1/?key=abc' })).toThrow(/must not carry credentials/);
     expect(() => new HttpClient({ baseUrl: 'ftp://127.0.0.1' })).toThrow(/http or https/);
+  });
+
+  it("scrubs this client's key from what a server echoes back", async () => {
+    const server = await startServer((req, res) =>
+      json(res, 401, {
+        error: { type: 'authentication_error', message: `Incorrect API key provided: ${req.headers.authorization}` },
+      }),
+    );
+    const http = new HttpClient({ baseUrl: server.url, auth: { key: 'sk-echoed-secret-9' } });
+    const error = await http.get('/').catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      'GET /: 401 authentication_error: Incorrect API key provided: Bearer [redacted]',
+    );
+    expect(JSON.stringify(error)).not.toContain('sk-echoed-secret-9');
+  });
+});
+
+describe('requests that cannot be sent', () => {
+  it('are not retried: a key with a line break is our mistake, not the network', async () => {
+    const server = await startServer((_req, res) => json(res, 200, {}));
+    const http = new HttpClient({ baseUrl: server.url, auth: { key: 'bad\nkey' }, clock: new FakeClock() });
+    const error = await http.get('/').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(error).toMatchObject({ retryable: false, attempts: 1 });
+    expect(server.hits()).toBe(0);
   });
 });

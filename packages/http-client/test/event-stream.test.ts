@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DeadlineExceededError,
   HttpClient,
   isStreamInterruptedError,
   Ledger,
@@ -16,11 +17,13 @@ async function collect(events: AsyncIterable<SseEvent>): Promise<SseEvent[]> {
   return out;
 }
 
+// The digest is computed, not stored: the caller declares it safe to repeat, which allows resuming.
 const DIGEST = {
   method: 'POST',
   path: '/digest',
   json: { date: '2026-06-10', max_items: 3 },
   query: { interval_ms: 0 },
+  idempotent: true,
 };
 
 describe('SSE streams', () => {
@@ -147,12 +150,81 @@ describe('SSE streams', () => {
     const ledger = new Ledger();
     const clock = new FakeClock();
     const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, ledger, clock });
-    const events = await collect(http.stream({ ...DIGEST, idempotent: true }));
+    const events = await collect(http.stream(DIGEST));
     expect(events.at(-1)?.event).toBe('done');
     expect(clock.sleeps).toEqual([1000]);
     expect(ledger.attempts.map((r) => [r.status, r.waitReason])).toEqual([
       [429, null],
       [200, 'retry_after'],
     ]);
+  });
+
+  it('does not resume a POST stream that is not safe to repeat', async () => {
+    const api = await startToyApi();
+    await api.setFaults({ rules: [{ method: 'POST', path: '/digest', action: 'cut_stream', after_events: 3 }] });
+    const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, clock: new FakeClock() });
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const e of http.stream({ ...DIGEST, idempotent: undefined })) seen.push(e.data);
+    })().catch((e: unknown) => e);
+    expect(seen).toHaveLength(3);
+    expect(error).toBeInstanceOf(StreamInterruptedError);
+    expect((error as Error).message).toMatch(/is not safe to repeat/);
+  });
+
+  it('drops events a server sends again after a resume, and treats an empty id as no id', async () => {
+    const server = await startServer((req, res, n) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // The first connection breaks after two events; the second ignores Last-Event-ID and replays.
+      if (n === 0) {
+        res.write('id: 1\ndata: a\n\nid: 2\ndata: b\n\n');
+        setTimeout(() => res.socket?.destroy(), 20);
+      } else {
+        expect(req.headers['last-event-id']).toBe('2');
+        res.end('id: 1\ndata: a\n\nid: 2\ndata: b\n\nid: 3\ndata: c\n\n');
+      }
+    });
+    const http = new HttpClient({ baseUrl: server.url, clock: new FakeClock() });
+    expect((await collect(http.stream({ path: '/' }))).map((e) => e.data)).toEqual(['a', 'b', 'c']);
+
+    const reset = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('id: 1\ndata: a\n\nid:\ndata: b\n\n');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const error = await collect(
+      new HttpClient({ baseUrl: reset.url, clock: new FakeClock() }).stream({ path: '/' }),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StreamInterruptedError);
+    expect(reset.hits()).toBe(1);
+  });
+
+  it('ends a stream at the deadline, however many events it is still sending', async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const tick = setInterval(() => res.write('data: tick\n\n'), 10);
+      res.on('close', () => clearInterval(tick));
+    });
+    const http = new HttpClient({ baseUrl: server.url });
+    let count = 0;
+    const error = await (async () => {
+      for await (const _ of http.stream({ path: '/', deadlineMs: 200 })) count++;
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+    expect(count).toBeGreaterThan(0);
+  });
+
+  it('caps the server-given reconnection delay like any server-given wait', async () => {
+    const server = await startServer((_req, res, n) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (n === 0) {
+        res.write('retry: 3600000\nid: 1\ndata: a\n\n');
+        setTimeout(() => res.socket?.destroy(), 20);
+      } else res.end('id: 2\ndata: b\n\n');
+    });
+    const clock = new FakeClock();
+    const http = new HttpClient({ baseUrl: server.url, clock, maxRetryAfterMs: 5000 });
+    expect((await collect(http.stream({ path: '/' }))).map((e) => e.data)).toEqual(['a', 'b']);
+    expect(clock.sleeps).toEqual([5000]);
   });
 });

@@ -6,7 +6,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConnectionError, HttpClient, Ledger } from '../src/index.js';
+import { ConnectionError, HttpClient, Ledger, TimeoutError } from '../src/index.js';
 import { FakeClock } from './support/fake-clock.js';
 import { json, onCleanup, startServer, startToyApi } from './support/servers.js';
 
@@ -93,5 +93,88 @@ describe('the fetch adapter', () => {
     expect(posts.length).toBeGreaterThanOrEqual(3);
     expect(posts.every((r) => r.layer === 'mcp' && r.path === '/mcp')).toBe(true);
     expect(posts.every((r) => r.bytesSent > 0)).toBe(true);
+  });
+
+  it("sends this client's key only to its own origin, and never makes up an Idempotency-Key", async () => {
+    const own = await startServer((_req, res, n) => (n === 0 ? json(res, 503, {}) : json(res, 200, {})));
+    const other = await startServer((_req, res) => json(res, 200, {}));
+    const http = new HttpClient({
+      baseUrl: own.url,
+      auth: { key: 'sk-own-key-123' },
+      idempotencyKeys: 'auto',
+      clock: new FakeClock(),
+    });
+    await http.fetch(`${other.url}/x`);
+    expect(other.requests[0]?.headers.authorization).toBeUndefined();
+    const posted = await http.fetch(`${own.url}/x`, { method: 'POST', body: '{}' });
+    expect(posted.status).toBe(503);
+    expect(own.requests[0]?.headers.authorization).toBe('Bearer sk-own-key-123');
+    expect(own.requests[0]?.headers['idempotency-key']).toBeUndefined();
+    expect(own.hits()).toBe(1);
+  });
+
+  it('hands the body over as it arrives, not when it is complete', async () => {
+    let release: () => void = () => undefined;
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: first\n\n');
+      release = () => res.end('data: second\n\n');
+    });
+    const http = new HttpClient({ baseUrl: server.url });
+    const response = await http.fetch(`${server.url}/`);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe('data: first\n\n');
+    release();
+    let rest = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read()) rest += new TextDecoder().decode(r.value);
+    expect(rest).toBe('data: second\n\n');
+  });
+
+  it('fails a body that outlasts what is left of the attempt timeout, with a TimeoutError', async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"a":');
+    });
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: server.url, timeoutMs: 200, ledger });
+    const response = await http.fetch(`${server.url}/`);
+    await expect(response.text()).rejects.toBeInstanceOf(TimeoutError);
+    expect(ledger.attempts[0]?.errorType).toBe('timeout_error');
+  });
+
+  it('serves the official MCP client with SSE responses, the GET stream included, and closes every record', async () => {
+    const httpServer = createServer(async (req, res) => {
+      const mcp = new McpServer({ name: 'echo', version: '1.0.0' });
+      mcp.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+        content: [{ type: 'text', text: `echo: ${text}` }],
+      }));
+      const transport = new StreamableHTTPServerTransport({});
+      res.on('close', () => {
+        void transport.close();
+        void mcp.close();
+      });
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+    onCleanup(
+      () =>
+        new Promise((resolve) => {
+          httpServer.closeAllConnections();
+          httpServer.close(() => resolve());
+        }),
+    );
+    const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}/mcp`;
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: url, ledger, layer: 'mcp' });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: http.fetch }));
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'sse' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'echo: sse' }]);
+    await client.close();
+    const calls = ledger.attempts.filter((r) => r.method === 'POST');
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(calls.every((r) => r.errorType === null)).toBe(true);
   });
 });

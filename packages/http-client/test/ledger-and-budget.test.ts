@@ -1,9 +1,11 @@
 import { PassThrough } from 'node:stream';
+import { EmailPage } from '@agentwire/schemas';
 import { describe, expect, it } from 'vitest';
 import {
   Budget,
   BudgetExceededError,
   HttpClient,
+  InvalidResponseError,
   isBudgetExceededError,
   Ledger,
   type LedgerEntry,
@@ -151,7 +153,35 @@ describe('budget', () => {
     await expect(http.get('/emails', { query: { limit: 1 } })).rejects.toMatchObject({ limit: 'cost' });
   });
 
+  it('is checked before a backoff wait, so a spent budget does not sleep first', async () => {
+    const api = await startToyApi();
+    const clock = new FakeClock();
+    const http = new HttpClient({
+      baseUrl: api.url,
+      auth: { key: api.key },
+      budget: new Budget({ maxAttempts: 1 }),
+      clock,
+    });
+    const error = await http.get('/flaky', { query: { fail_times: 1 } }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BudgetExceededError);
+    expect(error).toMatchObject({ attempts: 1 });
+    expect((error as Error & { cause: { status: number } }).cause.status).toBe(503);
+    expect(clock.sleeps).toEqual([]);
+  });
+
   it('refuses a limit that is not a number', () => {
     expect(() => new Budget({ maxAttempts: -1 })).toThrow('Budget: maxAttempts must be a number >= 0, got -1');
+  });
+});
+
+describe('typed responses', () => {
+  it('validates a body against the schema it was given, and reports a mismatch line by line', async () => {
+    const api = await startToyApi();
+    const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key } });
+    const page = await http.get('/emails', { query: { limit: 2 }, schema: EmailPage });
+    expect(page.data.data).toHaveLength(2);
+    const wrong = await http.get('/employees/e-01', { schema: EmailPage }).catch((e: unknown) => e);
+    expect(wrong).toBeInstanceOf(InvalidResponseError);
+    expect((wrong as Error).message).toMatch(/does not match its schema:\n\$: missing required property 'data'/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HttpClient, Ledger, RateLimitError } from '../src/index.js';
+import { DeadlineExceededError, HttpClient, Ledger, RateLimitError } from '../src/index.js';
 import { FakeClock } from './support/fake-clock.js';
 import { json, startServer, startToyApi } from './support/servers.js';
 
@@ -66,16 +66,21 @@ describe('server-given waits', () => {
     expect(clock.sleeps).toEqual([5000]);
   });
 
-  it('retries at once on Retry-After: 0 and falls back to backoff on a value it cannot read', async () => {
-    const zero = await limited({ 'retry-after': '0' });
-    const a = client(zero.url);
-    await a.http.get('/');
-    expect(a.clock.sleeps).toEqual([]);
-    expect(a.ledger.attempts[1]).toMatchObject({ waitMs: 0, waitReason: 'retry_after' });
-    const garbage = await limited({ 'retry-after': 'soon' });
-    const b = client(garbage.url);
-    await b.http.get('/');
-    expect(b.clock.sleeps).toEqual([500]);
+  it('uses the computed backoff for Retry-After: 0 and for values it cannot read', async () => {
+    for (const value of ['0', 'soon', '-1', '1e3']) {
+      const server = await limited({ 'retry-after': value });
+      const { http, clock } = client(server.url);
+      await http.get('/');
+      expect({ value, sleeps: clock.sleeps }).toEqual({ value, sleeps: [500] });
+    }
+  });
+
+  it('fails at once when the wait asked for is exactly the time left', async () => {
+    const server = await limited({ 'retry-after': '2' });
+    const { http, clock } = client(server.url);
+    const error = await http.get('/', { deadlineMs: 2000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+    expect(clock.sleeps).toEqual([]);
   });
 
   it('does not sleep for an hour when the server asks for one: it fails at once with the wait it was given', async () => {
@@ -84,6 +89,9 @@ describe('server-given waits', () => {
     const error = await http.get('/').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitError);
     expect(error).toMatchObject({ retryAfterMs: 3_600_000, attempts: 1, serverMessage: 'slow down' });
+    expect((error as Error).message).toMatch(
+      /not retried: the server asked to wait 3600\.0 s, more than maxRetryAfterMs 60\.0 s/,
+    );
     expect(clock.sleeps).toEqual([]);
     expect(server.hits()).toBe(1);
   });

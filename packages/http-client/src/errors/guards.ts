@@ -17,6 +17,7 @@ import {
   BudgetExceededError,
   ConnectionError,
   DeadlineExceededError,
+  InvalidArgumentError,
   InvalidResponseError,
   StreamInterruptedError,
   TimeoutError,
@@ -43,5 +44,6 @@ export const isTimeoutError = guard(TimeoutError);
 export const isDeadlineExceededError = guard(DeadlineExceededError);
 export const isBudgetExceededError = guard(BudgetExceededError);
 export const isAbortedError = guard(AbortedError);
+export const isInvalidArgumentError = guard(InvalidArgumentError);
 export const isInvalidResponseError = guard(InvalidResponseError);
 export const isStreamInterruptedError = guard(StreamInterruptedError);

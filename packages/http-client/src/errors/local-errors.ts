@@ -44,6 +44,12 @@ export class AbortedError extends HttpClientError {
   readonly retryable = false;
 }
 
+/** The request could not be sent as given (e.g. a header value with a line break). Not retried. */
+export class InvalidArgumentError extends HttpClientError {
+  readonly type = 'invalid_argument';
+  readonly retryable = false;
+}
+
 /** A 2xx response whose body was not what it should be (not JSON, or not the expected shape). */
 export class InvalidResponseError extends HttpClientError {
   readonly type = 'invalid_response';

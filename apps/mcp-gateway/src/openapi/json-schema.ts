@@ -1,0 +1,135 @@
+// Turns OpenAPI schemas into self-contained JSON Schema 2020-12 for one tool: local $refs to
+// components/schemas become $defs (only those the tool reaches, so a big spec does not bloat
+// every tool), OpenAPI 3.0 dialect (nullable, boolean exclusive bounds, example) is converted,
+// and external $refs are refused rather than fetched.
+export type JsonSchema = Record<string, unknown>;
+
+export class SpecError extends Error {
+  override readonly name = 'SpecError';
+}
+
+const SCHEMA_REF = /^#\/components\/schemas\/([^/]+)$/;
+
+function unescapePointer(part: string): string {
+  return decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+/** Follows a local JSON pointer (`#/components/...`) in the document. */
+export function resolvePointer(document: unknown, ref: string): unknown {
+  if (!ref.startsWith('#')) throw new SpecError(`external $ref '${ref}' is not followed (only local refs are)`);
+  let node: unknown = document;
+  for (const part of ref.slice(1).split('/').filter(Boolean)) {
+    if (typeof node !== 'object' || node === null) throw new SpecError(`$ref '${ref}' points nowhere`);
+    node = (node as Record<string, unknown>)[unescapePointer(part)];
+  }
+  if (node === undefined) throw new SpecError(`$ref '${ref}' points nowhere`);
+  return node;
+}
+
+/** Resolves a parameter/requestBody/response object that may itself be a $ref (with a cycle guard). */
+export function deref<T>(document: unknown, node: T, seen: Set<string> = new Set()): T {
+  const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+  if (typeof ref !== 'string') return node;
+  if (seen.has(ref)) throw new SpecError(`$ref cycle through '${ref}'`);
+  seen.add(ref);
+  return deref(document, resolvePointer(document, ref) as T, seen);
+}
+
+/** Collects what one tool's schemas need: converted schemas and the $defs they reach. */
+export class SchemaConverter {
+  readonly #document: unknown;
+  readonly #openapi30: boolean;
+  readonly defs = new Map<string, JsonSchema>();
+  readonly #inProgress = new Set<string>();
+
+  constructor(document: unknown, openapi30: boolean) {
+    this.#document = document;
+    this.#openapi30 = openapi30;
+  }
+
+  convert(schema: unknown): JsonSchema {
+    return this.#walk(schema, 0) as JsonSchema;
+  }
+
+  /** Adds `$defs` with exactly the definitions used. */
+  withDefs(schema: JsonSchema): JsonSchema {
+    if (this.defs.size === 0) return schema;
+    return { ...schema, $defs: Object.fromEntries([...this.defs].sort(([a], [b]) => a.localeCompare(b))) };
+  }
+
+  #walk(node: unknown, depth: number): unknown {
+    if (depth > 64) throw new SpecError('schema nested deeper than 64 levels');
+    if (Array.isArray(node)) return node.map((item) => this.#walk(item, depth + 1));
+    if (typeof node !== 'object' || node === null) return node;
+    const source = node as Record<string, unknown>;
+    if (typeof source.$ref === 'string') return this.#ref(source.$ref, source, depth);
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(source)) {
+      if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
+        out[key] = Object.fromEntries(
+          Object.entries((value ?? {}) as Record<string, unknown>).map(([k, v]) => [k, this.#walk(v, depth + 1)]),
+        );
+      } else if (key === 'example' && this.#openapi30) {
+        out.examples = [value];
+      } else if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs') {
+        // Not JSON Schema keywords (nullable is applied below).
+      } else if (typeof value === 'object' && value !== null) {
+        out[key] = this.#walk(value, depth + 1);
+      } else {
+        out[key] = value;
+      }
+    }
+    if (this.#openapi30) {
+      if (source.nullable === true) {
+        if (typeof out.type === 'string') out.type = [out.type, 'null'];
+        else if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+      }
+      for (const [flag, bound, keyword] of [
+        ['exclusiveMaximum', 'maximum', 'exclusiveMaximum'],
+        ['exclusiveMinimum', 'minimum', 'exclusiveMinimum'],
+      ] as const) {
+        if (out[flag] === true && typeof out[bound] === 'number') {
+          out[keyword] = out[bound];
+          delete out[bound];
+        } else if (out[flag] === false) {
+          delete out[flag];
+        }
+      }
+    }
+    return out;
+  }
+
+  #ref(ref: string, source: Record<string, unknown>, depth: number): unknown {
+    const match = SCHEMA_REF.exec(ref);
+    if (!match) {
+      // A ref elsewhere in the document (rare for schemas): inline it, guarding against cycles.
+      if (this.#inProgress.has(ref)) throw new SpecError(`$ref cycle through '${ref}' outside components/schemas`);
+      this.#inProgress.add(ref);
+      const inlined = this.#walk(resolvePointer(this.#document, ref), depth + 1);
+      this.#inProgress.delete(ref);
+      return inlined;
+    }
+    const name = unescapePointer(match[1] ?? '');
+    if (!this.defs.has(name) && !this.#inProgress.has(name)) {
+      this.#inProgress.add(name);
+      const converted = this.#walk(resolvePointer(this.#document, ref), depth + 1) as JsonSchema;
+      this.#inProgress.delete(name);
+      this.defs.set(name, converted);
+    }
+    // Siblings of $ref (allowed in 3.1) are kept next to it.
+    const siblings = Object.fromEntries(Object.entries(source).filter(([k]) => k !== '$ref'));
+    return { $ref: `#/$defs/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, ...siblings };
+  }
+}
+
+/** The object schema behind a schema that may be a $ref into $defs. */
+export function targetOf(schema: JsonSchema, defs: Map<string, JsonSchema>): JsonSchema {
+  let current = schema;
+  for (let i = 0; i < 32 && typeof current.$ref === 'string'; i++) {
+    const name = current.$ref.replace('#/$defs/', '').replaceAll('~1', '/').replaceAll('~0', '~');
+    const next = defs.get(name);
+    if (!next) break;
+    current = next;
+  }
+  return current;
+}
