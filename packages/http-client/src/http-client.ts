@@ -41,6 +41,8 @@ export interface ClientOptions {
   auth?: AuthOptions | undefined;
   /** Headers sent with every request. */
   headers?: Record<string, string> | undefined;
+  /** More secrets (keys sent per call) to scrub from anything the server sends back. */
+  redact?: readonly string[] | undefined;
   /** Per-attempt timeout covering the whole response, body included. Default 30 000 ms. */
   timeoutMs?: number | undefined;
   /** Retries after the first attempt. Default 2, as in the official SDKs. */
@@ -243,7 +245,7 @@ export class HttpClient {
     if (options.auth?.env && !key) {
       throw new TypeError(`auth: the environment variable ${options.auth.env} is not set`);
     }
-    this.#secrets = key ? [key] : [];
+    this.#secrets = [...(key ? [key] : []), ...(options.redact ?? [])].filter((v) => v.length > 0);
     this.#authHeader = key
       ? options.auth?.scheme === 'x-api-key'
         ? ['x-api-key', key]

@@ -1,0 +1,101 @@
+// The gateway's settings, from the environment, with command-line flags that mirror them.
+import { parseArgs } from 'node:util';
+
+export interface GatewayConfig {
+  transport: 'http' | 'stdio';
+  upstreamUrl: string;
+  upstreamApiKey: string | undefined;
+  openapi: string | undefined;
+  host: string;
+  port: number;
+  /** undefined: no inbound auth (only with MCP_GATEWAY_AUTH=none). */
+  token: string | undefined;
+  allowedOrigins: string[];
+  allowedHosts: string[] | undefined;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--host H] [--port N]
+environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
+  MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
+  REDIS_URL, REDIS_PREFIX, LOG_LEVEL`;
+
+export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  let flags: ReturnType<typeof parseFlags>;
+  try {
+    flags = parseFlags(argv);
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}\n${USAGE}`);
+  }
+  const transport = flags.stdio ? 'stdio' : 'http';
+  const upstreamUrl = flags['upstream-url'] ?? env.UPSTREAM_URL;
+  if (!upstreamUrl)
+    throw new ConfigError(
+      `UPSTREAM_URL is not set: the base URL of the API to expose, e.g. http://127.0.0.1:8080\n${USAGE}`,
+    );
+  try {
+    const u = new URL(upstreamUrl);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    if (u.username || u.password) throw new Error('credentials in the URL');
+  } catch (error) {
+    throw new ConfigError(
+      `UPSTREAM_URL must be an http(s) URL without credentials, got '${upstreamUrl}' (${(error as Error).message})`,
+    );
+  }
+  const portText = flags.port ?? env.PORT ?? '8090';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be an integer from 0 to 65535, got '${portText}'`);
+  }
+  const authMode = env.MCP_GATEWAY_AUTH ?? 'token';
+  if (authMode !== 'token' && authMode !== 'none')
+    throw new ConfigError(`MCP_GATEWAY_AUTH must be token or none, got '${authMode}'`);
+  const token = env.MCP_GATEWAY_TOKEN || undefined;
+  if (transport === 'http' && authMode === 'token' && !token) {
+    throw new ConfigError(
+      'MCP_GATEWAY_TOKEN is not set: HTTP clients must send it as a bearer token. ' +
+        'Set it (e.g. MCP_GATEWAY_TOKEN=$(openssl rand -hex 16)), or MCP_GATEWAY_AUTH=none to serve without auth on loopback.',
+    );
+  }
+  if (token !== undefined && token.length < 16)
+    throw new ConfigError('MCP_GATEWAY_TOKEN is too short: use at least 16 characters');
+  const list = (value: string | undefined) =>
+    (value ?? '')
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
+  return {
+    transport,
+    upstreamUrl: upstreamUrl.replace(/\/$/, ''),
+    upstreamApiKey: env.UPSTREAM_API_KEY || undefined,
+    openapi: flags.openapi ?? (env.OPENAPI_URL || undefined),
+    host: flags.host ?? env.HOST ?? '127.0.0.1',
+    port,
+    token: authMode === 'none' ? undefined : token,
+    allowedOrigins: list(env.ALLOWED_ORIGINS),
+    allowedHosts: env.ALLOWED_HOSTS ? list(env.ALLOWED_HOSTS) : undefined,
+    redisUrl: env.REDIS_URL || undefined,
+    redisPrefix: env.REDIS_PREFIX || 'mcp-gateway:',
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}
+
+function parseFlags(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      stdio: { type: 'boolean' },
+      'upstream-url': { type: 'string' },
+      openapi: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+    },
+  }).values;
+}

@@ -1,0 +1,286 @@
+// The MCP server core, independent of the transport: version negotiation, the legacy
+// (initialize + session) revisions and the stateless 2026-07-28 one, tools/list and
+// tools/call, logging, ping, and the error rules of each revision. Transports hand it one
+// JSON-RPC request at a time with a context and send back what it returns.
+import type { ToolRegistry } from '../tool-registry.js';
+import type { ToolResult, UpstreamCaller } from '../upstream-caller.js';
+import {
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  METHOD_NOT_FOUND,
+  RpcError,
+  UNSUPPORTED_VERSION,
+} from './json-rpc.js';
+import {
+  ALL_REVISIONS,
+  features,
+  isLogLevel,
+  isRevision,
+  LATEST_LEGACY,
+  LEGACY_REVISIONS,
+  LOG_LEVELS,
+  type LogLevel,
+  META,
+  MODERN_REVISION,
+  type Revision,
+} from './revisions.js';
+
+/** What a legacy (initialize-based) session remembers. Serializable: it may live in Redis. */
+export interface SessionState {
+  protocolVersion: Revision;
+  initialized: boolean;
+  logLevel?: LogLevel | undefined;
+  clientName?: string | undefined;
+}
+
+export interface RequestContext {
+  /** The legacy session, if the client initialized one. */
+  session: SessionState | undefined;
+  /** Aborted when the request is cancelled or its client goes away. */
+  signal: AbortSignal;
+  /** Sends a notification that belongs to this request (progress, logs). */
+  notify: (notification: JsonRpcNotification) => void;
+}
+
+export type Outcome =
+  | { kind: 'response'; response: JsonRpcResponse; session?: SessionState; httpStatus?: number }
+  /** The request was cancelled: per the spec, nothing is sent. */
+  | { kind: 'cancelled' };
+
+export interface McpServerOptions {
+  name: string;
+  version: string;
+  title?: string;
+  instructions?: string;
+  tools: ToolRegistry;
+  upstream: UpstreamCaller;
+  /** A tool call's deadline when the caller sets none. Default 30 000 ms. */
+  defaultDeadlineMs?: number;
+  /** The longest deadline a caller may ask for. Default 300 000 ms. */
+  maxDeadlineMs?: number;
+}
+
+const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
+
+function meta(params: Record<string, unknown> | undefined): Record<string, unknown> {
+  const m = params?._meta;
+  return typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as Record<string, unknown>) : {};
+}
+
+export class McpServer {
+  readonly #options: Required<Omit<McpServerOptions, 'title' | 'instructions'>> &
+    Pick<McpServerOptions, 'title' | 'instructions'>;
+
+  constructor(options: McpServerOptions) {
+    this.#options = { defaultDeadlineMs: 30_000, maxDeadlineMs: 300_000, ...options };
+  }
+
+  get serverInfo(): Record<string, string> {
+    const info: Record<string, string> = { name: this.#options.name, version: this.#options.version };
+    if (this.#options.title) info.title = this.#options.title;
+    return info;
+  }
+
+  /** A request is modern (2026-07-28, stateless) when its `_meta` names a protocol version. */
+  static modernVersionOf(request: { params?: Record<string, unknown> }): unknown {
+    return meta(request.params)[META.protocolVersion];
+  }
+
+  async handle(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
+    try {
+      if (McpServer.modernVersionOf(request) !== undefined) return await this.#modern(request, ctx);
+      return await this.#legacy(request, ctx);
+    } catch (error) {
+      if (ctx.signal.aborted) return { kind: 'cancelled' };
+      if (error instanceof RpcError) {
+        return {
+          kind: 'response',
+          response: {
+            jsonrpc: '2.0',
+            id: request.id,
+            error: {
+              code: error.code,
+              message: error.message,
+              ...(error.data === undefined ? {} : { data: error.data }),
+            },
+          },
+          httpStatus: error.code === METHOD_NOT_FOUND && McpServer.modernVersionOf(request) !== undefined ? 404 : 400,
+        };
+      }
+      throw error;
+    }
+  }
+
+  async #legacy(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
+    const { id, method, params } = request;
+    if (method === 'initialize') {
+      const requested = params?.protocolVersion;
+      if (typeof requested !== 'string')
+        throw new RpcError(INVALID_PARAMS, 'initialize: params.protocolVersion must be a string');
+      const protocolVersion: Revision = (LEGACY_REVISIONS as readonly string[]).includes(requested)
+        ? (requested as Revision)
+        : LATEST_LEGACY;
+      const clientInfo = params?.clientInfo as { name?: unknown } | undefined;
+      const session: SessionState = {
+        protocolVersion,
+        initialized: false,
+        clientName: typeof clientInfo?.name === 'string' ? clientInfo.name.slice(0, 100) : undefined,
+      };
+      const result: Record<string, unknown> = {
+        protocolVersion,
+        capabilities: { tools: { listChanged: true }, logging: {} },
+        serverInfo: this.serverInfo,
+      };
+      if (this.#options.instructions) result.instructions = this.#options.instructions;
+      return { kind: 'response', response: { jsonrpc: '2.0', id, result }, session };
+    }
+    const session = ctx.session;
+    if (!session) {
+      throw new RpcError(INVALID_REQUEST, `Server not initialized: send initialize before ${method}`);
+    }
+    const revision = session.protocolVersion;
+    switch (method) {
+      case 'ping':
+        return this.#ok(id, {});
+      case 'tools/list':
+        return this.#ok(id, this.#options.tools.page(params?.cursor, revision));
+      case 'tools/call':
+        return this.#callTool(request, ctx, revision, session.logLevel);
+      case 'logging/setLevel': {
+        const level = params?.level;
+        if (!isLogLevel(level)) {
+          throw new RpcError(INVALID_PARAMS, `logging/setLevel: level must be one of ${LOG_LEVELS.join(', ')}`);
+        }
+        return { ...this.#ok(id, {}), session: { ...session, logLevel: level } };
+      }
+      default:
+        throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
+    }
+  }
+
+  async #modern(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
+    const { id, method, params } = request;
+    const m = meta(params);
+    const version = m[META.protocolVersion];
+    if (version !== MODERN_REVISION) {
+      throw new RpcError(UNSUPPORTED_VERSION, 'Unsupported protocol version', {
+        supported: [MODERN_REVISION, ...[...LEGACY_REVISIONS].reverse()],
+        requested: version,
+      });
+    }
+    const caps = m[META.clientCapabilities];
+    if (typeof caps !== 'object' || caps === null || Array.isArray(caps)) {
+      throw new RpcError(INVALID_PARAMS, `_meta["${META.clientCapabilities}"] is required and must be an object`);
+    }
+    const logLevel = m[META.logLevel];
+    if (logLevel !== undefined && !isLogLevel(logLevel)) {
+      throw new RpcError(INVALID_PARAMS, `_meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}`);
+    }
+    let result: Record<string, unknown>;
+    switch (method) {
+      case 'server/discover':
+        result = {
+          supportedVersions: [MODERN_REVISION, ...[...LEGACY_REVISIONS].reverse()],
+          capabilities: { tools: { listChanged: false } },
+          ttlMs: 300_000,
+          cacheScope: 'public',
+          ...(this.#options.instructions ? { instructions: this.#options.instructions } : {}),
+        };
+        break;
+      case 'tools/list':
+        result = { ...this.#options.tools.page(params?.cursor, MODERN_REVISION), ttlMs: 300_000, cacheScope: 'public' };
+        break;
+      case 'tools/call': {
+        const outcome = await this.#callTool(request, ctx, MODERN_REVISION, logLevel as LogLevel | undefined);
+        if (outcome.kind !== 'response' || !('result' in outcome.response)) return outcome;
+        result = outcome.response.result;
+        break;
+      }
+      default:
+        throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method} (not part of ${MODERN_REVISION})`);
+    }
+    const resultMeta = {
+      ...((result._meta as Record<string, unknown> | undefined) ?? {}),
+      [META.serverInfo]: this.serverInfo,
+    };
+    return this.#ok(id, { resultType: 'complete', ...result, _meta: resultMeta });
+  }
+
+  async #callTool(
+    request: JsonRpcRequest,
+    ctx: RequestContext,
+    revision: Revision,
+    logLevel: LogLevel | undefined,
+  ): Promise<Outcome> {
+    const { id, params } = request;
+    const f = features(revision);
+    const name = params?.name;
+    if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'tools/call: params.name must be a string');
+    const tool = this.#options.tools.get(name);
+    if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    const args = params?.arguments ?? {};
+    const checked = this.#options.tools.validate(tool, args);
+    if (!checked.ok) {
+      const text = `Invalid arguments for tool ${name}:\n${checked.errors.join('\n')}`;
+      if (f.argumentErrorsAsResults) return this.#ok(id, { content: [{ type: 'text', text }], isError: true });
+      throw new RpcError(INVALID_PARAMS, text, { errors: checked.errors });
+    }
+    const m = meta(params);
+    const requested = m[META.deadlineMs];
+    if (requested !== undefined && !(typeof requested === 'number' && requested > 0 && Number.isFinite(requested))) {
+      throw new RpcError(INVALID_PARAMS, `_meta["${META.deadlineMs}"] must be a positive number of milliseconds`);
+    }
+    const deadlineMs = Math.min(requested ?? this.#options.defaultDeadlineMs, this.#options.maxDeadlineMs);
+    const token = m.progressToken;
+    const onProgress =
+      typeof token === 'string' || typeof token === 'number'
+        ? (progress: number, message: string) =>
+            ctx.notify({
+              jsonrpc: '2.0',
+              method: 'notifications/progress',
+              params: { progressToken: token, progress, ...(f.progressMessage ? { message } : {}) },
+            })
+        : undefined;
+    const result = await this.#options.upstream.call(tool, checked.value, {
+      signal: ctx.signal,
+      deadlineMs,
+      onProgress,
+      structured: f.structuredOutput,
+    });
+    if (ctx.signal.aborted) return { kind: 'cancelled' };
+    this.#log(ctx, logLevel, name, result);
+    return this.#ok(id, result as unknown as Record<string, unknown>);
+  }
+
+  /** Tells a client that asked for logs what happened upstream when it was not plain sailing. */
+  #log(ctx: RequestContext, level: LogLevel | undefined, tool: string, result: ToolResult): void {
+    if (level === undefined) return;
+    const upstream = result._meta[META.upstream] as { retries: number; waitMs: number; attempts: number } | undefined;
+    const eventLevel: LogLevel = result.isError ? 'warning' : upstream && upstream.retries > 0 ? 'info' : 'debug';
+    if ((LEVEL_RANK.get(eventLevel) ?? 0) < (LEVEL_RANK.get(level) ?? 0)) return;
+    ctx.notify({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: {
+        level: eventLevel,
+        logger: 'upstream',
+        data: {
+          tool,
+          isError: result.isError,
+          attempts: upstream?.attempts,
+          retries: upstream?.retries,
+          waitMs: upstream?.waitMs,
+        },
+      },
+    });
+  }
+
+  #ok(id: JsonRpcRequest['id'], result: Record<string, unknown>): Outcome & { kind: 'response' } {
+    return { kind: 'response', response: { jsonrpc: '2.0', id, result } };
+  }
+}
+
+export { ALL_REVISIONS, isRevision };

@@ -1,0 +1,558 @@
+// Streamable HTTP on one endpoint, /mcp, for every revision: initialize-based sessions
+// (2024-11-05 to 2025-11-25: Mcp-Session-Id, GET stream with resumption, DELETE) and the
+// stateless 2026-07-28 requests (_meta on each request, Mcp-Method/Mcp-Name checked).
+// In front of it: Host and Origin allow-lists, a bearer token, a body limit.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
+import type { GatewayConfig } from '../config.js';
+import type { Gateway } from '../gateway.js';
+import {
+  classify,
+  errorResponse,
+  HEADER_MISMATCH,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  PARSE_ERROR,
+  SESSION_NOT_FOUND,
+} from '../protocol/json-rpc.js';
+import { McpServer, type SessionState } from '../protocol/mcp-server.js';
+import { features, LEGACY_REVISIONS, META, MODERN_REVISION, type Revision } from '../protocol/revisions.js';
+import {
+  MemorySessionStore,
+  RedisSessionStore,
+  SessionLimitError,
+  type SessionStore,
+  type StoredEvent,
+} from '../sessions/session-store.js';
+
+export interface HttpOptions {
+  host: string;
+  port: number;
+  token: string | undefined;
+  allowedOrigins: string[];
+  allowedHosts?: string[] | undefined;
+  redisUrl?: string | undefined;
+  redisPrefix?: string | undefined;
+  /** Default 1 MiB. */
+  bodyLimit?: number | undefined;
+  sessionIdleMs?: number | undefined;
+  maxSessions?: number | undefined;
+  /** Heartbeat comments on GET streams. Default 15 000 ms. */
+  heartbeatMs?: number | undefined;
+  logger?: boolean | object | undefined;
+}
+
+export interface HttpServer {
+  url: string;
+  store: SessionStore;
+  close(): Promise<void>;
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1'];
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Header values may be sent as `=?base64?...?=` (2026-07-28) when they are not plain ASCII. */
+function decodeHeaderValue(value: string | undefined): string | undefined {
+  const match = value === undefined ? null : /^=\?base64\?(.*)\?=$/.exec(value.trim());
+  return match ? Buffer.from(match[1] ?? '', 'base64').toString('utf8') : value?.trim();
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+function sendJson(
+  reply: FastifyReply,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): FastifyReply {
+  return reply.code(status).headers(headers).type('application/json').send(JSON.stringify(body));
+}
+
+function rpcError(reply: FastifyReply, status: number, code: number, message: string, id: JsonRpcId | null = null) {
+  return sendJson(reply, status, errorResponse(id, code, message));
+}
+
+/** Writes SSE events to a raw response, with optional ids. */
+class SseWriter {
+  readonly #res: ServerResponse;
+  #counter = 0;
+
+  constructor(
+    res: ServerResponse,
+    readonly streamId: string | undefined,
+  ) {
+    this.#res = res;
+  }
+
+  get open(): boolean {
+    return !this.#res.writableEnded && !this.#res.destroyed;
+  }
+
+  start(headers: Record<string, string>, priming: boolean): void {
+    this.#res.writeHead(200, { ...SSE_HEADERS, ...headers });
+    if (priming) {
+      // 2025-11-25: an event with an id and empty data first, and the reconnection delay.
+      this.#res.write(`id: ${this.nextId()}\nretry: 1000\ndata: \n\n`);
+    }
+  }
+
+  nextId(): string {
+    this.#counter++;
+    return this.streamId === undefined ? String(this.#counter) : `${this.streamId}-${this.#counter}`;
+  }
+
+  send(message: unknown, id?: string): void {
+    if (!this.open) return;
+    this.#res.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  comment(text: string): void {
+    if (this.open) this.#res.write(`: ${text}\n\n`);
+  }
+
+  end(): void {
+    if (this.open) this.#res.end();
+  }
+}
+
+export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
+  const server = gateway.server;
+  const redis = options.redisUrl
+    ? new Redis(options.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true })
+    : undefined;
+  if (redis) {
+    redis.on('error', () => undefined);
+    await redis.connect();
+  }
+  const store: SessionStore = redis
+    ? new RedisSessionStore(redis, options.redisPrefix ?? 'mcp-gateway:', options.sessionIdleMs)
+    : new MemorySessionStore({
+        ...(options.sessionIdleMs ? { idleMs: options.sessionIdleMs } : {}),
+        ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
+      });
+  const tokenDigest = options.token ? digest(options.token) : undefined;
+  const allowedHosts = new Set(
+    [
+      ...(options.allowedHosts ?? []),
+      ...LOOPBACK_HOSTS,
+      ...(options.host === '0.0.0.0' || options.host === '::' ? [] : [options.host]),
+    ].map((h) => h.toLowerCase()),
+  );
+  const allowedOrigins = new Set(options.allowedOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
+  // In-flight requests on this replica, for notifications/cancelled: "session:id" -> controller.
+  const inFlight = new Map<string, AbortController>();
+  // The open GET stream of each session on this replica (one at a time: events go to one stream).
+  const getStreams = new Map<string, SseWriter>();
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    forceCloseConnections: true,
+    return503OnClosing: false,
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      return rpcError(reply, 413, INVALID_REQUEST, 'Request body too large');
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return rpcError(reply, 415, INVALID_REQUEST, 'Unsupported Content-Type: send application/json');
+    }
+    if (error.statusCode === 400) return rpcError(reply, 400, PARSE_ERROR, `Parse error: ${error.message}`);
+    return rpcError(reply, 500, -32603, 'Internal error');
+  });
+  app.setNotFoundHandler((request, reply) =>
+    rpcError(
+      reply,
+      404,
+      INVALID_REQUEST,
+      `Not found: ${request.method} ${request.url.split('?')[0]}; the MCP endpoint is /mcp`,
+    ),
+  );
+
+  // Security first: DNS rebinding (Host), browsers from other sites (Origin), then the token.
+  app.addHook('onRequest', async (request, reply) => {
+    const host = (header(request, 'host') ?? '').toLowerCase().replace(/:\d+$/, '');
+    if (!allowedHosts.has(host))
+      return rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Host '${host}' is not allowed`);
+    const origin = header(request, 'origin');
+    if (origin !== undefined) {
+      let originHost = '';
+      try {
+        originHost = new URL(origin).hostname.toLowerCase();
+      } catch {
+        originHost = '';
+      }
+      const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(originHost);
+      if (!loopback && !allowedOrigins.has(origin.toLowerCase())) {
+        return rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Origin '${origin.slice(0, 100)}' is not allowed`);
+      }
+    }
+    if (request.url === '/health') return undefined;
+    if (tokenDigest) {
+      const match = /^Bearer\s+(\S+)$/i.exec(header(request, 'authorization') ?? '');
+      if (!match || !timingSafeEqual(digest(match[1] ?? ''), tokenDigest)) {
+        return sendJson(
+          reply,
+          401,
+          errorResponse(
+            null,
+            INVALID_REQUEST,
+            'Unauthorized: send the gateway token as "Authorization: Bearer <token>"',
+          ),
+          {
+            'www-authenticate': 'Bearer realm="mcp-gateway"',
+          },
+        );
+      }
+    }
+    return undefined;
+  });
+
+  app.get('/health', async () => ({ ok: true, tools: gateway.tools.tools.length, sessions: store.kind }));
+
+  const accepts = (request: FastifyRequest, type: string) => {
+    const accept = header(request, 'accept') ?? '';
+    return accept.includes(type) || accept.includes('*/*');
+  };
+
+  /** Runs one request through the core; `notify` decides where its notifications go. */
+  const run = async (
+    request: JsonRpcRequest,
+    session: SessionState | undefined,
+    sessionId: string | undefined,
+    notify: (n: JsonRpcNotification) => void,
+    clientGone: AbortSignal,
+  ) => {
+    const controller = new AbortController();
+    const key = `${sessionId ?? '-'}:${String(request.id)}`;
+    inFlight.set(key, controller);
+    const onGone = () => controller.abort(new Error('client went away'));
+    clientGone.addEventListener('abort', onGone, { once: true });
+    try {
+      return await server.handle(request, { session, signal: controller.signal, notify });
+    } finally {
+      clientGone.removeEventListener('abort', onGone);
+      inFlight.delete(key);
+    }
+  };
+
+  /** Connection-close watcher for one HTTP exchange. */
+  const watchClient = (reply: FastifyReply): AbortController => {
+    const gone = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
+    return gone;
+  };
+
+  app.post('/mcp', async (request, reply) => {
+    if (!accepts(request, 'application/json') || !accepts(request, 'text/event-stream')) {
+      return rpcError(
+        reply,
+        406,
+        INVALID_REQUEST,
+        'Not Acceptable: Accept must list both application/json and text/event-stream',
+      );
+    }
+    const body = request.body;
+    if (body === undefined || body === null)
+      return rpcError(reply, 400, INVALID_REQUEST, 'Invalid request: empty body');
+    const single = Array.isArray(body) ? undefined : body;
+    const versionHeader = header(request, 'mcp-protocol-version');
+    const modern =
+      (single !== undefined &&
+        McpServer.modernVersionOf(single as { params?: Record<string, unknown> }) !== undefined) ||
+      versionHeader === MODERN_REVISION;
+    if (modern) return handleModern(request, reply, single, versionHeader);
+    return handleLegacy(request, reply, body, versionHeader);
+  });
+
+  const handleModern = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: unknown,
+    versionHeader: string | undefined,
+  ) => {
+    if (body === undefined)
+      return rpcError(reply, 400, INVALID_REQUEST, `Invalid request: batches are not part of ${MODERN_REVISION}`);
+    const c = classify(body);
+    if (c.kind === 'invalid') return rpcError(reply, 400, INVALID_REQUEST, `Invalid request: ${c.reason}`, c.id);
+    if (c.kind === 'response') return reply.code(202).send();
+    if (c.kind === 'notification') return reply.code(202).send();
+    const message = c.message;
+    const metaVersion = McpServer.modernVersionOf(message);
+    const id = message.id;
+    if (metaVersion === undefined) {
+      return rpcError(
+        reply,
+        400,
+        INVALID_PARAMS,
+        `_meta["${META.protocolVersion}"] is required with MCP-Protocol-Version ${MODERN_REVISION}`,
+        id,
+      );
+    }
+    // The headers must repeat what the body says, so intermediaries can route on them.
+    const method = decodeHeaderValue(header(request, 'mcp-method'));
+    const mismatch =
+      versionHeader !== metaVersion
+        ? `MCP-Protocol-Version header '${versionHeader ?? ''}' does not match _meta protocolVersion '${String(metaVersion)}'`
+        : method !== message.method
+          ? `Mcp-Method header '${method ?? ''}' does not match the method '${message.method}'`
+          : message.method === 'tools/call' && decodeHeaderValue(header(request, 'mcp-name')) !== message.params?.name
+            ? `Mcp-Name header '${decodeHeaderValue(header(request, 'mcp-name')) ?? ''}' does not match params.name`
+            : undefined;
+    if (mismatch) return rpcError(reply, 400, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, id);
+
+    const gone = watchClient(reply);
+    const wantsStream =
+      message.params?._meta !== undefined &&
+      (message.params._meta as Record<string, unknown>).progressToken !== undefined;
+    if (wantsStream) {
+      reply.hijack();
+      const sse = new SseWriter(reply.raw, undefined);
+      sse.start({}, false);
+      const outcome = await run(message, undefined, undefined, (n) => sse.send(n), gone.signal);
+      if (outcome.kind === 'response') sse.send(outcome.response);
+      sse.end();
+      return reply;
+    }
+    const outcome = await run(message, undefined, undefined, () => undefined, gone.signal);
+    if (outcome.kind === 'cancelled') {
+      reply.hijack();
+      reply.raw.destroy();
+      return reply;
+    }
+    return sendJson(reply, 'error' in outcome.response ? (outcome.httpStatus ?? 400) : 200, outcome.response);
+  };
+
+  const handleLegacy = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    body: unknown,
+    versionHeader: string | undefined,
+  ) => {
+    if (versionHeader !== undefined && !(LEGACY_REVISIONS as readonly string[]).includes(versionHeader)) {
+      return rpcError(
+        reply,
+        400,
+        INVALID_REQUEST,
+        `Unsupported MCP-Protocol-Version '${versionHeader}'; supported: ${[...LEGACY_REVISIONS, MODERN_REVISION].join(', ')}`,
+      );
+    }
+    const messages = Array.isArray(body) ? body : [body];
+    const classified = messages.map(classify);
+    const initialize = classified.find((c) => c.kind === 'request' && c.message.method === 'initialize');
+    if (initialize) {
+      if (messages.length > 1)
+        return rpcError(reply, 400, INVALID_REQUEST, 'Invalid request: initialize must not be part of a batch');
+      if (header(request, 'mcp-session-id')) {
+        return rpcError(
+          reply,
+          400,
+          INVALID_REQUEST,
+          'Invalid request: initialize starts a new session; send it without Mcp-Session-Id',
+        );
+      }
+      const outcome = await server.handle((initialize as { message: JsonRpcRequest }).message, {
+        session: undefined,
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      });
+      if (outcome.kind !== 'response') return reply.code(202).send();
+      if (!outcome.session) return sendJson(reply, 400, outcome.response);
+      let sessionId: string;
+      try {
+        sessionId = await store.create(outcome.session);
+      } catch (error) {
+        if (error instanceof SessionLimitError)
+          return rpcError(reply, 503, -32603, `Server busy: ${error.message}; try again later`);
+        throw error;
+      }
+      return sendJson(reply, 200, outcome.response, { 'mcp-session-id': sessionId });
+    }
+    const sessionId = header(request, 'mcp-session-id');
+    if (!sessionId) {
+      return rpcError(
+        reply,
+        400,
+        INVALID_REQUEST,
+        'Bad Request: Mcp-Session-Id header is required (send initialize first to get one)',
+      );
+    }
+    let session = await store.get(sessionId);
+    if (!session) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
+    if (versionHeader !== undefined && versionHeader !== session.protocolVersion) {
+      return rpcError(
+        reply,
+        400,
+        INVALID_REQUEST,
+        `MCP-Protocol-Version '${versionHeader}' is not the version this session negotiated (${session.protocolVersion})`,
+      );
+    }
+    const revision: Revision = session.protocolVersion;
+    if (Array.isArray(body) && (!features(revision).batches || body.length === 0)) {
+      return rpcError(
+        reply,
+        400,
+        INVALID_REQUEST,
+        `Invalid request: JSON-RPC batches are not part of revision ${revision}`,
+      );
+    }
+
+    const requests: JsonRpcRequest[] = [];
+    const invalid: JsonRpcResponse[] = [];
+    for (const c of classified) {
+      if (c.kind === 'invalid') invalid.push(errorResponse(c.id, INVALID_REQUEST, `Invalid request: ${c.reason}`));
+      else if (c.kind === 'request') requests.push(c.message);
+      else if (c.kind === 'notification') {
+        const { method, params } = c.message;
+        if (method === 'notifications/initialized' && !session.initialized) {
+          session = { ...session, initialized: true };
+          await store.update(sessionId, session);
+        } else if (method === 'notifications/cancelled' && params?.requestId !== undefined) {
+          inFlight
+            .get(`${sessionId}:${String(params.requestId)}`)
+            ?.abort(new Error(String(params.reason ?? 'cancelled')));
+        }
+      }
+    }
+    if (requests.length === 0) {
+      if (invalid.length > 0) return sendJson(reply, 400, Array.isArray(body) ? invalid : invalid[0]);
+      return reply.code(202).send();
+    }
+
+    const gone = watchClient(reply);
+    const toGetStream = (n: JsonRpcNotification) => {
+      void store.appendEvent(sessionId, n);
+    };
+    const persist = async (outcome: Awaited<ReturnType<typeof run>>) => {
+      if (outcome.kind === 'response' && outcome.session) {
+        session = outcome.session;
+        await store.update(sessionId, session);
+      }
+    };
+    const single = requests.length === 1 && !Array.isArray(body) ? requests[0] : undefined;
+    const progress =
+      single?.params?._meta !== undefined &&
+      (single.params._meta as Record<string, unknown>).progressToken !== undefined;
+    if (single && progress) {
+      // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
+      reply.hijack();
+      const sse = new SseWriter(reply.raw, `p${Date.now().toString(36)}`);
+      sse.start({}, features(revision).ssePriming);
+      const outcome = await run(single, session, sessionId, (n) => sse.send(n, sse.nextId()), gone.signal);
+      await persist(outcome);
+      if (outcome.kind === 'response') sse.send(outcome.response, sse.nextId());
+      sse.end();
+      return reply;
+    }
+    const outcomes = await Promise.all(requests.map((r) => run(r, session, sessionId, toGetStream, gone.signal)));
+    for (const outcome of outcomes) await persist(outcome);
+    const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
+    if (gone.signal.aborted) return reply;
+    if (responses.length === 0) return reply.code(202).send();
+    return sendJson(reply, 200, Array.isArray(body) ? responses : responses[0]);
+  };
+
+  app.get('/mcp', async (request, reply) => {
+    const sessionId = header(request, 'mcp-session-id');
+    if (!sessionId) {
+      return rpcError(
+        reply.header('allow', 'POST'),
+        405,
+        INVALID_REQUEST,
+        'Method Not Allowed: GET needs a session (Mcp-Session-Id); stateless clients only POST',
+      );
+    }
+    if (!accepts(request, 'text/event-stream')) {
+      return rpcError(reply, 406, INVALID_REQUEST, 'Not Acceptable: a GET stream needs Accept: text/event-stream');
+    }
+    const session = await store.get(sessionId);
+    if (!session) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
+    const lastEventId = header(request, 'last-event-id');
+    if (lastEventId !== undefined && !/^\d+$/.test(lastEventId)) {
+      return rpcError(
+        reply,
+        400,
+        INVALID_REQUEST,
+        `Last-Event-ID '${lastEventId.slice(0, 40)}' is not an id from this session's stream`,
+      );
+    }
+    reply.hijack();
+    getStreams.get(sessionId)?.end();
+    const sse = new SseWriter(reply.raw, undefined);
+    getStreams.set(sessionId, sse);
+    sse.start({}, false);
+    if (features(session.protocolVersion).ssePriming) reply.raw.write('retry: 1000\n\n');
+    const deliver = (event: StoredEvent) => sse.send(event.message, event.id);
+    // Subscribe before replaying, then skip duplicates, so nothing falls between the two.
+    const seen = new Set<string>();
+    const live = (event: StoredEvent) => {
+      if (!seen.has(event.id)) deliver(event);
+    };
+    const unsubscribe = store.subscribe(sessionId, live);
+    for (const event of await store.eventsAfter(sessionId, lastEventId)) {
+      seen.add(event.id);
+      deliver(event);
+    }
+    const heartbeat = setInterval(() => sse.comment('ping'), heartbeatMs);
+    reply.raw.once('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+      if (getStreams.get(sessionId) === sse) getStreams.delete(sessionId);
+    });
+    return reply;
+  });
+
+  app.delete('/mcp', async (request, reply) => {
+    const sessionId = header(request, 'mcp-session-id');
+    if (!sessionId)
+      return rpcError(
+        reply.header('allow', 'POST'),
+        405,
+        INVALID_REQUEST,
+        'Method Not Allowed: DELETE needs a session (Mcp-Session-Id)',
+      );
+    const existed = await store.delete(sessionId);
+    if (!existed) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
+    getStreams.get(sessionId)?.end();
+    return reply.code(204).send();
+  });
+
+  app.addHook('onClose', async () => {
+    for (const sse of getStreams.values()) sse.end();
+    for (const controller of inFlight.values()) controller.abort(new Error('server closing'));
+    await store.close();
+    if (redis) await redis.quit().catch(() => undefined);
+  });
+
+  return { app, store };
+}
+
+export async function serveHttp(gateway: Gateway, config: GatewayConfig | HttpOptions): Promise<HttpServer> {
+  const { app, store } = await buildHttpApp(gateway, config);
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return { url: `http://${host}:${port}`, store, close: () => app.close() };
+}

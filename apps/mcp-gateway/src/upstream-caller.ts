@@ -1,0 +1,201 @@
+// Calls the upstream API for a tool: builds the request from the operation (path parameters
+// encoded so a value cannot change the path), adds the upstream key the way the spec's
+// security scheme says, sends it through the resilient client within the caller's deadline,
+// and turns the answer into an MCP tool result, errors included (isError, never a throw).
+import { randomUUID } from 'node:crypto';
+import { APIError, type HttpClient, HttpClientError, Ledger, type SseEvent } from '@agentwire/http-client';
+import type { Tool } from './openapi/openapi-to-tools.js';
+import { META } from './protocol/revisions.js';
+
+export interface CallContext {
+  signal: AbortSignal;
+  deadlineMs: number;
+  /** Called per upstream event when the caller asked for progress and the operation streams. */
+  onProgress: ((progress: number, message: string) => void) | undefined;
+  structured: boolean;
+}
+
+export interface ToolResult {
+  content: Array<Record<string, unknown>>;
+  structuredContent?: unknown;
+  isError: boolean;
+  _meta: Record<string, unknown>;
+}
+
+/** Encodes one path segment; '.' and '..' are encoded too, so no value can walk the path. */
+function encodeSegment(value: unknown): string {
+  const text = String(value);
+  if (/^\.+$/.test(text)) return text.replaceAll('.', '%2E');
+  return encodeURIComponent(text);
+}
+
+export class UpstreamCaller {
+  readonly #client: HttpClient;
+  readonly #apiKey: string | undefined;
+
+  constructor(client: HttpClient, apiKey: string | undefined) {
+    this.#client = client;
+    this.#apiKey = apiKey;
+  }
+
+  async call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
+    const b = tool.binding;
+    const ledger = new Ledger();
+    const started = performance.now();
+    const headers: Record<string, string> = {};
+    const query: Record<string, string> = {};
+    let path = b.path;
+    for (const p of b.params) {
+      const value = args[p.arg];
+      if (value === undefined) continue;
+      if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeSegment(value));
+      else if (p.in === 'query') query[p.name] = Array.isArray(value) ? value.join(',') : String(value);
+      else {
+        const text = String(value);
+        if (/[\r\n]/.test(text))
+          return errorResult(`header ${p.name} must not contain line breaks`, false, ledger, started);
+        headers[p.name.toLowerCase()] = text;
+      }
+    }
+    for (const auth of b.auth) {
+      if (!this.#apiKey) break;
+      if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
+      else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
+      else query[auth.name] = this.#apiKey;
+    }
+    let json: unknown;
+    if (b.body?.mode === 'merged') {
+      const body: Record<string, unknown> = {};
+      for (const prop of b.body.props) if (args[prop.arg] !== undefined) body[prop.name] = args[prop.arg];
+      if (b.body.required || Object.keys(body).length > 0) json = body;
+    } else if (b.body?.mode === 'whole' && args[b.body.arg] !== undefined) {
+      json = args[b.body.arg];
+    }
+    // A write the operation lets us make idempotent gets a key, so it may be retried safely.
+    if (b.idempotencyKeyArg && headers['idempotency-key'] === undefined) headers['idempotency-key'] = randomUUID();
+
+    const common = {
+      method: b.method,
+      path,
+      route: b.path,
+      query,
+      headers,
+      signal: ctx.signal,
+      deadlineMs: ctx.deadlineMs,
+      ledger,
+      ...(json === undefined ? {} : { json }),
+    };
+    try {
+      if (b.streams && ctx.onProgress) return await this.#stream(tool, common, ctx, ledger, started);
+      const response = await this.#client.request(common);
+      return this.#result(tool, response.status, response.data, response.headers['content-type'], ctx, ledger, started);
+    } catch (error) {
+      if (error instanceof HttpClientError) return errorResult(describeError(error), error.retryable, ledger, started);
+      throw error;
+    }
+  }
+
+  async #stream(
+    tool: Tool,
+    common: Parameters<HttpClient['stream']>[0],
+    ctx: CallContext,
+    ledger: Ledger,
+    started: number,
+  ): Promise<ToolResult> {
+    let progress = 0;
+    let last: SseEvent | undefined;
+    const texts: string[] = [];
+    for await (const event of this.#client.stream({ ...common, headers: { ...common.headers } })) {
+      last = event;
+      progress++;
+      let message = event.data;
+      try {
+        const parsed = JSON.parse(event.data) as { text?: unknown };
+        if (typeof parsed?.text === 'string') message = parsed.text;
+      } catch {
+        // Not JSON: the data itself is the message.
+      }
+      if (event.event !== 'done') texts.push(message);
+      ctx.onProgress?.(progress, message);
+    }
+    let data: unknown = texts.join('');
+    if (last) {
+      try {
+        data = JSON.parse(last.data);
+      } catch {
+        // The stream's text is the result.
+      }
+    }
+    return this.#result(tool, 200, data, 'application/json', ctx, ledger, started);
+  }
+
+  #result(
+    tool: Tool,
+    status: number,
+    data: unknown,
+    contentType: string | string[] | undefined,
+    ctx: CallContext,
+    ledger: Ledger,
+    started: number,
+  ): ToolResult {
+    const meta = { [META.upstream]: upstreamMeta(ledger, started, status) };
+    if (tool.binding.output.kind === 'image' && typeof data === 'string') {
+      const mimeType =
+        String(Array.isArray(contentType) ? contentType[0] : (contentType ?? 'image/png')).split(';')[0] ?? 'image/png';
+      return {
+        content: [{ type: 'image', data: Buffer.from(data, 'binary').toString('base64'), mimeType }],
+        isError: false,
+        _meta: meta,
+      };
+    }
+    const text =
+      data === undefined ? `HTTP ${status} (no content)` : typeof data === 'string' ? data : JSON.stringify(data);
+    const result: ToolResult = { content: [{ type: 'text', text }], isError: false, _meta: meta };
+    if (ctx.structured && tool.outputSchema && data !== undefined) {
+      result.structuredContent =
+        tool.binding.output.kind === 'json' && tool.binding.output.wrapped ? { result: data } : data;
+    }
+    return result;
+  }
+}
+
+function describeError(error: HttpClientError): string {
+  const hint = error.retryable ? 'trying again later may help' : 'retrying the same call will not help';
+  if (error instanceof APIError) {
+    return `upstream answered HTTP ${error.status} ${error.type}: ${error.serverMessage ?? '(no message)'} (${hint})`;
+  }
+  return `upstream call failed (${error.type}): ${error.message} (${hint})`;
+}
+
+function upstreamMeta(ledger: Ledger, started: number, status: number | null) {
+  const totals = ledger.totals();
+  return {
+    status,
+    attempts: totals.requests,
+    retries: totals.retries,
+    waitMs: totals.waitMs.backoff + totals.waitMs.retry_after + totals.waitMs.sse_retry,
+    bytesSent: totals.bytesSent,
+    bytesReceived: totals.bytesReceived,
+    durationMs: Math.round(performance.now() - started),
+    requestIds: ledger.attempts.map((a) => a.requestId).filter((id): id is string => id !== null),
+    attemptLog: ledger.attempts.map((a) => ({
+      attempt: a.attempt,
+      status: a.status,
+      errorType: a.errorType,
+      waitMs: a.waitMs,
+      waitReason: a.waitReason,
+      durationMs: a.durationMs,
+      bytesSent: a.bytesSent,
+      bytesReceived: a.bytesReceived,
+    })),
+  };
+}
+
+function errorResult(text: string, retryable: boolean, ledger: Ledger, started: number): ToolResult {
+  const last = ledger.attempts.at(-1);
+  return {
+    content: [{ type: 'text', text }],
+    isError: true,
+    _meta: { [META.upstream]: { ...upstreamMeta(ledger, started, last?.status ?? null), retryable } },
+  };
+}
