@@ -15,6 +15,8 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   redisPrefix: string;
   logLevel: string;
+  /** Tools per tools/list page. */
+  pageSize: number;
 }
 
 export class ConfigError extends Error {
@@ -24,7 +26,7 @@ export class ConfigError extends Error {
 export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--host H] [--port N]
 environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
-  REDIS_URL, REDIS_PREFIX, LOG_LEVEL`;
+  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), LOG_LEVEL`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -83,7 +85,15 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX || 'mcp-gateway:',
     logLevel: env.LOG_LEVEL || 'info',
+    pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),
   };
+}
+
+function pageSizeOf(value: string | undefined): number {
+  const n = Number(value ?? 100);
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new ConfigError(`TOOLS_PAGE_SIZE must be an integer from 1 to 1000, got '${value}'`);
+  return n;
 }
 
 function parseFlags(argv: string[]) {

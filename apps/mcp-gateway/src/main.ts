@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     upstreamUrl: config.upstreamUrl,
     upstreamApiKey: config.upstreamApiKey,
     openapi: config.openapi,
+    pageSize: config.pageSize,
   });
   for (const problem of gateway.problems) stderrLog('operation skipped', { problem });
   if (config.transport === 'stdio') {

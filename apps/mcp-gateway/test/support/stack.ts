@@ -1,0 +1,156 @@
+// Real servers for the gateway's tests: the toy API in-process on loopback, the gateway over
+// HTTP in-process or as a real process, and the official MCP SDK clients (v1 and v2) to
+// drive it. Everything started here is stopped after each test.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { type App, buildApp } from '@agentwire/toy-api';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { afterEach } from 'vitest';
+import { createGateway } from '../../src/gateway.js';
+import { type HttpOptions, serveHttp } from '../../src/transports/http.js';
+
+export const GATEWAY_BIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  while (cleanups.length > 0)
+    await cleanups
+      .pop()?.()
+      .catch(() => undefined);
+});
+
+export function onCleanup(fn: () => Promise<unknown>): void {
+  cleanups.push(fn);
+}
+
+export interface ToyApi {
+  url: string;
+  key: string;
+  app: App;
+  setFaults(config: unknown): Promise<void>;
+}
+
+export async function startToyApi(): Promise<ToyApi> {
+  const key = `toy-${randomBytes(12).toString('hex')}`;
+  const app = await buildApp({ apiKey: key, admin: true });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  cleanups.push(() => app.close());
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return {
+    url,
+    key,
+    app,
+    async setFaults(config) {
+      const r = await fetch(`${url}/admin/faults`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(config),
+      });
+      if (r.status !== 200) throw new Error(await r.text());
+    },
+  };
+}
+
+export interface HttpGateway {
+  url: string;
+  mcpUrl: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+export async function startHttpGateway(api: ToyApi, extra: Partial<HttpOptions> = {}): Promise<HttpGateway> {
+  const token = `gw-${randomBytes(16).toString('hex')}`;
+  const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key, pageSize: 5 });
+  const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [], ...extra });
+  cleanups.push(async () => {
+    await http.close();
+    await gateway.close();
+  });
+  return { url: http.url, mcpUrl: `${http.url}/mcp`, token, close: () => http.close() };
+}
+
+/** A gateway as a real process. Resolves once it says where it listens (HTTP) or at once (stdio). */
+export async function spawnGateway(env: Record<string, string>, args: string[] = []) {
+  const child: ChildProcess = spawn(process.execPath, [GATEWAY_BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  cleanups.push(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  return { child, stderr: () => stderr };
+}
+
+/** Makes the v1 client ask for an older revision (it has no option for it). */
+export function withProtocolVersion<T extends Transport>(transport: T, version: string): T {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) =>
+    send(
+      'method' in message && message.method === 'initialize'
+        ? { ...message, params: { ...message.params, protocolVersion: version } }
+        : message,
+      options,
+    );
+  return transport;
+}
+
+export function stdioV1(api: ToyApi, version?: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [GATEWAY_BIN, '--stdio'],
+    env: { ...getDefaultEnvironment(), UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key, TOOLS_PAGE_SIZE: '5' },
+    stderr: 'pipe',
+  });
+  return connectV1(version ? withProtocolVersion(transport, version) : transport);
+}
+
+export function httpV1(gw: HttpGateway, version?: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(gw.mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${gw.token}` } },
+  });
+  return connectV1(version ? withProtocolVersion(transport, version) : transport);
+}
+
+async function connectV1<T extends Transport>(transport: T) {
+  const client = new ClientV1({ name: 'agentwire-test', version: '1.0.0' });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return { client, transport };
+}
+
+export async function httpV2(gw: HttpGateway, mode: 'auto' | 'legacy' = 'auto') {
+  const transport = new HttpV2(new URL(gw.mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${gw.token}` } },
+  });
+  const client = new ClientV2({ name: 'agentwire-test-v2', version: '1.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return { client, transport };
+}
+
+export async function stdioV2(api: ToyApi, mode: 'auto' | 'legacy' = 'auto') {
+  const transport = new StdioV2({
+    command: process.execPath,
+    args: [GATEWAY_BIN, '--stdio'],
+    env: { ...getDefaultEnvironment(), UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key, TOOLS_PAGE_SIZE: '5' },
+    stderr: 'pipe',
+  });
+  const client = new ClientV2({ name: 'agentwire-test-v2', version: '1.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return { client, transport };
+}
