@@ -170,6 +170,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     return503OnClosing: false,
   });
 
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
       return rpcError(reply, 413, INVALID_REQUEST, 'Request body too large');
