@@ -22,10 +22,13 @@ export interface ToolResult {
   _meta: Record<string, unknown>;
 }
 
-/** Encodes one path segment; '.' and '..' are encoded too, so no value can walk the path. */
-function encodeSegment(value: unknown): string {
+/**
+ * Encodes one path segment, '/' included, so a value cannot add segments. '.' and '..' cannot
+ * be encoded safely (URL parsers treat %2E%2E as '..'), so they are refused.
+ */
+function encodeSegment(value: unknown): string | undefined {
   const text = String(value);
-  if (/^\.+$/.test(text)) return text.replaceAll('.', '%2E');
+  if (text === '.' || text === '..') return undefined;
   return encodeURIComponent(text);
 }
 
@@ -48,8 +51,12 @@ export class UpstreamCaller {
     for (const p of b.params) {
       const value = args[p.arg];
       if (value === undefined) continue;
-      if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeSegment(value));
-      else if (p.in === 'query') query[p.name] = Array.isArray(value) ? value.join(',') : String(value);
+      if (p.in === 'path') {
+        const segment = encodeSegment(value);
+        if (segment === undefined)
+          return errorResult(`path parameter ${p.name} cannot be '.' or '..'`, false, ledger, started);
+        path = path.replace(`{${p.name}}`, segment);
+      } else if (p.in === 'query') query[p.name] = Array.isArray(value) ? value.join(',') : String(value);
       else {
         const text = String(value);
         if (/[\r\n]/.test(text))

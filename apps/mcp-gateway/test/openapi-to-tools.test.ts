@@ -1,0 +1,269 @@
+import { describe, expect, it } from 'vitest';
+import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
+import { ToolRegistry } from '../src/tool-registry.js';
+
+const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
+
+function spec31(
+  paths: Record<string, unknown>,
+  components: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+) {
+  return { openapi: '3.1.0', info: { title: 'Third party', version: '1' }, paths, components, ...extra };
+}
+
+describe('OpenAPI to tools', () => {
+  it('names tools from operationId, else method and path, sanitized, at most 64 characters, unique', () => {
+    const { tools } = openApiToTools(
+      spec31({
+        '/pets/{petId}/photos': {
+          get: {
+            parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'string' } }],
+            responses: ok,
+          },
+        },
+        '/a': { get: { operationId: 'list pets!', responses: ok }, post: { operationId: 'list pets?', responses: ok } },
+        '/b': {
+          get: { operationId: 'x'.repeat(100), responses: ok },
+          post: { operationId: 'x'.repeat(80), responses: ok },
+        },
+      }),
+    );
+    expect(tools.map((t) => t.name)).toEqual([
+      'get_pets_petId_photos',
+      'list_pets',
+      'list_pets_2',
+      'x'.repeat(64),
+      `${'x'.repeat(62)}_2`,
+    ]);
+    for (const t of tools) expect(t.name).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
+  });
+
+  it('merges path, query, header and body into one flat schema, suffixing clashes with the location', () => {
+    const { tools } = openApiToTools(
+      spec31({
+        '/items/{id}': {
+          put: {
+            operationId: 'update',
+            parameters: [
+              { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+              { name: 'id', in: 'query', schema: { type: 'integer' } },
+              { name: 'X-Trace', in: 'header', schema: { type: 'string' } },
+            ],
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['name'],
+                    properties: { name: { type: 'string' }, id: { type: 'string' } },
+                  },
+                },
+              },
+            },
+            responses: ok,
+          },
+        },
+      }),
+    );
+    const tool = tools[0];
+    expect(Object.keys(tool?.inputSchema.properties as object)).toEqual([
+      'id__path',
+      'id__query',
+      'X-Trace',
+      'name',
+      'id__body',
+    ]);
+    expect(tool?.inputSchema.required).toEqual(['id__path', 'name']);
+    expect(tool?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: true, destructiveHint: false });
+  });
+
+  it('resolves local $refs into $defs, keeps only what a tool uses, and survives cycles', () => {
+    const { tools, problems } = openApiToTools(
+      spec31(
+        {
+          '/nodes': {
+            get: {
+              operationId: 'nodes',
+              responses: {
+                '200': {
+                  description: 'ok',
+                  content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } },
+                },
+              },
+            },
+          },
+          '/other': {
+            get: {
+              operationId: 'other',
+              responses: {
+                '200': {
+                  description: 'ok',
+                  content: { 'application/json': { schema: { $ref: '#/components/schemas/Other' } } },
+                },
+              },
+            },
+          },
+        },
+        {
+          schemas: {
+            Node: {
+              type: 'object',
+              properties: { children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } },
+            },
+            Other: { type: 'object', properties: { x: { type: 'string' } } },
+            Unused: { type: 'object' },
+          },
+        },
+      ),
+    );
+    expect(problems).toEqual([]);
+    const nodes = tools.find((t) => t.name === 'nodes');
+    expect(nodes?.outputSchema).toEqual({
+      $ref: '#/$defs/Node',
+      $defs: { Node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+    });
+  });
+
+  it('reports an operation it cannot use by name and reason, and loads the rest', () => {
+    const { tools, problems } = openApiToTools(
+      spec31({
+        '/ok': { get: { operationId: 'fine', responses: ok } },
+        '/remote': {
+          get: { operationId: 'remote', parameters: [{ $ref: 'https://evil.example/params.json' }], responses: ok },
+        },
+        '/upload': {
+          post: {
+            operationId: 'upload',
+            requestBody: { content: { 'multipart/form-data': { schema: {} } } },
+            responses: ok,
+          },
+        },
+        '/missing/{id}': { get: { operationId: 'undeclared', responses: ok } },
+      }),
+    );
+    expect(tools.map((t) => t.name)).toEqual(['fine']);
+    expect(problems).toEqual([
+      "GET /remote (remote): external $ref 'https://evil.example/params.json' is not followed (only local refs are)",
+      'POST /upload (upload): request body type multipart/form-data is not supported (only JSON)',
+      "GET /missing/{id} (undeclared): path parameter '{id}' is not declared",
+    ]);
+  });
+
+  it('converts OpenAPI 3.0 schemas: nullable, boolean exclusive bounds, example', () => {
+    const { tools } = openApiToTools({
+      openapi: '3.0.3',
+      info: { title: 'Old', version: '1' },
+      paths: {
+        '/q': {
+          get: {
+            operationId: 'q',
+            parameters: [
+              { name: 'n', in: 'query', schema: { type: 'number', minimum: 0, exclusiveMinimum: true, example: 3 } },
+              { name: 's', in: 'query', schema: { type: 'string', nullable: true } },
+            ],
+            responses: ok,
+          },
+        },
+      },
+    });
+    expect(tools[0]?.inputSchema.properties).toEqual({
+      n: { type: 'number', exclusiveMinimum: 0, examples: [3] },
+      s: { type: ['string', 'null'] },
+    });
+  });
+
+  it('wraps a non-object response, maps images, and honours x-mcp', () => {
+    const { tools } = openApiToTools(
+      spec31({
+        '/count': {
+          get: {
+            operationId: 'count',
+            responses: {
+              '200': { description: 'n', content: { 'application/json': { schema: { type: 'integer' } } } },
+            },
+          },
+        },
+        '/logo': {
+          get: { operationId: 'logo', responses: { '200': { description: 'png', content: { 'image/png': {} } } } },
+        },
+        '/secret': { get: { operationId: 'secret', 'x-mcp': { hidden: true }, responses: ok } },
+        '/x': {
+          delete: {
+            operationId: 'remove',
+            'x-mcp': {
+              name: 'delete_thing',
+              description: 'Deletes the thing.',
+              annotations: { destructiveHint: false },
+            },
+            responses: ok,
+          },
+        },
+      }),
+    );
+    expect(tools.map((t) => t.name)).toEqual(['count', 'logo', 'delete_thing']);
+    expect(tools[0]?.outputSchema).toEqual({
+      type: 'object',
+      properties: { result: { type: 'integer' } },
+      required: ['result'],
+    });
+    expect(tools[1]?.binding.output).toEqual({ kind: 'image' });
+    expect(tools[2]).toMatchObject({
+      description: 'Deletes the thing.',
+      annotations: { destructiveHint: false, idempotentHint: true },
+    });
+  });
+
+  it('applies the security scheme: bearer, or an API key in a header or the query', () => {
+    const { tools, problems } = openApiToTools(
+      spec31(
+        {
+          '/a': { get: { operationId: 'a', responses: ok } },
+          '/b': { get: { operationId: 'b', security: [{ query: [] }], responses: ok } },
+          '/c': { get: { operationId: 'c', security: [], responses: ok } },
+          '/d': { get: { operationId: 'd', security: [{ basic: [] }], responses: ok } },
+        },
+        {
+          securitySchemes: {
+            header: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+            query: { type: 'apiKey', in: 'query', name: 'api_key' },
+            basic: { type: 'http', scheme: 'basic' },
+          },
+        },
+        { security: [{ header: [] }] },
+      ),
+    );
+    expect(tools.map((t) => t.binding.auth)).toEqual([
+      [{ type: 'header', name: 'X-Api-Key' }],
+      [{ type: 'query', name: 'api_key' }],
+      [],
+    ]);
+    expect(problems).toEqual([
+      'GET /d (d): no supported security scheme: basic (http basic); supported are bearer, apiKey in header or query',
+    ]);
+  });
+
+  it('handles hundreds of operations, served a page at a time', () => {
+    const paths: Record<string, unknown> = {};
+    for (let i = 0; i < 500; i++) paths[`/r${i}`] = { get: { responses: ok } };
+    const { tools } = openApiToTools(spec31(paths));
+    expect(tools).toHaveLength(500);
+    const registry = new ToolRegistry(tools, 100);
+    let cursor: string | undefined;
+    const seen: string[] = [];
+    do {
+      const page = registry.page(cursor, '2025-11-25');
+      seen.push(...page.tools.map((t) => String(t.name)));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(500);
+    expect(() => registry.page('garbage', '2025-11-25')).toThrow(/Invalid cursor/);
+  });
+
+  it('refuses Swagger 2.0 as a whole, saying what it found', () => {
+    expect(() => openApiToTools({ swagger: '2.0', paths: {} })).toThrow(
+      'only OpenAPI 3.0 and 3.1 are supported; this document says swagger: 2.0',
+    );
+  });
+});

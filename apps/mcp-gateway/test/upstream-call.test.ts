@@ -1,0 +1,159 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { createGateway } from '../src/gateway.js';
+import { httpV1, onCleanup, startHttpGateway, startToyApi, stdioV1 } from './support/stack.js';
+
+async function recordingUpstream(status = 200) {
+  const seen: IncomingMessage[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req);
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(status < 400 ? { ok: true } : { error: { type: 'api_error', message: 'broken' } }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+const spec = {
+  openapi: '3.1.0',
+  info: { title: 'Files', version: '1' },
+  servers: [{ url: 'https://elsewhere.example' }],
+  components: { securitySchemes: { q: { type: 'apiKey', in: 'query', name: 'api_key' } } },
+  security: [{ q: [] }],
+  paths: {
+    '/files/{name}': {
+      get: {
+        operationId: 'read_file',
+        parameters: [
+          { name: 'name', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'X-Note', in: 'header', schema: { type: 'string' } },
+        ],
+        responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } },
+      },
+    },
+  },
+};
+
+describe('calling the upstream', () => {
+  it('encodes path values so ../ and / cannot change the path, and only calls the configured origin', async () => {
+    const upstream = await recordingUpstream();
+    const gateway = await createGateway({
+      upstreamUrl: upstream.url,
+      upstreamApiKey: 'upstream-secret-1',
+      openapi: spec,
+    });
+    onCleanup(() => gateway.close());
+    const tool = gateway.tools.get('read_file');
+    if (!tool) throw new Error('no tool');
+    const ctx = { signal: new AbortController().signal, deadlineMs: 5000, onProgress: undefined, structured: true };
+    for (const name of ['../admin', '..', 'a/b', '%2e%2e', 'ok.txt']) {
+      await gateway.server.handle(
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { name } } },
+        { session: { protocolVersion: '2025-11-25', initialized: true }, signal: ctx.signal, notify: () => undefined },
+      );
+    }
+    // '..' is refused outright (URL parsers resolve even %2E%2E), the rest arrive as one segment.
+    expect(upstream.seen.map((r) => r.url?.split('?')[0])).toEqual([
+      '/files/..%2Fadmin',
+      '/files/a%2Fb',
+      '/files/%252e%252e',
+      '/files/ok.txt',
+    ]);
+    // The key goes where the spec says (the query here), and the spec's `servers` is ignored.
+    expect(upstream.seen.every((r) => r.url?.endsWith('?api_key=upstream-secret-1'))).toBe(true);
+  });
+
+  it('refuses a header value with a line break before calling anyone', async () => {
+    const upstream = await recordingUpstream();
+    const gateway = await createGateway({ upstreamUrl: upstream.url, openapi: spec });
+    onCleanup(() => gateway.close());
+    const outcome = await gateway.server.handle(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'read_file', arguments: { name: 'a', 'X-Note': 'x\r\nX-Evil: 1' } },
+      },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      },
+    );
+    expect(outcome).toMatchObject({ kind: 'response', response: { result: { isError: true } } });
+    expect(upstream.seen).toHaveLength(0);
+  });
+
+  it("sends the gateway's own upstream key, never the caller's Authorization header", async () => {
+    const api = await startToyApi();
+    const gw = await startHttpGateway(api);
+    const { client } = await httpV1(gw);
+    const result = await client.callTool({ name: 'list_employees', arguments: {} });
+    expect(result.isError).toBeFalsy();
+    const direct = await fetch(`${api.url}/employees`, { headers: { authorization: `Bearer ${gw.token}` } });
+    expect(direct.status).toBe(401);
+  });
+
+  it('retries idempotent calls within the deadline and reports the attempts in _meta', async () => {
+    const api = await startToyApi();
+    await api.setFaults({ rules: [{ method: 'GET', path: '/emails', action: 'status', status: 503, times: 2 }] });
+    const { client } = await stdioV1(api);
+    const result = await client.callTool({ name: 'list_emails', arguments: { limit: 1 } });
+    const upstream = result._meta?.['agentwire.dev/upstream'] as {
+      attempts: number;
+      retries: number;
+      requestIds: string[];
+      waitMs: number;
+    };
+    expect(result.isError).toBeFalsy();
+    expect(upstream).toMatchObject({ attempts: 3, retries: 2 });
+    expect(upstream.requestIds).toHaveLength(3);
+    expect(upstream.waitMs).toBeGreaterThan(0);
+  });
+
+  it('gives the write an idempotency key, so a lost response is retried without a second reply', async () => {
+    const api = await startToyApi();
+    await api.setFaults({ rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' }] });
+    const { client } = await stdioV1(api);
+    const result = await client.callTool({ name: 'reply_to_email', arguments: { email_id: 'm-0001', body: 'On it.' } });
+    expect(result.isError).toBeFalsy();
+    const replies = await fetch(`${api.url}/emails/m-0001/replies`, {
+      headers: { authorization: `Bearer ${api.key}` },
+    });
+    expect((await replies.json()).data).toHaveLength(1);
+  });
+
+  it('keeps a call within the deadline the caller sets in _meta, and says so', async () => {
+    const api = await startToyApi();
+    const { client } = await stdioV1(api);
+    const result = await client.callTool({
+      name: 'slow',
+      arguments: { ms: 3000 },
+      _meta: { 'agentwire.dev/deadlineMs': 200 },
+    });
+    expect(result.isError).toBe(true);
+    expect((result.content as Array<{ text: string }>)[0]?.text).toMatch(/^upstream call failed \(deadline_exceeded\)/);
+    await expect.poll(() => api.app.toy.activeSlowTimers()).toBe(0);
+  });
+
+  it('reports an unreachable upstream as an isError result that says a retry may help', async () => {
+    const upstream = await recordingUpstream();
+    const gateway = await createGateway({ upstreamUrl: 'http://127.0.0.1:1', openapi: spec });
+    onCleanup(() => gateway.close());
+    const outcome = await gateway.server.handle(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { name: 'a' } } },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      },
+    );
+    const result = (outcome as { response: { result: { isError: boolean; content: Array<{ text: string }> } } })
+      .response.result;
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toMatch(/connection_error.*trying again later may help/);
+    expect(upstream.seen).toHaveLength(0);
+  });
+});
