@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { spawnGateway, startToyApi } from './support/stack.js';
+
+const ACCEPT = 'application/json, text/event-stream';
+
+async function gatewayProcess(env: Record<string, string>) {
+  const { stderr } = await spawnGateway({ ...env, PORT: '0' });
+  await expect
+    .poll(() => stderr(), { timeout: 10_000, interval: 20 })
+    .toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
+  return /"url":"(http:[^"]+)"/.exec(stderr())?.[1] ?? '';
+}
+
+describe('two gateway replicas on one Redis', () => {
+  it('serve one session alternately, and resume its stream on the other replica', async () => {
+    const api = await startToyApi();
+    const redisUrl = process.env.REDIS_URL ?? '';
+    expect(redisUrl).not.toBe('');
+    const token = 'r'.repeat(24);
+    const env = {
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      MCP_GATEWAY_TOKEN: token,
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: `test-${randomUUID()}:`,
+    };
+    const replicas = [await gatewayProcess(env), await gatewayProcess(env)];
+    let turn = 0;
+    // A round-robin balancer: every request goes to the next replica.
+    const next = () => replicas[turn++ % 2] as string;
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(next(), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rr', version: '1' } },
+    });
+    const sessionId = init.headers.get('mcp-session-id') ?? '';
+    const s = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, s)).status).toBe(202);
+    expect(
+      (await (await post({ jsonrpc: '2.0', id: 1, method: 'logging/setLevel', params: { level: 'debug' } }, s)).json())
+        .result,
+    ).toEqual({});
+
+    for (let i = 0; i < 4; i++) {
+      const r = await post(
+        { jsonrpc: '2.0', id: 10 + i, method: 'tools/call', params: { name: 'health', arguments: {} } },
+        s,
+      );
+      expect((await r.json()).result.isError).toBe(false);
+    }
+    // The log level set on one replica applied on both: four log events in the shared stream.
+    const readStream = async (url: string, lastEventId: string | undefined, until: string) => {
+      const r = await fetch(url, {
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: 'text/event-stream',
+          ...s,
+          ...(lastEventId ? { 'last-event-id': lastEventId } : {}),
+        },
+      });
+      expect(r.status).toBe(200);
+      const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      while (!text.includes(until)) text += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      return text;
+    };
+    const first = await readStream(replicas[0] as string, '0', 'id: 2\n');
+    expect(first).toContain('id: 1\n');
+    // Resume on the other replica after the last event seen: only the later events come.
+    const resumed = await readStream(replicas[1] as string, '2', 'id: 4\n');
+    expect(resumed).not.toContain('id: 2\n');
+    expect(resumed).toContain('id: 3\n');
+
+    // Live events cross replicas too: a call on one reaches the stream held on the other.
+    const live = fetch(replicas[0] as string, {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...s, 'last-event-id': '4' },
+    });
+    const stream = await live;
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    await fetch(replicas[1] as string, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json', ...s },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'health', arguments: {} } }),
+    });
+    let text = '';
+    while (!text.includes('id: 5\n')) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+
+    const del = await fetch(replicas[1] as string, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}`, ...s },
+    });
+    expect(del.status).toBe(204);
+    expect((await post({ jsonrpc: '2.0', id: 5, method: 'ping' }, s)).status).toBe(404);
+  });
+});

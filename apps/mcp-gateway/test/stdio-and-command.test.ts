@@ -1,0 +1,139 @@
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { spawnGateway, startToyApi } from './support/stack.js';
+
+/** Talks raw newline-delimited JSON-RPC to a gateway process. */
+async function rawStdio(env: Record<string, string>) {
+  const { child, stderr } = await spawnGateway(env, ['--stdio']);
+  const lines: string[] = [];
+  const waiters: Array<() => void> = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line);
+    for (const w of waiters.splice(0)) w();
+  });
+  const send = (value: unknown) => child.stdin!.write(`${typeof value === 'string' ? value : JSON.stringify(value)}\n`);
+  const next = async () => {
+    const start = lines.length;
+    while (lines.length === start) await new Promise<void>((r) => waiters.push(r));
+    return JSON.parse(lines[start] as string);
+  };
+  return { child, send, next, lines, stderr };
+}
+
+const init = (version: string) => ({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+describe('stdio', () => {
+  it('answers malformed JSON with -32700 and refuses requests before initialize', async () => {
+    const api = await startToyApi();
+    const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
+    io.send('{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect((await io.next()).error.code).toBe(-32700);
+    io.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect(await io.next()).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: -32600, message: 'Server not initialized: send initialize before tools/list' },
+    });
+    io.send(init('2025-06-18'));
+    expect((await io.next()).result.protocolVersion).toBe('2025-06-18');
+    io.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+    expect(await io.next()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+  });
+
+  it('takes a batch in 2025-03-26 and refuses one in 2025-06-18', async () => {
+    const api = await startToyApi();
+    const old = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
+    old.send(init('2025-03-26'));
+    await old.next();
+    old.send([
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ]);
+    const answers = await old.next();
+    expect(answers.map((a: { id: number }) => a.id)).toEqual([1, 2]);
+    const recent = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
+    recent.send(init('2025-06-18'));
+    await recent.next();
+    recent.send([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+    expect((await recent.next()).error.code).toBe(-32600);
+  });
+
+  it('writes nothing but protocol messages to stdout, logs to stderr, and exits when stdin closes', async () => {
+    const api = await startToyApi();
+    const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
+    io.send(init('2025-11-25'));
+    await io.next();
+    io.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flaky', arguments: { fail_times: 1 } } });
+    await io.next();
+    io.child.stdin!.end();
+    const [code] = await once(io.child, 'exit');
+    expect(code).toBe(0);
+    for (const line of io.lines) expect(JSON.parse(line).jsonrpc).toBe('2.0');
+    expect(io.stderr()).toMatch(/serving MCP over stdio/);
+    expect(io.stderr()).not.toContain(api.key);
+  });
+
+  it('exits cleanly on SIGTERM', async () => {
+    const api = await startToyApi();
+    const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
+    io.send(init('2025-11-25'));
+    await io.next();
+    io.child.kill('SIGTERM');
+    const [code] = await once(io.child, 'exit');
+    expect(code).toBe(0);
+  });
+});
+
+describe('the mcp-gateway command', () => {
+  it('says what is missing: UPSTREAM_URL, or the token for HTTP', async () => {
+    const none = await spawnGateway({});
+    expect((await once(none.child, 'exit'))[0]).toBe(2);
+    expect(none.stderr()).toMatch(/UPSTREAM_URL is not set/);
+    const noToken = await spawnGateway({ UPSTREAM_URL: 'http://127.0.0.1:1', OPENAPI_URL: '/nonexistent.json' });
+    expect((await once(noToken.child, 'exit'))[0]).toBe(2);
+    expect(noToken.stderr()).toMatch(/MCP_GATEWAY_TOKEN is not set/);
+  });
+
+  it('says clearly when the OpenAPI document cannot be loaded', async () => {
+    const { child, stderr } = await spawnGateway(
+      { UPSTREAM_URL: 'http://127.0.0.1:1', OPENAPI_URL: '/nonexistent.json' },
+      ['--stdio'],
+    );
+    expect((await once(child, 'exit'))[0]).toBe(2);
+    expect(stderr()).toMatch(/^mcp-gateway: cannot read the OpenAPI document \/nonexistent\.json/);
+  });
+
+  it('serves HTTP on the port it is given, and logs neither the upstream key nor the token', async () => {
+    const api = await startToyApi();
+    const token = 't'.repeat(24);
+    const { stderr } = await spawnGateway({
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      MCP_GATEWAY_TOKEN: token,
+      PORT: '0',
+    });
+    await expect
+      .poll(() => stderr(), { timeout: 5000, interval: 10 })
+      .toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
+    const url = /"url":"(http:[^"]+)"/.exec(stderr())?.[1] ?? '';
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(init('2025-11-25')),
+    });
+    expect(response.status).toBe(200);
+    expect(stderr()).not.toContain(api.key);
+    expect(stderr()).not.toContain(token);
+  });
+});
