@@ -401,14 +401,8 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     }
     let session = await store.get(sessionId);
     if (!session) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
-    if (versionHeader !== undefined && versionHeader !== session.protocolVersion) {
-      return rpcError(
-        reply,
-        400,
-        INVALID_REQUEST,
-        `MCP-Protocol-Version '${versionHeader}' is not the version this session negotiated (${session.protocolVersion})`,
-      );
-    }
+    // A supported MCP-Protocol-Version other than the negotiated one is tolerated (the spec only
+    // requires a 400 for unsupported ones, checked above); the session's version decides behaviour.
     const revision: Revision = session.protocolVersion;
     if (Array.isArray(body) && (!features(revision).batches || body.length === 0)) {
       return rpcError(
