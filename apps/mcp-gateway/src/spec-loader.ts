@@ -1,17 +1,18 @@
 // Loads the OpenAPI document from a URL or a file, as JSON or YAML.
 import { readFile } from 'node:fs/promises';
 import type { HttpClient } from '@agentwire/http-client';
-import { parse as parseYaml } from 'yaml';
 
 export class SpecLoadError extends Error {
   override readonly name = 'SpecLoadError';
 }
 
-function parseDocument(text: string, where: string): unknown {
+async function parseDocument(text: string, where: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
     try {
+      // Loaded only for YAML documents, to keep start-up fast for JSON ones.
+      const { parse: parseYaml } = await import('yaml');
       return parseYaml(text);
     } catch (error) {
       throw new SpecLoadError(`${where} is neither JSON nor YAML: ${(error as Error).message}`);

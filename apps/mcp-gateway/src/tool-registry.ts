@@ -1,11 +1,11 @@
 // The tools the gateway serves: looked up by name, listed a page at a time, shaped for the
 // revision a client speaks, with argument validators compiled once on first use.
-import { compileValidator, createAjv, type Validate } from '@agentwire/schemas';
+import { compileValidator, createAjv, type Validate } from '@agentwire/schemas/validation';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { INVALID_PARAMS, RpcError } from './protocol/json-rpc.js';
 import { features, type Revision } from './protocol/revisions.js';
 
-const ajv = createAjv({ useDefaults: false });
+let ajv: ReturnType<typeof createAjv> | undefined;
 
 export class ToolRegistry {
   readonly tools: readonly Tool[];
@@ -26,6 +26,8 @@ export class ToolRegistry {
   validate(tool: Tool, args: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; errors: string[] } {
     let validate = this.#validators.get(tool.name);
     if (!validate) {
+      // Created on first use: start-up does not pay for it.
+      ajv ??= createAjv({ useDefaults: false });
       validate = compileValidator<Record<string, unknown>>(tool.inputSchema, ajv);
       this.#validators.set(tool.name, validate);
     }

@@ -8,7 +8,7 @@ describe('progress from the streamed digest', () => {
   it('forwards one progress notification per upstream event, with the text (stdio, 2025-11-25)', async () => {
     const api = await startToyApi();
     const { client } = await stdioV1(api);
-    const progress: Array<{ progress: number; message?: string }> = [];
+    const progress: Array<{ progress: number; message?: string | undefined }> = [];
     const result = await client.callTool(DIGEST, undefined, { onprogress: (p) => progress.push(p) });
     const digest = result.structuredContent as { text: string };
     // The SDK may drop the very last notification (it races the result), so compare a prefix.

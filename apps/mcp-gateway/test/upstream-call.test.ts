@@ -150,8 +150,9 @@ describe('calling the upstream', () => {
         notify: () => undefined,
       },
     );
-    const result = (outcome as { response: { result: { isError: boolean; content: Array<{ text: string }> } } })
-      .response.result;
+    const result = (
+      outcome as unknown as { response: { result: { isError: boolean; content: Array<{ text: string }> } } }
+    ).response.result;
     expect(result.isError).toBe(true);
     expect(result.content[0]?.text).toMatch(/connection_error.*trying again later may help/);
     expect(upstream.seen).toHaveLength(0);

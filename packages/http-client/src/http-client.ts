@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
-import { compileValidator, type Validate } from '@agentwire/schemas';
+import { compileValidator, type Validate } from '@agentwire/schemas/validation';
 import type { Static, TSchema } from 'typebox';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import type { Budget } from './budget.js';

@@ -31,7 +31,7 @@ export function createAjv(options: ValidatorOptions = {}, extra: Options = {}): 
   return ajv;
 }
 
-const shared = createAjv();
+let shared: Ajv2020 | undefined;
 
 /**
  * Compiles a schema into a function that returns the value or the problems, one line each.
@@ -39,8 +39,11 @@ const shared = createAjv();
  *   const check = compileValidator<ListEmailsQuery>(ListEmailsQuery);
  *   const r = check({ limit: 999 }); // { ok: false, errors: ['$.limit: 999 is above maximum 50'] }
  */
-export function compileValidator<T>(schema: object, ajv: Ajv2020 = shared): Validate<T> {
-  const validate = ajv.compile(schema);
+export function compileValidator<T>(schema: object, ajv?: Ajv2020): Validate<T> {
+  // The shared instance is made on first use, so importing this module stays cheap.
+  if (ajv === undefined && shared === undefined) shared = createAjv();
+  const instance = ajv ?? (shared as Ajv2020);
+  const validate = instance.compile(schema);
   return (data) =>
     validate(data) ? { ok: true, value: data as T } : { ok: false, errors: formatValidationErrors(validate.errors) };
 }
