@@ -146,11 +146,11 @@ export class UpstreamCaller {
     started: number,
   ): ToolResult {
     const meta = { [META.upstream]: upstreamMeta(ledger, started, status) };
-    if (tool.binding.output.kind === 'image' && typeof data === 'string') {
+    if (tool.binding.output.kind === 'image' && Buffer.isBuffer(data)) {
       const mimeType =
         String(Array.isArray(contentType) ? contentType[0] : (contentType ?? 'image/png')).split(';')[0] ?? 'image/png';
       return {
-        content: [{ type: 'image', data: Buffer.from(data, 'binary').toString('base64'), mimeType }],
+        content: [{ type: 'image', data: data.toString('base64'), mimeType }],
         isError: false,
         _meta: meta,
       };

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { httpV1, httpV2, startHttpGateway, startToyApi, stdioV1, stdioV2, type ToyApi } from './support/stack.js';
+import {
+  GATEWAY_BIN,
+  httpV1,
+  httpV2,
+  startHttpGateway,
+  startToyApi,
+  stdioV1,
+  stdioV2,
+  type ToyApi,
+} from './support/stack.js';
 
 const LEGACY = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
 const TOOL_COUNT = 13;
@@ -110,7 +121,7 @@ describe.each(LEGACY)('official v1 client, revision %s', (revision) => {
   });
 });
 
-describe('official v2 client, revision 2026-07-28 (stateless)', () => {
+describe('official v2 client', () => {
   it('over Streamable HTTP: discovers, lists every page, calls every tool', async () => {
     const api = await startToyApi();
     const { client } = await httpV2(await startHttpGateway(api));
@@ -127,6 +138,31 @@ describe('official v2 client, revision 2026-07-28 (stateless)', () => {
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     expect((await client.listTools()).tools).toHaveLength(TOOL_COUNT);
     await callEveryTool(client as unknown as AnyClient, true);
+  });
+
+  it.each(LEGACY)('can be held to %s, negotiated with initialize, over HTTP and stdio', async (revision) => {
+    const api = await startToyApi();
+    const gw = await startHttpGateway(api);
+    for (const transport of [
+      new StreamableHTTPClientTransport(new URL(gw.mcpUrl), {
+        requestInit: { headers: { Authorization: `Bearer ${gw.token}` } },
+      }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [GATEWAY_BIN, '--stdio'],
+        env: { ...getDefaultEnvironment(), UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key },
+        stderr: 'pipe',
+      }),
+    ]) {
+      const client = new Client({ name: 'v2-legacy', version: '1' }, { supportedProtocolVersions: [revision] });
+      await client.connect(transport);
+      expect(client.getNegotiatedProtocolVersion()).toBe(revision);
+      expect((await client.listTools()).tools).toHaveLength(TOOL_COUNT);
+      const result = await client.callTool({ name: 'office_days', arguments: { employee_id: 'e-05' } });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent === undefined).toBe(revision < '2025-06-18');
+      await client.close();
+    }
   });
 
   it('in legacy mode it negotiates 2025-11-25 with initialize instead', async () => {

@@ -158,3 +158,42 @@ describe('calling the upstream', () => {
     expect(upstream.seen).toHaveLength(0);
   });
 });
+
+describe('binary responses', () => {
+  it('turns an image response into image content, bytes intact', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0x00, 0x80]);
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(png);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
+    const gateway = await createGateway({
+      upstreamUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Logos', version: '1' },
+        paths: {
+          '/logo': {
+            get: { operationId: 'logo', responses: { '200': { description: 'png', content: { 'image/png': {} } } } },
+          },
+        },
+      },
+    });
+    onCleanup(() => gateway.close());
+    const outcome = await gateway.server.handle(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'logo', arguments: {} } },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      },
+    );
+    const result = (
+      outcome as unknown as {
+        response: { result: { content: Array<{ type: string; data: string; mimeType: string }> } };
+      }
+    ).response.result;
+    expect(result.content).toEqual([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]);
+  });
+});

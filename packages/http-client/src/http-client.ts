@@ -280,7 +280,11 @@ export class HttpClient {
     this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 128 });
   }
 
-  /** Sends a request and reads the whole response; JSON bodies are parsed (and validated with `schema`). */
+  /**
+   * Sends a request and reads the whole response: JSON bodies are parsed (and validated with
+   * `schema`), binary ones (image, audio, video, octet-stream, PDF, ZIP) come back as a Buffer,
+   * others as text.
+   */
   async request<S extends TSchema | undefined = undefined>(options: CallOptions<S>): Promise<HttpResponse<Data<S>>> {
     const call = this.#prepare(options);
     const { sent, attempt } = await this.#execute(call, 'buffered', 1, NO_WAIT);
@@ -811,8 +815,10 @@ export class HttpClient {
     schema: TSchema | undefined,
   ): unknown {
     if (sent.buffer.length === 0) return undefined;
-    const text = sent.buffer.toString('utf8');
     const type = firstHeader(sent.headers, 'content-type') ?? '';
+    // Binary bodies (images, archives, ...) come back as bytes; text as a string; JSON parsed.
+    if (/^(image|audio|video)\/|octet-stream|application\/(pdf|zip)/i.test(type)) return sent.buffer;
+    const text = sent.buffer.toString('utf8');
     if (!type.includes('json')) return text;
     let data: unknown;
     try {
