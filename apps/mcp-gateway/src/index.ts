@@ -1,3 +1,12 @@
-// @agentwire/mcp-gateway: Turns an API's OpenAPI routes into MCP tools, served over stdio and Streamable HTTP.
-// Not built yet: it arrives with issue 4. Any export added here becomes public API.
-export const PLANNED_IN_ISSUE = 4;
+// @agentwire/mcp-gateway as a library: build a gateway in-process and serve it over either
+// transport (the agent's embedded stack does). Any new export added here becomes public API.
+export { ConfigError, type GatewayConfig, readConfig } from './config.js';
+export { createGateway, GATEWAY_VERSION, type Gateway, type GatewayOptions } from './gateway.js';
+export { type LoadResult, openApiToTools, type Tool } from './openapi/openapi-to-tools.js';
+export { McpServer, type SessionState } from './protocol/mcp-server.js';
+export { ALL_REVISIONS, META, type Revision } from './protocol/revisions.js';
+export { type HttpOptions, type HttpServer, serveHttp } from './transports/http.js';
+export { serveStdio } from './transports/stdio.js';
+
+/** The path of the `mcp-gateway` command, for spawning it (stdio). */
+export const GATEWAY_BIN = new URL('./main.js', import.meta.url).pathname;

@@ -90,6 +90,8 @@ export class UpstreamCaller {
       signal: ctx.signal,
       deadlineMs: ctx.deadlineMs,
       ledger,
+      // An operation the spec marks idempotent (x-mcp annotations) may be retried even as a POST.
+      ...(tool.annotations.idempotentHint ? { idempotent: true } : {}),
       ...(json === undefined ? {} : { json }),
     };
     try {

@@ -113,6 +113,33 @@ describe('calling the upstream', () => {
     expect(upstream.waitMs).toBeGreaterThan(0);
   });
 
+  it('retries a POST the spec marks idempotent (the digest), following Retry-After, and resumes its stream', async () => {
+    const api = await startToyApi();
+    await api.setFaults({
+      rules: [
+        { method: 'POST', path: '/digest', action: 'status', status: 429, retry_after_s: 1 },
+        { method: 'POST', path: '/digest', action: 'cut_stream', after_events: 3 },
+      ],
+    });
+    const { client } = await stdioV1(api);
+    const progress: unknown[] = [];
+    const result = await client.callTool(
+      { name: 'create_digest', arguments: { date: '2026-06-10', max_items: 2, interval_ms: 0 } },
+      undefined,
+      { onprogress: (p) => progress.push(p) },
+    );
+    expect(result.isError).toBeFalsy();
+    const upstream = result._meta?.['agentwire.dev/upstream'] as {
+      attemptLog: Array<{ status: number | null; waitReason: string | null }>;
+    };
+    expect(upstream.attemptLog.map((a) => [a.status, a.waitReason])).toEqual([
+      [429, null],
+      [200, 'retry_after'],
+      [200, 'sse_retry'],
+    ]);
+    expect((result.structuredContent as { item_count: number }).item_count).toBe(2);
+  });
+
   it('gives the write an idempotency key, so a lost response is retried without a second reply', async () => {
     const api = await startToyApi();
     await api.setFaults({ rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' }] });

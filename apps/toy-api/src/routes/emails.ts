@@ -144,6 +144,8 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         config: { streams: true },
         schema: {
           operationId: 'create_digest',
+          // A POST that only computes: tell MCP gateways it is safe to repeat (and read-only).
+          'x-mcp': { annotations: { readOnlyHint: true, idempotentHint: true } },
           summary: "The day's email digest",
           description:
             'Summarises the emails of one date, most urgent first. With "Accept: text/event-stream" it streams ' +
