@@ -1,3 +1,5 @@
-// @agentwire/agent-cli: The agent command: a ledgered multi-step task against the toy API, directly and through MCP.
-// Not built yet: it arrives with issue 5. Any export added here becomes public API.
-export const PLANNED_IN_ISSUE = 5;
+// @agentwire/agent-cli as a library: the triage task and its backends.
+// Any new export added here becomes public API.
+export { EXIT } from './exit-codes.js';
+export type { TriageBackend } from './triage/backend.js';
+export { runTriage, type TriageOutcome } from './triage/task.js';

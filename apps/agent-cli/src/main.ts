@@ -1,4 +1,206 @@
 #!/usr/bin/env node
-// The agent command. Not built yet: it arrives with issue 5, so it says so and exits.
-console.error('agent: not implemented yet (planned in issue 5 of agentwire); see the README for what works today.');
-process.exit(2);
+// The agent command. `agent triage` runs the ledgered task directly against the API and
+// through the MCP gateway (stdio and Streamable HTTP), and shows what each layer did.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Budget, HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger } from '@agentwire/http-client';
+import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.js';
+import { EXIT } from './exit-codes.js';
+import { faultConfig, installFaults } from './faults.js';
+import { RunRecord, summarize } from './run-record.js';
+import { ApiBackend } from './triage/api-backend.js';
+import type { TriageBackend } from './triage/backend.js';
+import { McpBackend } from './triage/mcp-backend.js';
+import { runTriage } from './triage/task.js';
+
+const MODES = ['api', 'mcp-stdio', 'mcp-http'] as const;
+type Mode = (typeof MODES)[number];
+
+const USAGE = `usage: agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
+                    [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
+                    [--ledger FILE]
+exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
+
+class UsageError extends Error {}
+
+function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  if (!match) throw new UsageError(`--deadline must look like 20s, 1500ms or 2m, got '${text}'`);
+  const n = Number(match[1]);
+  return Math.round(match[2] === 'ms' ? n : match[2] === 'm' ? n * 60_000 : n * 1000);
+}
+
+function positive(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${name} must be a whole number of at least 1, got '${text}'`);
+  return n;
+}
+
+async function triage(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      date: { type: 'string', default: '2026-06-10' },
+      via: { type: 'string', default: 'api' },
+      faults: { type: 'string', default: 'none' },
+      'api-url': { type: 'string' },
+      'mcp-url': { type: 'string' },
+      deadline: { type: 'string' },
+      'max-requests': { type: 'string' },
+      'max-bytes': { type: 'string' },
+      ledger: { type: 'string' },
+    },
+  });
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date ?? ''))
+    throw new UsageError(`--date must be YYYY-MM-DD, got '${values.date}'`);
+  const via = values.via ?? 'api';
+  if (via !== 'all' && !(MODES as readonly string[]).includes(via)) {
+    throw new UsageError(`--via must be one of api, mcp-stdio, mcp-http, all; got '${via}'`);
+  }
+  const modes: Mode[] = via === 'all' ? [...MODES] : [via as Mode];
+  const deadlineMs = values.deadline ? parseDuration(values.deadline) : undefined;
+  const maxRequests = positive('--max-requests', values['max-requests']);
+  const maxBytes = positive('--max-bytes', values['max-bytes']);
+  const faults = await faultConfig(values.faults ?? 'none').catch((error: Error) => {
+    throw new UsageError(error.message);
+  });
+  const apiUrl = values['api-url'] ?? process.env.AGENTWIRE_API_URL;
+  const mcpUrl = values['mcp-url'] ?? process.env.AGENTWIRE_MCP_URL;
+
+  const started = Date.now();
+  const deadline = deadlineMs === undefined ? undefined : started + deadlineMs;
+  const budget = maxRequests || maxBytes ? new Budget({ maxAttempts: maxRequests, maxBytes }) : undefined;
+  const ledgerPath =
+    values.ledger ??
+    join(tmpdir(), 'agentwire', `triage-${new Date(started).toISOString().replace(/[:.]/g, '-')}.jsonl`);
+  const record = new RunRecord(ledgerPath);
+
+  const stack: Stack = apiUrl ? externalStack(apiUrl, mcpUrl, process.env) : await startEmbeddedStack();
+  if (!stack.embedded && modes.includes('mcp-http') && !stack.mcpUrl) {
+    throw new UsageError('--via mcp-http against a running stack needs --mcp-url (or AGENTWIRE_MCP_URL)');
+  }
+  const out = {
+    step: (text: string) => process.stdout.write(`${text}\n`),
+    stream: (text: string) => process.stdout.write(text),
+  };
+  const walls = new Map<Mode, number>();
+  let exit: number = EXIT.ok;
+  try {
+    for (const mode of modes) {
+      process.stdout.write(`\n== triage via ${mode} ==\n`);
+      if (stack.embedded) await installFaults(stack.apiUrl, stack.apiKey, faults);
+      else if (values.faults !== 'none') process.stdout.write('(faults are only installed in the embedded stack)\n');
+      const ledger = new Ledger();
+      record.follow(ledger, mode);
+      const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
+      const modeStart = Date.now();
+      let backend: TriageBackend | undefined;
+      try {
+        if (mode === 'api') {
+          backend = new ApiBackend(
+            new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, layer: 'api', ...common }),
+          );
+        } else if (mode === 'mcp-http') {
+          const http = new HttpClient({ baseUrl: stack.mcpUrl, layer: 'mcp-http', ...common });
+          backend = await McpBackend.http(
+            stack.mcpUrl,
+            stack.mcpToken,
+            http,
+            (r) => record.toolCall(r, mode),
+            deadline,
+          );
+        } else {
+          backend = await McpBackend.stdio(stack.stdio, (r) => record.toolCall(r, mode), deadline, budget);
+        }
+        const outcome = await runTriage(backend, values.date ?? '2026-06-10', out);
+        walls.set(mode, Date.now() - modeStart);
+        out.step(
+          `   done: ${outcome.emails.length} emails, ${outcome.senders.length} senders, reply ${outcome.reply.id}`,
+        );
+      } catch (error) {
+        walls.set(mode, Date.now() - modeStart);
+        exit = exitCodeFor(error, deadline);
+        process.stdout.write(`\n   stopped: ${(error as Error).message}\n`);
+        break;
+      } finally {
+        await backend?.close().catch(() => undefined);
+      }
+    }
+  } finally {
+    await stack.close();
+    await record.close();
+  }
+  printSummary(record, [...walls.keys()], walls);
+  process.stdout.write(`\nledger: ${ledgerPath}\n`);
+  return exit;
+}
+
+function exitCodeFor(error: unknown, deadline: number | undefined): number {
+  const cause = (error as { cause?: unknown }).cause;
+  if (isBudgetExceededError(error) || isBudgetExceededError(cause)) return EXIT.budget;
+  if (isDeadlineExceededError(error) || isDeadlineExceededError(cause)) return EXIT.deadline;
+  if (deadline !== undefined && Date.now() >= deadline) return EXIT.deadline;
+  return EXIT.taskFailed;
+}
+
+function printSummary(record: RunRecord, modes: Mode[], walls: Map<Mode, number>): void {
+  const rows: Array<Record<string, string | number>> = [];
+  for (const mode of modes) {
+    const { layers, toolCalls } = summarize(record.entries, mode);
+    for (const [layer, s] of layers) {
+      rows.push({
+        via: mode,
+        layer,
+        requests: s.requests,
+        retries: s.retries,
+        'failed attempts': s.failed,
+        'bytes out': s.bytesOut,
+        'bytes in': s.bytesIn,
+        'backoff s': Number(s.backoffS.toFixed(2)),
+        'retry-after s': Number(s.retryAfterS.toFixed(2)),
+        'tool calls': layer === 'gateway' || layer === 'api' ? '' : toolCalls,
+        'wall s': Number(((walls.get(mode) ?? 0) / 1000).toFixed(2)),
+      });
+    }
+    if (mode === 'mcp-stdio') {
+      rows.push({
+        via: mode,
+        layer: 'mcp-stdio',
+        requests: toolCalls,
+        retries: 0,
+        'failed attempts': 0,
+        'bytes out': '',
+        'bytes in': '',
+        'backoff s': '',
+        'retry-after s': '',
+        'tool calls': toolCalls,
+        'wall s': Number(((walls.get(mode) ?? 0) / 1000).toFixed(2)),
+      });
+    }
+  }
+  process.stdout.write('\n');
+  console.table(rows);
+}
+
+async function main(): Promise<number> {
+  const [command, ...rest] = process.argv.slice(2);
+  if (command === 'triage') return triage(rest);
+  if (command === undefined || command === '--help' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  throw new UsageError(`unknown command '${command}'\n${USAGE}`);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    process.stderr.write(`agent: ${(error as Error).message}\n`);
+    process.exit(usage ? EXIT.usage : EXIT.taskFailed);
+  },
+);

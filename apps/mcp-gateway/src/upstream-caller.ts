@@ -124,7 +124,12 @@ export class UpstreamCaller {
       } catch {
         // Not JSON: the data itself is the message.
       }
-      if (event.event !== 'done') texts.push(message);
+      // The closing event carries the result, not more of the text: its progress just says so.
+      if (event.event === 'done') {
+        ctx.onProgress?.(progress, 'done');
+        continue;
+      }
+      texts.push(message);
       ctx.onProgress?.(progress, message);
     }
     let data: unknown = texts.join('');

@@ -1,0 +1,107 @@
+// The run's ledger: every HTTP attempt the agent made, every tool call, and the upstream
+// attempts the gateway reported inside tool results (so retries hidden behind the gateway
+// show), written as JSON Lines, and the summary printed at the end.
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import type { AttemptRecord, Ledger, LedgerEntry } from '@agentwire/http-client';
+import type { ToolCallRecord } from './triage/mcp-backend.js';
+
+export interface UpstreamAttempt {
+  kind: 'attempt';
+  layer: 'gateway';
+  tool: string;
+  attempt: number;
+  status: number | null;
+  errorType: string | null;
+  waitMs: number;
+  waitReason: string | null;
+  durationMs: number;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
+export type RunEntry = (LedgerEntry | ToolCallRecord | UpstreamAttempt) & { via: string };
+
+export class RunRecord {
+  readonly entries: RunEntry[] = [];
+  readonly #file: WriteStream;
+
+  constructor(readonly path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    this.#file = createWriteStream(path, { flags: 'w' });
+  }
+
+  #add(entry: RunEntry): void {
+    this.entries.push(entry);
+    this.#file.write(`${JSON.stringify(entry)}\n`);
+  }
+
+  /** Follows an http-client ledger for one mode. */
+  follow(ledger: Ledger, via: string): void {
+    ledger.on('entry', (e) => this.#add({ ...e, via }));
+  }
+
+  toolCall(record: ToolCallRecord, via: string): void {
+    this.#add({ ...record, via });
+    for (const a of record.upstream?.attemptLog ?? []) {
+      this.#add({
+        kind: 'attempt',
+        layer: 'gateway',
+        tool: record.tool,
+        attempt: Number(a.attempt),
+        status: (a.status as number | null) ?? null,
+        errorType: (a.errorType as string | null) ?? null,
+        waitMs: Number(a.waitMs ?? 0),
+        waitReason: (a.waitReason as string | null) ?? null,
+        durationMs: Number(a.durationMs ?? 0),
+        bytesSent: Number(a.bytesSent ?? 0),
+        bytesReceived: Number(a.bytesReceived ?? 0),
+        via,
+      });
+    }
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => this.#file.end(resolve));
+  }
+}
+
+export interface LayerSummary {
+  requests: number;
+  retries: number;
+  failed: number;
+  bytesOut: number;
+  bytesIn: number;
+  backoffS: number;
+  retryAfterS: number;
+}
+
+/** Totals per layer for one mode: the agent's own HTTP, and what the gateway did upstream. */
+export function summarize(entries: RunEntry[], via: string): { layers: Map<string, LayerSummary>; toolCalls: number } {
+  const layers = new Map<string, LayerSummary>();
+  let toolCalls = 0;
+  for (const e of entries) {
+    if (e.via !== via) continue;
+    if (e.kind === 'tool_call') toolCalls++;
+    if (e.kind !== 'attempt') continue;
+    const a = e as AttemptRecord | UpstreamAttempt;
+    const s = layers.get(a.layer) ?? {
+      requests: 0,
+      retries: 0,
+      failed: 0,
+      bytesOut: 0,
+      bytesIn: 0,
+      backoffS: 0,
+      retryAfterS: 0,
+    };
+    s.requests++;
+    if (a.attempt > 1) s.retries++;
+    if (a.errorType !== null) s.failed++;
+    s.bytesOut += a.bytesSent;
+    s.bytesIn += a.bytesReceived;
+    if (a.waitReason === 'backoff') s.backoffS += a.waitMs / 1000;
+    if (a.waitReason === 'retry_after' || a.waitReason === 'sse_retry') s.retryAfterS += a.waitMs / 1000;
+    layers.set(a.layer, s);
+  }
+  return { layers, toolCalls };
+}

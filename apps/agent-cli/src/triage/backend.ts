@@ -1,0 +1,21 @@
+// What the triage task needs from the world, whichever way it is reached (the API directly,
+// or the gateway's tools over stdio or HTTP).
+import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
+
+export interface TriageBackend {
+  readonly name: string;
+  /** One page of the day's urgent emails. */
+  urgentEmails(date: string, cursor: string | undefined): Promise<{ data: Email[]; next_cursor: string | null }>;
+  employee(id: string): Promise<Employee>;
+  officeDays(id: string): Promise<OfficeDays>;
+  /** The day's digest, streamed: `onText` gets each piece as it arrives. Resolves to the full text. */
+  digest(date: string, onText: (text: string) => void): Promise<string>;
+  /** A reply, sent once however often it is retried. */
+  reply(emailId: string, body: string): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+/** A failure the task reports and stops on, with the layer that said it. */
+export class TaskError extends Error {
+  override readonly name = 'TaskError';
+}

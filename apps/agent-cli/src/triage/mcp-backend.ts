@@ -1,0 +1,155 @@
+// The task through the gateway's tools, with the official MCP client (v2): over stdio
+// (spawning the gateway) or Streamable HTTP (with packages/http-client as its fetch).
+import type { Budget, HttpClient } from '@agentwire/http-client';
+import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { TaskError, type TriageBackend } from './backend.js';
+
+export interface ToolCallRecord {
+  kind: 'tool_call';
+  time: string;
+  layer: string;
+  tool: string;
+  durationMs: number;
+  isError: boolean;
+  /** What the gateway did upstream for this call (from the result's _meta). */
+  upstream: {
+    attempts: number;
+    retries: number;
+    waitMs: number;
+    bytesSent: number;
+    bytesReceived: number;
+    attemptLog: Array<Record<string, unknown>>;
+  } | null;
+}
+
+type ToolResult = {
+  isError?: boolean;
+  content?: Array<{ type: string; text?: string }>;
+  structuredContent?: unknown;
+  _meta?: Record<string, unknown>;
+};
+
+export class McpBackend implements TriageBackend {
+  readonly name: string;
+  readonly #client: Client;
+  readonly #record: (r: ToolCallRecord) => void;
+  readonly #deadline: number | undefined;
+  #guard: ((tool: string) => void) | undefined;
+
+  private constructor(name: string, client: Client, record: (r: ToolCallRecord) => void, deadline: number | undefined) {
+    this.name = name;
+    this.#client = client;
+    this.#record = record;
+    this.#deadline = deadline;
+  }
+
+  static async stdio(
+    spawn: { command: string; args: string[]; env: Record<string, string> },
+    record: (r: ToolCallRecord) => void,
+    deadline: number | undefined,
+    budget?: Budget,
+  ): Promise<McpBackend> {
+    const transport = new StdioClientTransport({
+      command: spawn.command,
+      args: spawn.args,
+      env: { ...getDefaultEnvironment(), ...spawn.env },
+      stderr: 'ignore',
+    });
+    const client = new Client(
+      { name: 'agentwire-agent', version: '0.1.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    await client.connect(transport);
+    const backend = new McpBackend('mcp-stdio', client, record, deadline);
+    // Over stdio there is no HTTP for the budget to watch: each tool call counts as a request.
+    backend.#guard = budget
+      ? (tool) => {
+          budget.check({ method: 'CALL', path: tool, cost: 0 });
+          budget.chargeAttempt(0);
+        }
+      : undefined;
+    return backend;
+  }
+
+  static async http(
+    url: string,
+    token: string | undefined,
+    http: HttpClient,
+    record: (r: ToolCallRecord) => void,
+    deadline: number | undefined,
+  ): Promise<McpBackend> {
+    const transport = new StreamableHTTPClientTransport(new URL(url), {
+      fetch: http.fetch,
+      ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
+    });
+    const client = new Client({ name: 'agentwire-agent', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(transport);
+    return new McpBackend('mcp-http', client, record, deadline);
+  }
+
+  async #call(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
+    this.#guard?.(name);
+    const started = performance.now();
+    const time = new Date().toISOString();
+    const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
+    const result = (await this.#client.callTool(
+      { name, arguments: args, ...(remaining ? { _meta: { 'agentwire.dev/deadlineMs': remaining } } : {}) },
+      {
+        ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
+        ...(remaining ? { signal: AbortSignal.timeout(remaining) } : {}),
+      },
+    )) as ToolResult;
+    const upstream = (result._meta?.['agentwire.dev/upstream'] as ToolCallRecord['upstream']) ?? null;
+    this.#record({
+      kind: 'tool_call',
+      time,
+      layer: this.name,
+      tool: name,
+      durationMs: Math.round(performance.now() - started),
+      isError: result.isError === true,
+      upstream,
+    });
+    if (result.isError) {
+      throw new TaskError(`${name}: ${result.content?.map((c) => c.text ?? '').join(' ') ?? 'failed'}`);
+    }
+    return result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null');
+  }
+
+  async urgentEmails(date: string, cursor: string | undefined) {
+    return (await this.#call('list_emails', { urgent: true, date, limit: 5, ...(cursor ? { cursor } : {}) })) as {
+      data: Email[];
+      next_cursor: string | null;
+    };
+  }
+
+  async employee(id: string) {
+    return (await this.#call('get_employee', { employee_id: id })) as Employee;
+  }
+
+  async officeDays(id: string) {
+    return (await this.#call('office_days', { employee_id: id })) as OfficeDays;
+  }
+
+  async digest(date: string, onText: (text: string) => void): Promise<string> {
+    let streamed = '';
+    const digest = (await this.#call('create_digest', { date, max_items: 5 }, (text) => {
+      if (text === 'done') return;
+      streamed += text;
+      onText(text);
+    })) as { text: string };
+    // The final progress notification can race the result; print whatever did not arrive.
+    if (digest.text.startsWith(streamed) && digest.text.length > streamed.length)
+      onText(digest.text.slice(streamed.length));
+    return digest.text;
+  }
+
+  async reply(emailId: string, body: string) {
+    return (await this.#call('reply_to_email', { email_id: emailId, body })) as Reply;
+  }
+
+  async close() {
+    await this.#client.close();
+  }
+}

@@ -1,0 +1,51 @@
+// The triage task: the day's urgent emails (all pages), who sent them and when they are in
+// the office, the day's digest as it streams, and one reply to the most urgent email.
+import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
+import type { TriageBackend } from './backend.js';
+
+export interface TriageOutcome {
+  emails: Email[];
+  senders: Array<{ employee: Employee; officeDays: OfficeDays }>;
+  digest: string;
+  reply: Reply;
+  pages: number;
+}
+
+export interface TriageOutput {
+  step(text: string): void;
+  stream(text: string): void;
+}
+
+export async function runTriage(backend: TriageBackend, date: string, out: TriageOutput): Promise<TriageOutcome> {
+  out.step(`1. urgent emails of ${date}`);
+  const emails: Email[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await backend.urgentEmails(date, cursor);
+    emails.push(...page.data);
+    cursor = page.next_cursor ?? undefined;
+    pages++;
+  } while (cursor !== undefined);
+  out.step(`   ${emails.length} urgent emails on ${pages} pages`);
+
+  out.step('2. senders and their office days');
+  const senders: TriageOutcome['senders'] = [];
+  for (const id of [...new Set(emails.map((e) => e.from))]) {
+    const employee = await backend.employee(id);
+    const officeDays = await backend.officeDays(id);
+    senders.push({ employee, officeDays });
+    out.step(`   ${employee.id} ${employee.name} (${employee.team}): in the office ${officeDays.days.join(', ')}`);
+  }
+
+  out.step('3. the digest, as it streams');
+  const digest = await backend.digest(date, (text) => out.stream(text));
+  out.stream('\n');
+
+  const first = emails[0];
+  if (!first) throw new Error(`no urgent emails on ${date}: nothing to reply to`);
+  out.step(`4. reply to the most urgent: ${first.id} "${first.subject}"`);
+  const reply = await backend.reply(first.id, `Thanks, I am on it. (re: ${first.subject})`);
+  out.step(`   stored reply ${reply.id}`);
+  return { emails, senders, digest, reply, pages };
+}

@@ -1,0 +1,154 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildApp } from '@agentwire/toy-api';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function agent(args: string[], env: Record<string, string> = {}) {
+  const ledger = join(tmpdir(), `agent-test-${randomBytes(6).toString('hex')}.jsonl`);
+  const child = spawn(process.execPath, [BIN, ...args, ...(args[0] === 'triage' ? ['--ledger', ledger] : [])], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const [code] = await once(child, 'exit');
+  const entries = (() => {
+    try {
+      return readFileSync(ledger, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+    } catch {
+      return [];
+    }
+  })();
+  return { code: code as number, stdout, stderr, entries };
+}
+
+async function runningApi() {
+  const key = `ext-${randomBytes(10).toString('hex')}`;
+  const app = await buildApp({ apiKey: key, admin: true });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  cleanups.push(() => app.close());
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const auth = { authorization: `Bearer ${key}` };
+  return {
+    url,
+    key,
+    async faults(rules: unknown[]) {
+      await fetch(`${url}/admin/faults`, {
+        method: 'PUT',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ rules }),
+      });
+    },
+    async replies(id: string) {
+      return ((await (await fetch(`${url}/emails/${id}/replies`, { headers: auth })).json()) as { data: unknown[] })
+        .data;
+    },
+  };
+}
+
+describe('agent triage', () => {
+  it('completes through the API, the gateway over stdio and over HTTP despite the demo faults, and the ledger shows where the retries happened', async () => {
+    const { code, stdout, entries } = await agent(['triage', '--via', 'all', '--faults', 'demo']);
+    expect(code).toBe(0);
+    expect(stdout.match(/ {3}done: 11 emails, 8 senders, reply r-/g)).toHaveLength(3);
+    const retriesAt = (via: string, layer: string) =>
+      entries.filter((e) => e.via === via && e.kind === 'attempt' && e.layer === layer && e.attempt > 1).length;
+    // Direct: the agent's own client retried. Through MCP: the gateway did, and reported it.
+    expect(retriesAt('api', 'api')).toBeGreaterThanOrEqual(3);
+    expect(retriesAt('mcp-stdio', 'gateway')).toBeGreaterThanOrEqual(3);
+    expect(retriesAt('mcp-http', 'gateway')).toBeGreaterThanOrEqual(3);
+    expect(retriesAt('mcp-http', 'mcp-http')).toBe(0);
+    expect(entries.filter((e) => e.kind === 'tool_call' && e.via === 'mcp-http').length).toBe(21);
+    const waits = entries.filter((e) => e.via === 'api' && e.waitReason === 'retry_after');
+    expect(waits.length).toBeGreaterThan(0);
+    expect(stdout).toMatch(/Digest for 2026-06-10: 60 emails, 11 urgent\./);
+  });
+
+  it('stores the reply exactly once even when its response is lost, against a running API', async () => {
+    const api = await runningApi();
+    await api.faults([
+      { method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' },
+      { method: 'GET', path: '/emails', action: 'status', status: 503, times: 1 },
+    ]);
+    const direct = await agent(['triage', '--via', 'api', '--api-url', api.url], { TOY_API_KEY: api.key });
+    expect(direct.code).toBe(0);
+    expect(await api.replies('m-0115')).toHaveLength(1);
+    await api.faults([{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' }]);
+    const viaGateway = await agent(['triage', '--via', 'mcp-stdio', '--api-url', api.url], { TOY_API_KEY: api.key });
+    expect(viaGateway.code).toBe(0);
+    expect(await api.replies('m-0115')).toHaveLength(2);
+  });
+
+  it('stops with exit code 3 when --max-requests is reached, and keeps the ledger so far', async () => {
+    const { code, stdout, entries } = await agent(['triage', '--via', 'api', '--max-requests', '4']);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/stopped: GET \/[^:]+: budget exceeded: 4 of 4 attempts used/);
+    expect(entries.filter((e) => e.kind === 'attempt')).toHaveLength(4);
+  });
+
+  it('stops with exit code 3 when --max-bytes is reached, over MCP too', async () => {
+    const { code, stdout } = await agent(['triage', '--via', 'mcp-http', '--max-bytes', '3000']);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/budget exceeded/);
+  });
+
+  it('stops with exit code 4 when the deadline passes, instead of waiting past it', async () => {
+    const { code, stdout } = await agent(['triage', '--via', 'api', '--faults', 'demo', '--deadline', '700ms']);
+    expect(code).toBe(4);
+    expect(stdout).toMatch(/stopped: .*deadline/);
+  });
+
+  it('stops with exit code 1 when a step fails for good', async () => {
+    const file = join(tmpdir(), `faults-${randomBytes(4).toString('hex')}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        rules: [{ method: 'GET', path: '/employees/{employee_id}', action: 'status', status: 403, times: 100 }],
+      }),
+    );
+    const { code, stdout } = await agent(['triage', '--via', 'mcp-stdio', '--faults', file]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/stopped: get_employee: upstream answered HTTP 403 permission_error/);
+  });
+
+  it('exits 2 with a clear message for bad arguments', async () => {
+    for (const [args, message] of [
+      [
+        ['triage', '--via', 'carrier-pigeon'],
+        /--via must be one of api, mcp-stdio, mcp-http, all; got 'carrier-pigeon'/,
+      ],
+      [['triage', '--date', '10/06/2026'], /--date must be YYYY-MM-DD, got '10\/06\/2026'/],
+      [['triage', '--deadline', 'soon'], /--deadline must look like 20s, 1500ms or 2m, got 'soon'/],
+      [['triage', '--max-requests', '0'], /--max-requests must be a whole number of at least 1, got '0'/],
+      [['triage', '--faults', '/no/such/file.json'], /--faults must be demo, none or a JSON file/],
+      [['triage', '--verbose'], /Unknown option '--verbose'/],
+      [['fly'], /unknown command 'fly'/],
+    ] as const) {
+      const { code, stderr } = await agent([...args]);
+      expect({ args, code }).toEqual({ args, code: 2 });
+      expect(stderr).toMatch(message);
+    }
+  });
+});
