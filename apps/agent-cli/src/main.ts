@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Budget, HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger } from '@agentwire/http-client';
+import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
 import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.js';
 import { EXIT } from './exit-codes.js';
 import { faultConfig, installFaults } from './faults.js';
@@ -13,16 +14,18 @@ import { ApiBackend } from './triage/api-backend.js';
 import type { TriageBackend } from './triage/backend.js';
 import { McpBackend } from './triage/mcp-backend.js';
 import { runTriage } from './triage/task.js';
+import { UsageError } from './usage-error.js';
 
 const MODES = ['api', 'mcp-stdio', 'mcp-http'] as const;
 type Mode = (typeof MODES)[number];
 
-const USAGE = `usage: agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
+const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json]
+       agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]
+       agent get PATH
+       agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE]
 exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
-
-class UsageError extends Error {}
 
 function parseDuration(text: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
@@ -189,6 +192,9 @@ function printSummary(record: RunRecord, modes: Mode[], walls: Map<Mode, number>
 async function main(): Promise<number> {
   const [command, ...rest] = process.argv.slice(2);
   if (command === 'triage') return triage(rest);
+  if (command === 'tools') return toolsCommand(rest);
+  if (command === 'call') return callCommand(rest);
+  if (command === 'get') return getCommand(rest);
   if (command === undefined || command === '--help' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? EXIT.usage : EXIT.ok;

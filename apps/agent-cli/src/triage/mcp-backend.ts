@@ -4,6 +4,7 @@ import type { Budget, HttpClient } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { ToolView } from '../tool-rendering.js';
 import { TaskError, type TriageBackend } from './backend.js';
 
 export interface ToolCallRecord {
@@ -115,6 +116,16 @@ export class McpBackend implements TriageBackend {
       throw new TaskError(`${name}: ${result.content?.map((c) => c.text ?? '').join(' ') ?? 'failed'}`);
     }
     return result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null');
+  }
+
+  /** Every tool, all pages. */
+  async listTools() {
+    return (await this.#client.listTools()).tools as unknown as ToolView[];
+  }
+
+  /** One tool call, its result as it came. */
+  async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+    return (await this.#client.callTool({ name, arguments: args })) as ToolResult;
   }
 
   async urgentEmails(date: string, cursor: string | undefined) {

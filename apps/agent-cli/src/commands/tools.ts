@@ -1,0 +1,162 @@
+// `agent tools`, `agent call` and `agent get`: the tools as a model sees them, one tool call,
+// one GET against the API.
+import { parseArgs } from 'node:util';
+import { HttpClient } from '@agentwire/http-client';
+import { openApiToTools } from '@agentwire/mcp-gateway';
+import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
+import { EXIT } from '../exit-codes.js';
+import { renderTools, type ToolView, tokenReport } from '../tool-rendering.js';
+import { McpBackend } from '../triage/mcp-backend.js';
+import { UsageError } from '../usage-error.js';
+
+async function stackFrom(apiUrl: string | undefined, mcpUrl: string | undefined): Promise<Stack> {
+  return apiUrl ? externalStack(apiUrl, mcpUrl, process.env) : startEmbeddedStack();
+}
+
+function viaOf(value: string | undefined): 'api' | 'mcp-stdio' | 'mcp-http' {
+  const via = value ?? 'mcp-stdio';
+  if (via !== 'api' && via !== 'mcp-stdio' && via !== 'mcp-http') {
+    throw new UsageError(`--via must be one of api, mcp-stdio, mcp-http; got '${via}'`);
+  }
+  return via;
+}
+
+async function withMcp<T>(
+  stack: Stack,
+  via: 'mcp-stdio' | 'mcp-http',
+  run: (backend: McpBackend) => Promise<T>,
+): Promise<T> {
+  const backend =
+    via === 'mcp-stdio'
+      ? await McpBackend.stdio(stack.stdio, () => undefined, undefined)
+      : await McpBackend.http(
+          stack.mcpUrl,
+          stack.mcpToken,
+          new HttpClient({ baseUrl: stack.mcpUrl }),
+          () => undefined,
+          undefined,
+        );
+  try {
+    return await run(backend);
+  } finally {
+    await backend.close();
+  }
+}
+
+export async function toolsCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      via: { type: 'string' },
+      format: { type: 'string', default: 'text' },
+      'api-url': { type: 'string' },
+      'mcp-url': { type: 'string' },
+    },
+  });
+  if (values.format !== 'text' && values.format !== 'json')
+    throw new UsageError(`--format must be text or json, got '${values.format}'`);
+  const via = viaOf(values.via);
+  const stack = await stackFrom(
+    values['api-url'] ?? process.env.AGENTWIRE_API_URL,
+    values['mcp-url'] ?? process.env.AGENTWIRE_MCP_URL,
+  );
+  try {
+    let tools: ToolView[];
+    if (via === 'api') {
+      const client = new HttpClient({ baseUrl: stack.apiUrl });
+      tools = openApiToTools((await client.get('/openapi.json')).data).tools.map(
+        ({ name, description, inputSchema }) => ({
+          name,
+          description,
+          inputSchema,
+        }),
+      );
+      await client.close();
+    } else {
+      tools = await withMcp(stack, via, (b) => b.listTools());
+    }
+    const tokens = tokenReport(tools);
+    if (values.format === 'json') {
+      process.stdout.write(`${JSON.stringify({ via, tools, tokens }, null, 2)}\n`);
+    } else {
+      process.stdout.write(`${renderTools(tools)}\n\n`);
+      process.stdout.write(
+        `${tokens.tools} tools. Tokens (o200k_base): the full tools/list JSON ${tokens.fullListTokens}; ` +
+          `names and descriptions only ${tokens.namesAndDescriptionsTokens} (1/${tokens.ratio}).\n`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await stack.close();
+  }
+}
+
+export async function callCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      args: { type: 'string', default: '{}' },
+      via: { type: 'string' },
+      'api-url': { type: 'string' },
+      'mcp-url': { type: 'string' },
+    },
+  });
+  const tool = positionals[0];
+  if (!tool || positionals.length > 1)
+    throw new UsageError('usage: agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]');
+  let args: Record<string, unknown>;
+  try {
+    args = JSON.parse(values.args ?? '{}');
+  } catch (error) {
+    throw new UsageError(`--args must be a JSON object: ${(error as Error).message}`);
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    throw new UsageError('--args must be a JSON object');
+  const via = viaOf(values.via);
+  if (via === 'api')
+    throw new UsageError(
+      'agent call goes through the gateway: use --via mcp-stdio or mcp-http (or agent get for the API)',
+    );
+  const stack = await stackFrom(
+    values['api-url'] ?? process.env.AGENTWIRE_API_URL,
+    values['mcp-url'] ?? process.env.AGENTWIRE_MCP_URL,
+  );
+  try {
+    const result = await withMcp(stack, via, (b) => b.rawCall(tool, args));
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return result.isError ? EXIT.taskFailed : EXIT.ok;
+  } finally {
+    await stack.close();
+  }
+}
+
+export async function getCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: { 'api-url': { type: 'string' } },
+  });
+  const path = positionals[0];
+  if (!path?.startsWith('/') || positionals.length > 1)
+    throw new UsageError("usage: agent get PATH (starting with '/', e.g. /employees?team=legal)");
+  const stack = await stackFrom(values['api-url'] ?? process.env.AGENTWIRE_API_URL, undefined);
+  const client = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey } });
+  try {
+    const url = new URL(path, 'http://x');
+    const response = await client.get(url.pathname, { query: Object.fromEntries(url.searchParams) });
+    process.stdout.write(
+      `${typeof response.data === 'string' ? response.data : JSON.stringify(response.data, null, 2)}\n`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    process.stdout.write(`${(error as Error).message}\n`);
+    return EXIT.taskFailed;
+  } finally {
+    await client.close();
+    await stack.close();
+  }
+}
