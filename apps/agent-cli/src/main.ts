@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Budget, HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger } from '@agentwire/http-client';
+import { reportCommand } from './commands/report.js';
 import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
 import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.js';
 import { EXIT } from './exit-codes.js';
@@ -22,6 +23,7 @@ type Mode = (typeof MODES)[number];
 const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json]
        agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]
        agent get PATH
+       agent report LEDGER.jsonl --html OUT.html
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE]
@@ -195,6 +197,7 @@ async function main(): Promise<number> {
   if (command === 'tools') return toolsCommand(rest);
   if (command === 'call') return callCommand(rest);
   if (command === 'get') return getCommand(rest);
+  if (command === 'report') return reportCommand(rest);
   if (command === undefined || command === '--help' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? EXIT.usage : EXIT.ok;

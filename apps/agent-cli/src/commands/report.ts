@@ -1,0 +1,146 @@
+// `agent report LEDGER --html out.html`: a self-contained page with a waterfall of the
+// attempts and waits per layer, like a browser's network panel.
+import { readFile, writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { EXIT } from '../exit-codes.js';
+import { UsageError } from '../usage-error.js';
+
+interface Row {
+  via: string;
+  layer: string;
+  label: string;
+  start: number;
+  waitMs: number;
+  waitReason: string | null;
+  durationMs: number;
+  status: number | null;
+  errorType: string | null;
+  bytesIn: number;
+}
+
+const escape = (text: string) =>
+  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+
+/** Rows in time order; the gateway's upstream attempts are placed inside their tool call. */
+export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
+  const rows: Row[] = [];
+  let lastToolStart = 0;
+  let cursor = 0;
+  for (const e of lines) {
+    const via = String(e.via ?? '');
+    if (e.kind === 'tool_call') {
+      lastToolStart = Date.parse(String(e.time));
+      cursor = lastToolStart;
+      rows.push({
+        via,
+        layer: String(e.layer),
+        label: `tool ${String(e.tool)}`,
+        start: lastToolStart,
+        waitMs: 0,
+        waitReason: null,
+        durationMs: Number(e.durationMs ?? 0),
+        status: e.isError ? 500 : 200,
+        errorType: e.isError ? 'tool_error' : null,
+        bytesIn: 0,
+      });
+    } else if (e.kind === 'attempt' && e.layer === 'gateway') {
+      const waitMs = Number(e.waitMs ?? 0);
+      const start = cursor + waitMs;
+      const durationMs = Number(e.durationMs ?? 0);
+      cursor = start + durationMs;
+      rows.push({
+        via,
+        layer: 'gateway → upstream',
+        label: `${String(e.tool)} attempt ${String(e.attempt)}`,
+        start,
+        waitMs,
+        waitReason: (e.waitReason as string | null) ?? null,
+        durationMs,
+        status: (e.status as number | null) ?? null,
+        errorType: (e.errorType as string | null) ?? null,
+        bytesIn: Number(e.bytesReceived ?? 0),
+      });
+    } else if (e.kind === 'attempt') {
+      rows.push({
+        via,
+        layer: String(e.layer),
+        label: `${String(e.method)} ${String(e.route ?? e.path)}${Number(e.attempt) > 1 ? ` (attempt ${String(e.attempt)})` : ''}`,
+        start: Date.parse(String(e.time)),
+        waitMs: Number(e.waitMs ?? 0),
+        waitReason: (e.waitReason as string | null) ?? null,
+        durationMs: Number(e.durationMs ?? 0),
+        status: (e.status as number | null) ?? null,
+        errorType: (e.errorType as string | null) ?? null,
+        bytesIn: Number(e.bytesReceived ?? 0),
+      });
+    }
+  }
+  return rows;
+}
+
+export function renderReport(rows: Row[], source: string): string {
+  const sections = [...new Set(rows.map((r) => r.via))].map((via) => {
+    const mine = rows.filter((r) => r.via === via);
+    const t0 = Math.min(...mine.map((r) => r.start - r.waitMs));
+    const t1 = Math.max(...mine.map((r) => r.start + r.durationMs));
+    const span = Math.max(1, t1 - t0);
+    const pct = (ms: number) => `${((ms / span) * 100).toFixed(3)}%`;
+    const body = mine
+      .map((r) => {
+        const kind = r.errorType ? 'error' : r.status !== null && r.status >= 400 ? 'error' : 'ok';
+        const wait =
+          r.waitMs > 0
+            ? `<span class="wait" title="waited ${r.waitMs} ms (${escape(r.waitReason ?? '')})" style="left:${pct(r.start - r.waitMs - t0)};width:${pct(r.waitMs)}"></span>`
+            : '';
+        return `<tr class="row ${kind}" data-layer="${escape(r.layer)}"><td class="layer">${escape(r.layer)}</td><td class="label">${escape(r.label)}</td><td class="status">${r.status ?? escape(r.errorType ?? '')}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escape(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
+      })
+      .join('\n');
+    return `<section data-via="${escape(via)}"><h2>via ${escape(via)} <small>${mine.length} entries, ${(span / 1000).toFixed(2)} s</small></h2>
+<table><thead><tr><th>layer</th><th>request</th><th>status</th><th>time</th><th class="lane">waterfall (hatched: waiting, backoff or Retry-After)</th></tr></thead><tbody>
+${body}
+</tbody></table></section>`;
+  });
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>agentwire ledger</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:24px;color:#222}h1{font-size:20px}h2{font-size:16px;margin-top:28px}small{color:#777;font-weight:normal}
+table{border-collapse:collapse;width:100%}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
+td.lane,th.lane{width:55%;position:relative}td.lane{height:16px}.bar,.wait{position:absolute;top:4px;height:10px;border-radius:2px}
+.bar.ok{background:#3a8f5c}.bar.error{background:#c8463d}.wait{background:repeating-linear-gradient(45deg,#bbb 0 3px,#eee 3px 6px)}
+tr.error td.status{color:#c8463d;font-weight:bold}td.layer{color:#555}
+</style></head><body><h1>agentwire ledger</h1><p>${escape(source)}: ${rows.length} entries</p>
+${sections.join('\n')}
+</body></html>
+`;
+}
+
+export async function reportCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: { html: { type: 'string' } },
+  });
+  const ledger = positionals[0];
+  if (!ledger || positionals.length > 1 || !values.html)
+    throw new UsageError('usage: agent report LEDGER.jsonl --html OUT.html');
+  let text: string;
+  try {
+    text = await readFile(ledger, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the ledger ${ledger}: ${(error as Error).message}`);
+  }
+  const lines = text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l, i) => {
+      try {
+        return JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        throw new UsageError(`${ledger} line ${i + 1} is not JSON: is it a ledger written by agent triage?`);
+      }
+    });
+  const rows = rowsFromLedger(lines);
+  await writeFile(values.html, renderReport(rows, ledger));
+  process.stdout.write(`${values.html}: ${rows.length} entries\n`);
+  return EXIT.ok;
+}
