@@ -18,7 +18,7 @@ interface Row {
   bytesIn: number;
 }
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
 
 /** Rows in time order; the gateway's upstream attempts are placed inside their tool call. */
@@ -90,12 +90,12 @@ export function renderReport(rows: Row[], source: string): string {
         const kind = r.errorType ? 'error' : r.status !== null && r.status >= 400 ? 'error' : 'ok';
         const wait =
           r.waitMs > 0
-            ? `<span class="wait" title="waited ${r.waitMs} ms (${escape(r.waitReason ?? '')})" style="left:${pct(r.start - r.waitMs - t0)};width:${pct(r.waitMs)}"></span>`
+            ? `<span class="wait" title="waited ${r.waitMs} ms (${escapeHtml(r.waitReason ?? '')})" style="left:${pct(r.start - r.waitMs - t0)};width:${pct(r.waitMs)}"></span>`
             : '';
-        return `<tr class="row ${kind}" data-layer="${escape(r.layer)}"><td class="layer">${escape(r.layer)}</td><td class="label">${escape(r.label)}</td><td class="status">${r.status ?? escape(r.errorType ?? '')}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escape(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
+        return `<tr class="row ${kind}" data-layer="${escapeHtml(r.layer)}"><td class="layer">${escapeHtml(r.layer)}</td><td class="label">${escapeHtml(r.label)}</td><td class="status">${r.status ?? escapeHtml(r.errorType ?? '')}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escapeHtml(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
       })
       .join('\n');
-    return `<section data-via="${escape(via)}"><h2>via ${escape(via)} <small>${mine.length} entries, ${(span / 1000).toFixed(2)} s</small></h2>
+    return `<section data-via="${escapeHtml(via)}"><h2>via ${escapeHtml(via)} <small>${mine.length} entries, ${(span / 1000).toFixed(2)} s</small></h2>
 <table><thead><tr><th>layer</th><th>request</th><th>status</th><th>time</th><th class="lane">waterfall (hatched: waiting, backoff or Retry-After)</th></tr></thead><tbody>
 ${body}
 </tbody></table></section>`;
@@ -107,7 +107,7 @@ table{border-collapse:collapse;width:100%}td,th{padding:3px 8px;border-bottom:1p
 td.lane,th.lane{width:55%;position:relative}td.lane{height:16px}.bar,.wait{position:absolute;top:4px;height:10px;border-radius:2px}
 .bar.ok{background:#3a8f5c}.bar.error{background:#c8463d}.wait{background:repeating-linear-gradient(45deg,#bbb 0 3px,#eee 3px 6px)}
 tr.error td.status{color:#c8463d;font-weight:bold}td.layer{color:#555}
-</style></head><body><h1>agentwire ledger</h1><p>${escape(source)}: ${rows.length} entries</p>
+</style></head><body><h1>agentwire ledger</h1><p>${escapeHtml(source)}: ${rows.length} entries</p>
 ${sections.join('\n')}
 </body></html>
 `;
