@@ -11,6 +11,7 @@ import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.
 import { EXIT } from './exit-codes.js';
 import { faultConfig, installFaults } from './faults.js';
 import { RunRecord, summarize } from './run-record.js';
+import { tokenReport } from './tool-rendering.js';
 import { ApiBackend } from './triage/api-backend.js';
 import type { TriageBackend } from './triage/backend.js';
 import { McpBackend } from './triage/mcp-backend.js';
@@ -26,7 +27,7 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent report LEDGER.jsonl --html OUT.html
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
-                    [--ledger FILE]
+                    [--ledger FILE] [--json]
 exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
 
 function parseDuration(text: string): number {
@@ -58,6 +59,7 @@ async function triage(argv: string[]): Promise<number> {
       'max-requests': { type: 'string' },
       'max-bytes': { type: 'string' },
       ledger: { type: 'string' },
+      json: { type: 'boolean', default: false },
     },
   });
   if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date ?? ''))
@@ -88,17 +90,25 @@ async function triage(argv: string[]): Promise<number> {
   if (!stack.embedded && modes.includes('mcp-http') && !stack.mcpUrl) {
     throw new UsageError('--via mcp-http against a running stack needs --mcp-url (or AGENTWIRE_MCP_URL)');
   }
+  // --json: nothing but one JSON document at the end, for scripts.
+  const quiet = values.json === true;
   const out = {
-    step: (text: string) => process.stdout.write(`${text}\n`),
-    stream: (text: string) => process.stdout.write(text),
+    step: (text: string) => {
+      if (!quiet) process.stdout.write(`${text}\n`);
+    },
+    stream: (text: string) => {
+      if (!quiet) process.stdout.write(text);
+    },
   };
+  const toolTokens = new Map<Mode, number>();
+  let stoppedBy: string | undefined;
   const walls = new Map<Mode, number>();
   let exit: number = EXIT.ok;
   try {
     for (const mode of modes) {
-      process.stdout.write(`\n== triage via ${mode} ==\n`);
+      out.step(`\n== triage via ${mode} ==`);
       if (stack.embedded) await installFaults(stack.apiUrl, stack.apiKey, faults);
-      else if (values.faults !== 'none') process.stdout.write('(faults are only installed in the embedded stack)\n');
+      else if (values.faults !== 'none') out.step('(faults are only installed in the embedded stack)');
       const ledger = new Ledger();
       record.follow(ledger, mode);
       const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
@@ -121,6 +131,10 @@ async function triage(argv: string[]): Promise<number> {
         } else {
           backend = await McpBackend.stdio(stack.stdio, (r) => record.toolCall(r, mode), deadline, budget);
         }
+        if (backend instanceof McpBackend) {
+          // What a model would be sent with every step: the tools' descriptions.
+          toolTokens.set(mode, tokenReport(await backend.listTools()).fullListTokens);
+        }
         const outcome = await runTriage(backend, values.date ?? '2026-06-10', out);
         walls.set(mode, Date.now() - modeStart);
         out.step(
@@ -129,7 +143,8 @@ async function triage(argv: string[]): Promise<number> {
       } catch (error) {
         walls.set(mode, Date.now() - modeStart);
         exit = exitCodeFor(error, deadline);
-        process.stdout.write(`\n   stopped: ${(error as Error).message}\n`);
+        stoppedBy = (error as Error).message;
+        out.step(`\n   stopped: ${stoppedBy}`);
         break;
       } finally {
         await backend?.close().catch(() => undefined);
@@ -139,8 +154,17 @@ async function triage(argv: string[]): Promise<number> {
     await stack.close();
     await record.close();
   }
-  printSummary(record, [...walls.keys()], walls);
-  process.stdout.write(`\nledger: ${ledgerPath}\n`);
+  const rows = summaryRows(record, [...walls.keys()], walls, toolTokens);
+  if (quiet) {
+    process.stdout.write(
+      `${JSON.stringify({ exitCode: exit, stoppedBy: stoppedBy ?? null, ledger: ledgerPath, summary: rows })}\n`,
+    );
+  } else {
+    process.stdout.write('\n');
+    console.table(rows);
+    if (stoppedBy) process.stdout.write(`stopped (exit ${exit}): ${stoppedBy}\n`);
+    process.stdout.write(`ledger: ${ledgerPath}\n`);
+  }
   return exit;
 }
 
@@ -152,7 +176,12 @@ function exitCodeFor(error: unknown, deadline: number | undefined): number {
   return EXIT.taskFailed;
 }
 
-function printSummary(record: RunRecord, modes: Mode[], walls: Map<Mode, number>): void {
+function summaryRows(
+  record: RunRecord,
+  modes: Mode[],
+  walls: Map<Mode, number>,
+  toolTokens: Map<Mode, number>,
+): Array<Record<string, string | number>> {
   const rows: Array<Record<string, string | number>> = [];
   for (const mode of modes) {
     const { layers, toolCalls } = summarize(record.entries, mode);
@@ -168,6 +197,7 @@ function printSummary(record: RunRecord, modes: Mode[], walls: Map<Mode, number>
         'backoff s': Number(s.backoffS.toFixed(2)),
         'retry-after s': Number(s.retryAfterS.toFixed(2)),
         'tool calls': layer === 'gateway' || layer === 'api' ? '' : toolCalls,
+        'tool description tokens': layer === 'mcp-http' ? (toolTokens.get(mode) ?? '') : '',
         'wall s': Number(((walls.get(mode) ?? 0) / 1000).toFixed(2)),
       });
     }
@@ -183,12 +213,12 @@ function printSummary(record: RunRecord, modes: Mode[], walls: Map<Mode, number>
         'backoff s': '',
         'retry-after s': '',
         'tool calls': toolCalls,
+        'tool description tokens': toolTokens.get(mode) ?? '',
         'wall s': Number(((walls.get(mode) ?? 0) / 1000).toFixed(2)),
       });
     }
   }
-  process.stdout.write('\n');
-  console.table(rows);
+  return rows;
 }
 
 async function main(): Promise<number> {

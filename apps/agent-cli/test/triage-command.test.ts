@@ -108,6 +108,14 @@ describe('agent triage', () => {
     expect(entries.filter((e) => e.kind === 'attempt')).toHaveLength(4);
   });
 
+  it('prints one JSON document with --json, for scripts', async () => {
+    const { code, stdout } = await agent(['triage', '--via', 'api', '--json', '--max-requests', '3']);
+    expect(code).toBe(3);
+    const report = JSON.parse(stdout);
+    expect(report).toMatchObject({ exitCode: 3, summary: [{ via: 'api', layer: 'api', requests: 3 }] });
+    expect(report.stoppedBy).toMatch(/budget exceeded/);
+  });
+
   it('stops with exit code 3 when --max-bytes is reached, over MCP too', async () => {
     const { code, stdout } = await agent(['triage', '--via', 'mcp-http', '--max-bytes', '3000']);
     expect(code).toBe(3);
