@@ -4,7 +4,14 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Budget, HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger } from '@agentwire/http-client';
+import {
+  Budget,
+  HttpClient,
+  isBudgetExceededError,
+  isDeadlineExceededError,
+  Ledger,
+  type LedgerEntry,
+} from '@agentwire/http-client';
 import { reportCommand } from './commands/report.js';
 import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
 import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.js';
@@ -27,7 +34,7 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent report LEDGER.jsonl --html OUT.html
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
-                    [--ledger FILE] [--json]
+                    [--ledger FILE] [--json] [--trace]
 exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
 
 function parseDuration(text: string): number {
@@ -60,6 +67,7 @@ async function triage(argv: string[]): Promise<number> {
       'max-bytes': { type: 'string' },
       ledger: { type: 'string' },
       json: { type: 'boolean', default: false },
+      trace: { type: 'boolean', default: false },
     },
   });
   if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date ?? ''))
@@ -101,6 +109,12 @@ async function triage(argv: string[]): Promise<number> {
     },
   };
   const toolTokens = new Map<Mode, number>();
+  // --trace: the wire on stderr. HTTP attempts as request lines and outcomes (no headers, so
+  // no keys); each tools/call and its result (they carry no credentials: those are HTTP headers).
+  const trace = values.trace
+    ? (direction: '->' | '<-', message: unknown) =>
+        process.stderr.write(`mcp   ${direction} ${JSON.stringify(message)}\n`)
+    : undefined;
   let stoppedBy: string | undefined;
   const walls = new Map<Mode, number>();
   let exit: number = EXIT.ok;
@@ -111,6 +125,7 @@ async function triage(argv: string[]): Promise<number> {
       else if (values.faults !== 'none') out.step('(faults are only installed in the embedded stack)');
       const ledger = new Ledger();
       record.follow(ledger, mode);
+      if (values.trace) ledger.on('entry', (e) => process.stderr.write(`${traceHttp(e)}\n`));
       const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
       const modeStart = Date.now();
       let backend: TriageBackend | undefined;
@@ -127,9 +142,10 @@ async function triage(argv: string[]): Promise<number> {
             http,
             (r) => record.toolCall(r, mode),
             deadline,
+            trace,
           );
         } else {
-          backend = await McpBackend.stdio(stack.stdio, (r) => record.toolCall(r, mode), deadline, budget);
+          backend = await McpBackend.stdio(stack.stdio, (r) => record.toolCall(r, mode), deadline, budget, trace);
         }
         if (backend instanceof McpBackend) {
           // What a model would be sent with every step: the tools' descriptions.
@@ -166,6 +182,14 @@ async function triage(argv: string[]): Promise<number> {
     process.stdout.write(`ledger: ${ledgerPath}\n`);
   }
   return exit;
+}
+
+function traceHttp(entry: LedgerEntry): string {
+  if (entry.kind === 'event') return `http  ${entry.event}: ${entry.detail}`;
+  const wait = entry.waitMs > 0 ? ` after ${entry.waitMs} ms ${entry.waitReason}` : '';
+  const outcome =
+    entry.status === null ? entry.errorType : `${entry.status}${entry.errorType ? ` ${entry.errorType}` : ''}`;
+  return `http  ${entry.layer} ${entry.method} ${entry.path} #${entry.attempt}${wait} -> ${outcome} ${entry.durationMs} ms ${entry.bytesReceived} B${entry.requestId ? ` ${entry.requestId}` : ''}`;
 }
 
 function exitCodeFor(error: unknown, deadline: number | undefined): number {

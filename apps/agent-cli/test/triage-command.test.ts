@@ -108,6 +108,36 @@ describe('agent triage', () => {
     expect(entries.filter((e) => e.kind === 'attempt')).toHaveLength(4);
   });
 
+  it('prints the wire with --trace, and the key appears in no output and no ledger line', async () => {
+    const api = await runningApi();
+    const { code, stdout, stderr, entries } = await agent(['triage', '--via', 'all', '--api-url', api.url, '--trace'], {
+      TOY_API_KEY: api.key,
+    });
+    // mcp-http needs --mcp-url against a running stack: a clear usage error, after nothing ran.
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--via mcp-http against a running stack needs --mcp-url/);
+    const run = await agent(['triage', '--via', 'mcp-stdio', '--api-url', api.url, '--trace'], {
+      TOY_API_KEY: api.key,
+    });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^mcp {3}-> \{"method":"tools\/call","params":\{"name":"list_emails"/m);
+    const direct = await agent(['triage', '--via', 'api', '--api-url', api.url, '--trace'], { TOY_API_KEY: api.key });
+    expect(direct.stderr).toMatch(/^http {2}api GET \/emails #1 -> 200 /m);
+    for (const text of [
+      stdout,
+      stderr,
+      run.stdout,
+      run.stderr,
+      direct.stdout,
+      direct.stderr,
+      JSON.stringify(entries),
+      JSON.stringify(run.entries),
+      JSON.stringify(direct.entries),
+    ]) {
+      expect(text).not.toContain(api.key);
+    }
+  });
+
   it('prints one JSON document with --json, for scripts', async () => {
     const { code, stdout } = await agent(['triage', '--via', 'api', '--json', '--max-requests', '3']);
     expect(code).toBe(3);

@@ -25,6 +25,9 @@ export interface ToolCallRecord {
   } | null;
 }
 
+/** Receives each tools/call request ('->') and its result ('<-'). */
+export type Trace = (direction: '->' | '<-', message: unknown) => void;
+
 type ToolResult = {
   isError?: boolean;
   content?: Array<{ type: string; text?: string }>;
@@ -39,11 +42,20 @@ export class McpBackend implements TriageBackend {
   readonly #deadline: number | undefined;
   #guard: ((tool: string) => void) | undefined;
 
-  private constructor(name: string, client: Client, record: (r: ToolCallRecord) => void, deadline: number | undefined) {
+  readonly #trace: Trace | undefined;
+
+  private constructor(
+    name: string,
+    client: Client,
+    record: (r: ToolCallRecord) => void,
+    deadline: number | undefined,
+    trace?: Trace,
+  ) {
     this.name = name;
     this.#client = client;
     this.#record = record;
     this.#deadline = deadline;
+    this.#trace = trace;
   }
 
   static async stdio(
@@ -51,6 +63,7 @@ export class McpBackend implements TriageBackend {
     record: (r: ToolCallRecord) => void,
     deadline: number | undefined,
     budget?: Budget,
+    trace?: Trace,
   ): Promise<McpBackend> {
     const transport = new StdioClientTransport({
       command: spawn.command,
@@ -63,7 +76,7 @@ export class McpBackend implements TriageBackend {
       { versionNegotiation: { mode: 'legacy' } },
     );
     await client.connect(transport);
-    const backend = new McpBackend('mcp-stdio', client, record, deadline);
+    const backend = new McpBackend('mcp-stdio', client, record, deadline, trace);
     // Over stdio there is no HTTP for the budget to watch: each tool call counts as a request.
     backend.#guard = budget
       ? (tool) => {
@@ -80,6 +93,7 @@ export class McpBackend implements TriageBackend {
     http: HttpClient,
     record: (r: ToolCallRecord) => void,
     deadline: number | undefined,
+    trace?: Trace,
   ): Promise<McpBackend> {
     const transport = new StreamableHTTPClientTransport(new URL(url), {
       fetch: http.fetch,
@@ -87,11 +101,12 @@ export class McpBackend implements TriageBackend {
     });
     const client = new Client({ name: 'agentwire-agent', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(transport);
-    return new McpBackend('mcp-http', client, record, deadline);
+    return new McpBackend('mcp-http', client, record, deadline, trace);
   }
 
   async #call(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
     this.#guard?.(name);
+    this.#trace?.('->', { method: 'tools/call', params: { name, arguments: args } });
     const started = performance.now();
     const time = new Date().toISOString();
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
@@ -102,6 +117,7 @@ export class McpBackend implements TriageBackend {
         ...(remaining ? { signal: AbortSignal.timeout(remaining) } : {}),
       },
     )) as ToolResult;
+    this.#trace?.('<-', result);
     const upstream = (result._meta?.['agentwire.dev/upstream'] as ToolCallRecord['upstream']) ?? null;
     this.#record({
       kind: 'tool_call',
