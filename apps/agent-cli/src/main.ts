@@ -12,6 +12,7 @@ import {
   Ledger,
   type LedgerEntry,
 } from '@agentwire/http-client';
+import { labCommand } from './commands/lab.js';
 import { reportCommand } from './commands/report.js';
 import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
 import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.js';
@@ -32,6 +33,7 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]
        agent get PATH
        agent report LEDGER.jsonl --html OUT.html
+       agent lab 1|2|3|4
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE] [--json] [--trace]
@@ -252,6 +254,7 @@ async function main(): Promise<number> {
   if (command === 'call') return callCommand(rest);
   if (command === 'get') return getCommand(rest);
   if (command === 'report') return reportCommand(rest);
+  if (command === 'lab') return labCommand(rest);
   if (command === undefined || command === '--help' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? EXIT.usage : EXIT.ok;

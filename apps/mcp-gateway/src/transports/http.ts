@@ -170,7 +170,21 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     return503OnClosing: false,
   });
 
-  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  // JSON bodies; an empty one (a DELETE or GET that still says Content-Type: application/json)
+  // is no body, not an error. Syntax errors become -32700 in the error handler.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(Object.assign(error as Error, { statusCode: 400 }), undefined);
+    }
+  });
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
       return rpcError(reply, 413, INVALID_REQUEST, 'Request body too large');
