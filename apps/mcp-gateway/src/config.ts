@@ -67,6 +67,12 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   }
   if (token !== undefined && token.length < 16)
     throw new ConfigError('MCP_GATEWAY_TOKEN is too short: use at least 16 characters');
+  const host = flags.host ?? env.HOST ?? '127.0.0.1';
+  if (transport === 'http' && authMode === 'none' && !['127.0.0.1', '::1', 'localhost'].includes(host)) {
+    throw new ConfigError(
+      `MCP_GATEWAY_AUTH=none is only allowed on loopback; HOST is '${host}'. Set MCP_GATEWAY_TOKEN instead.`,
+    );
+  }
   const list = (value: string | undefined) =>
     (value ?? '')
       .split(',')
@@ -77,7 +83,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     upstreamUrl: upstreamUrl.replace(/\/$/, ''),
     upstreamApiKey: env.UPSTREAM_API_KEY || undefined,
     openapi: flags.openapi ?? (env.OPENAPI_URL || undefined),
-    host: flags.host ?? env.HOST ?? '127.0.0.1',
+    host,
     port,
     token: authMode === 'none' ? undefined : token,
     allowedOrigins: list(env.ALLOWED_ORIGINS),

@@ -28,7 +28,7 @@ export interface ToolResult {
  */
 function encodeSegment(value: unknown): string | undefined {
   const text = String(value);
-  if (text === '.' || text === '..') return undefined;
+  if (text === '' || text === '.' || text === '..') return undefined;
   return encodeURIComponent(text);
 }
 
@@ -46,7 +46,7 @@ export class UpstreamCaller {
     const ledger = new Ledger();
     const started = performance.now();
     const headers: Record<string, string> = {};
-    const query: Record<string, string> = {};
+    const query: Record<string, string | string[]> = {};
     let path = b.path;
     for (const p of b.params) {
       const value = args[p.arg];
@@ -54,10 +54,16 @@ export class UpstreamCaller {
       if (p.in === 'path') {
         const segment = encodeSegment(value);
         if (segment === undefined)
-          return errorResult(`path parameter ${p.name} cannot be '.' or '..'`, false, ledger, started);
+          return errorResult(`path parameter ${p.name} cannot be empty, '.' or '..'`, false, ledger, started);
         path = path.replace(`{${p.name}}`, segment);
-      } else if (p.in === 'query') query[p.name] = Array.isArray(value) ? value.join(',') : String(value);
-      else {
+      } else if (p.in === 'query') {
+        // OpenAPI's default for query arrays is form, exploded: tags=a&tags=b. Objects go as JSON.
+        query[p.name] = Array.isArray(value)
+          ? value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v)))
+          : typeof value === 'object' && value !== null
+            ? JSON.stringify(value)
+            : String(value);
+      } else {
         const text = String(value);
         if (/[\r\n]/.test(text))
           return errorResult(`header ${p.name} must not contain line breaks`, false, ledger, started);

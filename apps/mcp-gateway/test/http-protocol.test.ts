@@ -46,7 +46,7 @@ describe('Streamable HTTP, initialize-based revisions', () => {
     expect(r.status).toBe(200);
     const body = await r.json();
     expect(body.result.protocolVersion).toBe('2025-03-26');
-    expect(body.result.capabilities).toEqual({ tools: { listChanged: true }, logging: {} });
+    expect(body.result.capabilities).toEqual({ tools: { listChanged: false }, logging: {} });
     const id = r.headers.get('mcp-session-id') ?? '';
     expect(id).toMatch(/^[A-Za-z0-9_-]{32,}$/);
     const unknown = await post(gw, init('1999-01-01'));
@@ -111,6 +111,18 @@ describe('Streamable HTTP, initialize-based revisions', () => {
     const s = await session(gw);
     const invalid = await post(gw, { jsonrpc: '1.0', id: 5, method: 'ping' }, s.headers);
     expect((await invalid.json()).error.code).toBe(-32600);
+  });
+
+  it('answers a _meta that is not an object as a client mistake, never a 500', async () => {
+    const gw = await startHttpGateway(await startToyApi());
+    const s = await session(gw);
+    const r = await post(
+      gw,
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'health', arguments: {}, _meta: null } },
+      s.headers,
+    );
+    expect(r.status).toBe(200);
+    expect((await r.json()).result.isError).toBe(false);
   });
 
   it('takes batches only in 2025-03-26', async () => {

@@ -267,3 +267,97 @@ describe('OpenAPI to tools', () => {
     );
   });
 });
+
+describe('OpenAPI to tools, edge cases', () => {
+  it('keeps a free-form object body, or one next to a parameter named body, as one argument', () => {
+    const { tools } = openApiToTools(
+      spec31({
+        '/free': {
+          post: {
+            operationId: 'free',
+            parameters: [{ name: 'body', in: 'query', schema: { type: 'integer' } }],
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+            },
+            responses: ok,
+          },
+        },
+      }),
+    );
+    expect(tools[0]?.inputSchema.properties).toEqual({
+      body__query: { type: 'integer' },
+      body__body: { type: 'object', additionalProperties: true },
+    });
+    expect(tools[0]?.binding.body).toEqual({ mode: 'whole', arg: 'body__body', required: true });
+  });
+
+  it('prunes $defs per schema: an input schema carries none of the response models', () => {
+    const { tools } = openApiToTools(
+      spec31(
+        {
+          '/pets': {
+            post: {
+              operationId: 'add_pet',
+              requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } },
+              responses: {
+                '200': {
+                  description: 'ok',
+                  content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } },
+                },
+              },
+            },
+          },
+        },
+        {
+          schemas: {
+            NewPet: { type: 'object', properties: { name: { type: 'string' } } },
+            Pet: { type: 'object', properties: { id: { type: 'integer' } } },
+          },
+        },
+      ),
+    );
+    expect(Object.keys(tools[0]?.inputSchema.$defs ?? {})).toEqual(['NewPet']);
+    expect(Object.keys(tools[0]?.outputSchema?.$defs ?? {})).toEqual(['Pet']);
+  });
+
+  it('turns 3.0 nullable next to allOf into "or null", and leaves values alone', () => {
+    const { tools } = openApiToTools({
+      openapi: '3.0.3',
+      info: { title: 'Old', version: '1' },
+      components: { schemas: { Tag: { type: 'string' } } },
+      paths: {
+        '/t': {
+          get: {
+            operationId: 't',
+            parameters: [
+              { name: 'tag', in: 'query', schema: { allOf: [{ $ref: '#/components/schemas/Tag' }], nullable: true } },
+              { name: 'opts', in: 'query', schema: { type: 'object', default: { nullable: true, example: 1 } } },
+            ],
+            responses: ok,
+          },
+        },
+      },
+    });
+    const props = tools[0]?.inputSchema.properties as Record<string, unknown>;
+    expect(props.tag).toEqual({ anyOf: [{ allOf: [{ $ref: '#/$defs/Tag' }] }, { type: 'null' }] });
+    expect(props.opts).toEqual({ type: 'object', default: { nullable: true, example: 1 } });
+  });
+
+  it('reports x-mcp fields of the wrong type instead of serving a broken tool, and does not repeat the summary', () => {
+    const { tools, problems } = openApiToTools(
+      spec31({
+        '/a': { get: { operationId: 'a', 'x-mcp': { description: 42 }, responses: ok } },
+        '/b': { get: { operationId: 'b', 'x-mcp': { annotations: 'oops' }, responses: ok } },
+        '/c': {
+          get: { operationId: 'c', summary: 'List emails', description: 'List emails received today.', responses: ok },
+        },
+      }),
+    );
+    expect(problems).toEqual([
+      'GET /a (a): x-mcp.description must be a string',
+      'GET /b (b): x-mcp.annotations must be an object',
+    ]);
+    expect(tools.map((t) => t.description)).toEqual(['List emails received today.']);
+  });
+});

@@ -137,3 +137,13 @@ describe('the mcp-gateway command', () => {
     expect(stderr()).not.toContain(token);
   });
 });
+
+describe('configuration', () => {
+  it('refuses to serve without auth anywhere but loopback', async () => {
+    const { readConfig } = await import('../src/config.js');
+    expect(() =>
+      readConfig([], { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none', HOST: '0.0.0.0' }),
+    ).toThrow("MCP_GATEWAY_AUTH=none is only allowed on loopback; HOST is '0.0.0.0'");
+    expect(readConfig([], { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' }).token).toBeUndefined();
+  });
+});

@@ -48,7 +48,7 @@ describe('calling the upstream', () => {
     const tool = gateway.tools.get('read_file');
     if (!tool) throw new Error('no tool');
     const ctx = { signal: new AbortController().signal, deadlineMs: 5000, onProgress: undefined, structured: true };
-    for (const name of ['../admin', '..', 'a/b', '%2e%2e', 'ok.txt']) {
+    for (const name of ['../admin', '..', 'a/b', '%2e%2e', 'ok.txt', '']) {
       await gateway.server.handle(
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { name } } },
         { session: { protocolVersion: '2025-11-25', initialized: true }, signal: ctx.signal, notify: () => undefined },
@@ -87,13 +87,68 @@ describe('calling the upstream', () => {
   });
 
   it("sends the gateway's own upstream key, never the caller's Authorization header", async () => {
-    const api = await startToyApi();
-    const gw = await startHttpGateway(api);
+    const upstream = await recordingUpstream();
+    const bearerSpec = {
+      ...spec,
+      components: { securitySchemes: { b: { type: 'http', scheme: 'bearer' } } },
+      security: [{ b: [] }],
+    };
+    const gateway = await createGateway({
+      upstreamUrl: upstream.url,
+      upstreamApiKey: 'upstream-secret-2',
+      openapi: bearerSpec,
+    });
+    onCleanup(() => gateway.close());
+    const { serveHttp } = await import('../src/transports/http.js');
+    const http = await serveHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token: 'caller-token-0123456789',
+      allowedOrigins: [],
+    });
+    onCleanup(() => http.close());
+    const gw = {
+      url: http.url,
+      mcpUrl: `${http.url}/mcp`,
+      token: 'caller-token-0123456789',
+      close: () => http.close(),
+    };
     const { client } = await httpV1(gw);
-    const result = await client.callTool({ name: 'list_employees', arguments: {} });
+    const result = await client.callTool({ name: 'read_file', arguments: { name: 'a.txt' } });
     expect(result.isError).toBeFalsy();
-    const direct = await fetch(`${api.url}/employees`, { headers: { authorization: `Bearer ${gw.token}` } });
-    expect(direct.status).toBe(401);
+    expect(upstream.seen).toHaveLength(1);
+    expect(upstream.seen[0]?.headers.authorization).toBe('Bearer upstream-secret-2');
+    expect(JSON.stringify(upstream.seen[0]?.headers)).not.toContain('caller-token');
+  });
+
+  it('sends query arrays as repeated parameters', async () => {
+    const upstream = await recordingUpstream();
+    const arraySpec = {
+      openapi: '3.1.0',
+      info: { title: 'T', version: '1' },
+      paths: {
+        '/items': {
+          get: {
+            operationId: 'items',
+            parameters: [{ name: 'tag', in: 'query', schema: { type: 'array', items: { type: 'string' } } }],
+            responses: {
+              '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } },
+            },
+          },
+        },
+      },
+    };
+    const gateway = await createGateway({ upstreamUrl: upstream.url, openapi: arraySpec });
+    onCleanup(() => gateway.close());
+    await gateway.server.handle(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'items', arguments: { tag: ['a', 'b'] } } },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      },
+    );
+    expect(upstream.seen[0]?.url).toBe('/items?tag=a&tag=b');
   });
 
   it('retries idempotent calls within the deadline and reports the attempts in _meta', async () => {

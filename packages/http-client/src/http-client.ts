@@ -71,7 +71,11 @@ export interface ClientOptions {
   dispatcher?: Dispatcher | undefined;
 }
 
-export type Query = Record<string, string | number | boolean | null | undefined>;
+/** Query parameters; an array becomes repeated parameters (`tag=a&tag=b`). */
+export type Query = Record<
+  string,
+  string | number | boolean | null | undefined | ReadonlyArray<string | number | boolean>
+>;
 
 export interface CallOptions<S extends TSchema | undefined = undefined> {
   method?: string | undefined;
@@ -522,7 +526,8 @@ export class HttpClient {
     }
     const url = new URL(absoluteUrl ?? `${this.baseUrl}${options.path}`);
     for (const [name, value] of Object.entries(options.query ?? {})) {
-      if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+      if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, String(item));
+      else if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
     }
     const ownOrigin = url.origin === this.#origin;
     const headers: Record<string, string> = absoluteUrl ? {} : { accept: 'application/json' };

@@ -71,6 +71,9 @@ export class SchemaConverter {
         );
       } else if (key === 'example' && this.#openapi30) {
         out.examples = [value];
+      } else if (key === 'default' || key === 'enum' || key === 'const' || key === 'examples' || key === 'example') {
+        // Values, not schemas: copied as they are.
+        out[key] = value;
       } else if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs') {
         // Not JSON Schema keywords (nullable is applied below).
       } else if (typeof value === 'object' && value !== null) {
@@ -83,6 +86,8 @@ export class SchemaConverter {
       if (source.nullable === true) {
         if (typeof out.type === 'string') out.type = [out.type, 'null'];
         else if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+        // `nullable` next to allOf/$ref (the usual 3.0 idiom): null, or the schema.
+        else if (out.type === undefined) return { anyOf: [out, { type: 'null' }] };
       }
       for (const [flag, bound, keyword] of [
         ['exclusiveMaximum', 'maximum', 'exclusiveMaximum'],

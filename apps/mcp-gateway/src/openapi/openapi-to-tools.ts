@@ -91,9 +91,24 @@ function readXMcp(value: unknown): XMcp {
       );
     }
   }
-  if (x.name !== undefined && typeof x.name !== 'string') throw new SpecError('x-mcp.name must be a string');
+  for (const key of ['name', 'title', 'description'] as const) {
+    if (x[key] !== undefined && typeof x[key] !== 'string') throw new SpecError(`x-mcp.${key} must be a string`);
+  }
   if (x.hidden !== undefined && typeof x.hidden !== 'boolean')
     throw new SpecError('x-mcp.hidden must be true or false');
+  if (x.annotations !== undefined) {
+    const a = x.annotations as Record<string, unknown>;
+    if (typeof a !== 'object' || a === null || Array.isArray(a))
+      throw new SpecError('x-mcp.annotations must be an object');
+    for (const [k, v] of Object.entries(a)) {
+      const hint = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'].includes(k);
+      if (!(k === 'title' ? typeof v === 'string' : hint && typeof v === 'boolean')) {
+        throw new SpecError(
+          `x-mcp.annotations.${k} is not allowed (title: a string; readOnlyHint, destructiveHint, idempotentHint, openWorldHint: true or false)`,
+        );
+      }
+    }
+  }
   return x as XMcp;
 }
 
@@ -152,7 +167,9 @@ function convertOperation(
 ): Tool | undefined {
   const x = readXMcp(operation['x-mcp']);
   if (x.hidden) return undefined;
+  // One converter per schema, so each keeps only the $defs it uses itself.
   const converter = new SchemaConverter(document, openapi30);
+  const outputConverter = new SchemaConverter(document, openapi30);
 
   // Parameters: path-level, overridden by operation-level ones with the same name and location.
   const merged = new Map<string, Record<string, unknown>>();
@@ -199,19 +216,23 @@ function convertOperation(
     bodyRequired = requestBody.required === true;
   }
   const bodyTarget = bodySchema ? targetOf(bodySchema, converter.defs) : undefined;
+  // A JSON object with declared properties joins the top level; anything else (no properties,
+  // additional ones allowed, a union) stays one `body` argument with its own schema.
   const bodyProps =
-    bodyTarget &&
-    (bodyTarget.type === 'object' || bodyTarget.properties) &&
+    bodyTarget?.properties &&
+    Object.keys(bodyTarget.properties as object).length > 0 &&
+    !bodyTarget.additionalProperties &&
     !bodyTarget.oneOf &&
     !bodyTarget.anyOf &&
     !bodyTarget.allOf
-      ? ((bodyTarget.properties as Record<string, JsonSchema> | undefined) ?? {})
+      ? (bodyTarget.properties as Record<string, JsonSchema>)
       : undefined;
 
   // Argument names: a clash between locations gets a location suffix on every side of it.
   const occurrences = new Map<string, number>();
   for (const p of params) occurrences.set(p.name, (occurrences.get(p.name) ?? 0) + 1);
   for (const name of Object.keys(bodyProps ?? {})) occurrences.set(name, (occurrences.get(name) ?? 0) + 1);
+  if (bodySchema && !bodyProps) occurrences.set('body', (occurrences.get('body') ?? 0) + 1);
   const argName = (name: string, location: string) =>
     (occurrences.get(name) ?? 0) > 1 ? `${name}__${location}` : name;
 
@@ -262,8 +283,8 @@ function convertOperation(
     binding.streams = types.includes('text/event-stream');
     const jsonType = types.find((t) => t === 'application/json' || /\+json$/.test(t));
     if (jsonType) {
-      const schema = converter.convert(success[jsonType]?.schema ?? {});
-      const target = targetOf(schema, converter.defs);
+      const schema = outputConverter.convert(success[jsonType]?.schema ?? {});
+      const target = targetOf(schema, outputConverter.defs);
       const isObject = target.type === 'object' || (target.properties !== undefined && target.type === undefined);
       outputSchema = isObject ? schema : { type: 'object', properties: { result: schema }, required: ['result'] };
       binding.output = { kind: 'json', wrapped: !isObject };
@@ -276,10 +297,7 @@ function convertOperation(
   const details = typeof operation.description === 'string' ? operation.description.trim() : '';
   const description =
     x.description ??
-    ([summary, details]
-      .filter(Boolean)
-      .join(details.startsWith(summary) ? '' : '. ')
-      .trim() ||
+    ((details && details.startsWith(summary) ? details : [summary, details].filter(Boolean).join('. ')) ||
       `${binding.method} ${path}`);
   const wanted = x.name
     ? sanitizeName(x.name)
@@ -301,7 +319,7 @@ function convertOperation(
     binding,
   };
   if (title) tool.title = title;
-  if (outputSchema) tool.outputSchema = converter.withDefs(outputSchema);
+  if (outputSchema) tool.outputSchema = outputConverter.withDefs(outputSchema);
   return tool;
 }
 

@@ -131,7 +131,7 @@ export class McpServer {
       };
       const result: Record<string, unknown> = {
         protocolVersion,
-        capabilities: { tools: { listChanged: true }, logging: {} },
+        capabilities: { tools: { listChanged: false }, logging: {} },
         serverInfo: this.serverInfo,
       };
       if (this.#options.instructions) result.instructions = this.#options.instructions;
@@ -222,7 +222,15 @@ export class McpServer {
     const tool = this.#options.tools.get(name);
     if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
     const args = params?.arguments ?? {};
-    const checked = this.#options.tools.validate(tool, args);
+    let checked: ReturnType<ToolRegistry['validate']>;
+    try {
+      checked = this.#options.tools.validate(tool, args);
+    } catch (error) {
+      // The spec gave this operation a schema our validator cannot compile: the operator's
+      // problem, reported to the caller as a failed call rather than a crash.
+      const text = `tool ${name} cannot check its arguments: its input schema from the OpenAPI document is not usable (${(error as Error).message})`;
+      return this.#ok(id, { content: [{ type: 'text', text }], isError: true });
+    }
     if (!checked.ok) {
       const text = `Invalid arguments for tool ${name}:\n${checked.errors.join('\n')}`;
       if (f.argumentErrorsAsResults) return this.#ok(id, { content: [{ type: 'text', text }], isError: true });

@@ -167,7 +167,13 @@ export class RedisSessionStore implements SessionStore {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
     const raw = await this.#redis.get(this.#key(id, 'state'));
     if (raw === null) return undefined;
-    await this.#redis.pexpire(this.#key(id, 'state'), this.#idleMs);
+    // All of a session's keys live as long as it does, so its event ids never restart.
+    await this.#redis
+      .multi()
+      .pexpire(this.#key(id, 'state'), this.#idleMs)
+      .pexpire(this.#key(id, 'events'), this.#idleMs)
+      .pexpire(this.#key(id, 'seq'), this.#idleMs)
+      .exec();
     return JSON.parse(raw) as SessionState;
   }
 

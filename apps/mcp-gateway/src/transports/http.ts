@@ -73,6 +73,12 @@ function decodeHeaderValue(value: string | undefined): string | undefined {
   return match ? Buffer.from(match[1] ?? '', 'base64').toString('utf8') : value?.trim();
 }
 
+/** A request's `_meta` object, or {} when absent or not an object (the core then refuses it). */
+function metaOf(message: { params?: Record<string, unknown> } | undefined): Record<string, unknown> {
+  const m = message?.params?._meta;
+  return typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as Record<string, unknown>) : {};
+}
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -279,6 +285,31 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     return gone;
   };
 
+  /**
+   * Answers a request on an SSE stream: notifications as they come, then the response. Whatever
+   * happens, the stream is ended; an unexpected failure is sent as an internal error first.
+   */
+  const streamAnswer = async (
+    reply: FastifyReply,
+    work: () => Promise<Awaited<ReturnType<typeof run>>>,
+    bind: (writer: SseWriter) => void,
+  ) => {
+    reply.hijack();
+    const writer = new SseWriter(reply.raw, undefined);
+    bind(writer);
+    writer.start({}, false);
+    try {
+      const outcome = await work();
+      if (outcome.kind === 'response') writer.send(outcome.response);
+    } catch (error) {
+      app.log.error({ err: error }, 'request failed');
+      writer.send(errorResponse(null, -32603, 'Internal error'));
+    } finally {
+      writer.end();
+    }
+    return reply;
+  };
+
   app.post('/mcp', async (request, reply) => {
     if (!accepts(request, 'application/json') || !accepts(request, 'text/event-stream')) {
       return rpcError(
@@ -338,17 +369,18 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     if (mismatch) return rpcError(reply, 400, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, id);
 
     const gone = watchClient(reply);
-    const wantsStream =
-      message.params?._meta !== undefined &&
-      (message.params._meta as Record<string, unknown>).progressToken !== undefined;
+    // Progress and log messages travel on the request's own SSE stream in 2026-07-28.
+    const m = metaOf(message);
+    const wantsStream = m.progressToken !== undefined || m[META.logLevel] !== undefined;
     if (wantsStream) {
-      reply.hijack();
-      const sse = new SseWriter(reply.raw, undefined);
-      sse.start({}, false);
-      const outcome = await run(message, undefined, undefined, (n) => sse.send(n), gone.signal);
-      if (outcome.kind === 'response') sse.send(outcome.response);
-      sse.end();
-      return reply;
+      let sse: SseWriter = undefined as unknown as SseWriter;
+      return streamAnswer(
+        reply,
+        () => run(message, undefined, undefined, (n) => sse.send(n), gone.signal),
+        (writer) => {
+          sse = writer;
+        },
+      );
     }
     const outcome = await run(message, undefined, undefined, () => undefined, gone.signal);
     if (outcome.kind === 'cancelled') {
@@ -460,25 +492,34 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
       }
     };
     const single = requests.length === 1 && !Array.isArray(body) ? requests[0] : undefined;
-    const progress =
-      single?.params?._meta !== undefined &&
-      (single.params._meta as Record<string, unknown>).progressToken !== undefined;
-    if (single && progress) {
+    if (single && metaOf(single).progressToken !== undefined) {
       // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
-      reply.hijack();
-      const sse = new SseWriter(reply.raw, `p${Date.now().toString(36)}`);
-      sse.start({}, features(revision).ssePriming);
-      const outcome = await run(single, session, sessionId, (n) => sse.send(n, sse.nextId()), gone.signal);
-      await persist(outcome);
-      if (outcome.kind === 'response') sse.send(outcome.response, sse.nextId());
-      sse.end();
-      return reply;
+      // Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
+      let sse: SseWriter = undefined as unknown as SseWriter;
+      return streamAnswer(
+        reply,
+        async () => {
+          const outcome = await run(single, session, sessionId, (n) => sse.send(n), gone.signal);
+          await persist(outcome);
+          return outcome;
+        },
+        (writer) => {
+          sse = writer;
+        },
+      );
     }
     const outcomes = await Promise.all(requests.map((r) => run(r, session, sessionId, toGetStream, gone.signal)));
     for (const outcome of outcomes) await persist(outcome);
     const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
     if (gone.signal.aborted) return reply;
-    if (responses.length === 0) return reply.code(202).send();
+    if (responses.length === 0) {
+      // Every request was cancelled: no response may be sent for them, so the answer is an
+      // event stream that ends without one.
+      reply.hijack();
+      new SseWriter(reply.raw, undefined).start({}, false);
+      reply.raw.end();
+      return reply;
+    }
     return sendJson(reply, 200, Array.isArray(body) ? responses : responses[0]);
   };
 
@@ -512,23 +553,28 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     getStreams.set(sessionId, sse);
     sse.start({}, false);
     if (features(session.protocolVersion).ssePriming) reply.raw.write('retry: 1000\n\n');
-    const deliver = (event: StoredEvent) => sse.send(event.message, event.id);
-    // Subscribe before replaying, then skip duplicates, so nothing falls between the two.
-    const seen = new Set<string>();
-    const live = (event: StoredEvent) => {
-      if (!seen.has(event.id)) deliver(event);
+    // Everything that must be undone is set up before the first await, and undone on close.
+    let lastSent = lastEventId === undefined ? -1 : Number(lastEventId);
+    let replaying = true;
+    const held: StoredEvent[] = [];
+    const deliver = (event: StoredEvent) => {
+      if (Number(event.id) <= lastSent) return; // already sent: replayed and live can overlap
+      lastSent = Number(event.id);
+      sse.send(event.message, event.id);
     };
-    const unsubscribe = store.subscribe(sessionId, live);
-    for (const event of await store.eventsAfter(sessionId, lastEventId)) {
-      seen.add(event.id);
-      deliver(event);
-    }
+    // Live events that arrive while the replay is read are held, then sent in order after it.
+    const unsubscribe = store.subscribe(sessionId, (event) => (replaying ? held.push(event) : deliver(event)));
     const heartbeat = setInterval(() => sse.comment('ping'), heartbeatMs);
     reply.raw.once('close', () => {
       clearInterval(heartbeat);
       unsubscribe();
       if (getStreams.get(sessionId) === sse) getStreams.delete(sessionId);
     });
+    if (lastEventId !== undefined) {
+      for (const event of await store.eventsAfter(sessionId, lastEventId)) deliver(event);
+    }
+    replaying = false;
+    for (const event of held.sort((a, b) => Number(a.id) - Number(b.id))) deliver(event);
     return reply;
   });
 
