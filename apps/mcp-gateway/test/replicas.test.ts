@@ -103,4 +103,55 @@ describe('two gateway replicas on one Redis', () => {
     expect(del.status).toBe(204);
     expect((await post({ jsonrpc: '2.0', id: 5, method: 'ping' }, s)).status).toBe(404);
   });
+
+  it('cancel a request on one replica with a notification sent to the other', async () => {
+    const api = await startToyApi();
+    const token = 'c'.repeat(24);
+    const env = {
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      MCP_GATEWAY_TOKEN: token,
+      REDIS_URL: process.env.REDIS_URL ?? '',
+      REDIS_PREFIX: `test-${randomUUID()}:`,
+    };
+    const [a, b] = [await gatewayProcess(env), await gatewayProcess(env)] as [string, string];
+    const headers = { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json' };
+    const init = await fetch(a, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
+    });
+    const s = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-11-25' };
+    const slow = fetch(a, {
+      method: 'POST',
+      headers: { ...headers, ...s },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 42,
+        method: 'tools/call',
+        params: { name: 'slow', arguments: { ms: 8000 } },
+      }),
+    });
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(1);
+    const note = await fetch(b, {
+      method: 'POST',
+      headers: { ...headers, ...s },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 42, reason: 'changed my mind' },
+      }),
+    });
+    expect(note.status).toBe(202);
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(0);
+    const answer = await slow;
+    // No response is sent for a cancelled request: the stream ends without one.
+    expect(answer.headers.get('content-type')).toContain('text/event-stream');
+    expect(await answer.text()).not.toContain('"id":42');
+  });
 });

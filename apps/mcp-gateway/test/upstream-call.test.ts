@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
-import { httpV1, onCleanup, startHttpGateway, startToyApi, stdioV1 } from './support/stack.js';
+import { httpV1, onCleanup, startToyApi, stdioV1 } from './support/stack.js';
 
 async function recordingUpstream(status = 200) {
   const seen: IncomingMessage[] = [];

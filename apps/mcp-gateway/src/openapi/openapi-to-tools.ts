@@ -297,7 +297,7 @@ function convertOperation(
   const details = typeof operation.description === 'string' ? operation.description.trim() : '';
   const description =
     x.description ??
-    ((details && details.startsWith(summary) ? details : [summary, details].filter(Boolean).join('. ')) ||
+    ((details?.startsWith(summary) ? details : [summary, details].filter(Boolean).join('. ')) ||
       `${binding.method} ${path}`);
   const wanted = x.name
     ? sanitizeName(x.name)

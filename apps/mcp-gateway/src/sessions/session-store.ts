@@ -25,6 +25,10 @@ export interface SessionStore {
   eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]>;
   /** Live events of a session, from any replica. Returns the unsubscribe function. */
   subscribe(id: string, listener: (event: StoredEvent) => void): () => void;
+  /** Tells every replica that a request was cancelled (it runs on whichever one received it). */
+  publishCancel(sessionId: string, requestId: string): Promise<void>;
+  /** Cancellations from any replica. Returns the unsubscribe function. */
+  onCancel(listener: (sessionId: string, requestId: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -120,6 +124,15 @@ export class MemorySessionStore implements SessionStore {
     return () => this.#bus.off(id, listener);
   }
 
+  async publishCancel(sessionId: string, requestId: string): Promise<void> {
+    this.#bus.emit('cancel', sessionId, requestId);
+  }
+
+  onCancel(listener: (sessionId: string, requestId: string) => void): () => void {
+    this.#bus.on('cancel', listener);
+    return () => this.#bus.off('cancel', listener);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#sessions.clear();
@@ -147,10 +160,16 @@ export class RedisSessionStore implements SessionStore {
     this.#prefix = prefix;
     this.#idleMs = idleMs;
     this.#bus.setMaxListeners(0);
-    this.#subscriber.on('message', (_channel: string, raw: string) => {
+    this.#subscriber.on('message', (channel: string, raw: string) => {
+      if (channel === `${this.#prefix}cancel`) {
+        const { session, request } = JSON.parse(raw) as { session: string; request: string };
+        this.#bus.emit('cancel', session, request);
+        return;
+      }
       const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
       this.#bus.emit(session, event);
     });
+    void this.#subscriber.subscribe(`${this.#prefix}cancel`);
   }
 
   #key(id: string, part: 'state' | 'events' | 'seq'): string {
@@ -214,6 +233,15 @@ export class RedisSessionStore implements SessionStore {
     }
     this.#bus.on(id, listener);
     return () => this.#bus.off(id, listener);
+  }
+
+  async publishCancel(sessionId: string, requestId: string): Promise<void> {
+    await this.#redis.publish(`${this.#prefix}cancel`, JSON.stringify({ session: sessionId, request: requestId }));
+  }
+
+  onCancel(listener: (sessionId: string, requestId: string) => void): () => void {
+    this.#bus.on('cancel', listener);
+    return () => this.#bus.off('cancel', listener);
   }
 
   async close(): Promise<void> {

@@ -167,6 +167,9 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   const inFlight = new Map<string, AbortController>();
   // The open GET stream of each session on this replica (one at a time: events go to one stream).
   const getStreams = new Map<string, SseWriter>();
+  const stopCancels = store.onCancel((sessionId, requestId) =>
+    inFlight.get(`${sessionId}:${requestId}`)?.abort(new Error('cancelled by the client')),
+  );
   const heartbeatMs = options.heartbeatMs ?? 15_000;
 
   const app = Fastify({
@@ -470,9 +473,8 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
           session = { ...session, initialized: true };
           await store.update(sessionId, session);
         } else if (method === 'notifications/cancelled' && params?.requestId !== undefined) {
-          inFlight
-            .get(`${sessionId}:${String(params.requestId)}`)
-            ?.abort(new Error(String(params.reason ?? 'cancelled')));
+          // The request may be running on another replica: every replica hears of it.
+          await store.publishCancel(sessionId, String(params.requestId));
         }
       }
     }
@@ -594,6 +596,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   });
 
   app.addHook('onClose', async () => {
+    stopCancels();
     for (const sse of getStreams.values()) sse.end();
     for (const controller of inFlight.values()) controller.abort(new Error('server closing'));
     await store.close();
