@@ -1,26 +1,7 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runAgent } from './support/run-agent.js';
 
-const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-
-async function agent(args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const [code] = await once(child, 'exit');
-  return { code: code as number, stdout, stderr };
-}
+const agent = runAgent;
 
 describe('agent tools', () => {
   it('renders the tools as a model sees them, with token counts from a real tokenizer', async () => {

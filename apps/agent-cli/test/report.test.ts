@@ -1,28 +1,15 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { runAgent } from './support/run-agent.js';
 
-const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-async function agent(args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const [code] = await once(child, 'exit');
-  return { code: code as number, stderr };
-}
+const agent = runAgent;
 
 describe('agent report', () => {
   it('draws the waterfall of a real run, per layer, with the waits, in a real browser', async () => {

@@ -1,47 +1,32 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { buildApp } from '@agentwire/toy-api';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runAgent } from './support/run-agent.js';
 
-const BIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
+/** Runs `agent`, giving triage a ledger file of its own, and reads the ledger back. */
 async function agent(args: string[], env: Record<string, string> = {}) {
   const ledger = join(tmpdir(), `agent-test-${randomBytes(6).toString('hex')}.jsonl`);
-  const child = spawn(process.execPath, [BIN, ...args, ...(args[0] === 'triage' ? ['--ledger', ledger] : [])], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString();
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    stderr += c.toString();
-  });
-  const [code] = await once(child, 'exit');
-  const entries = (() => {
-    try {
-      return readFileSync(ledger, 'utf8')
-        .trim()
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l));
-    } catch {
-      return [];
-    }
-  })();
-  return { code: code as number, stdout, stderr, entries };
+  const result = await runAgent([...args, ...(args[0] === 'triage' ? ['--ledger', ledger] : [])], env);
+  let entries: Array<Record<string, any>> = [];
+  try {
+    entries = readFileSync(ledger, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  } catch {
+    entries = [];
+  }
+  return { ...result, entries };
 }
 
 async function runningApi() {

@@ -1,5 +1,5 @@
-// Vitest global setup: tests run against both stores, so they need a Redis. CI starts one and
-// sets REDIS_URL; without it, start a private redis-server on a free loopback port.
+// Vitest global setup for the packages whose tests need Redis (the toy API's stores, the
+// gateway's sessions). CI starts one and sets REDIS_URL; without it, start a private redis-server.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 

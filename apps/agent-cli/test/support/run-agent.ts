@@ -1,0 +1,23 @@
+// Runs the built `agent` command as a real process and collects what it printed.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+export const AGENT_BIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+export async function runAgent(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [AGENT_BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const [code] = await once(child, 'exit');
+  return { code: code as number, stdout, stderr };
+}
