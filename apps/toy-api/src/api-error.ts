@@ -1,6 +1,6 @@
 // Errors the toy API answers with, and how every other error (Fastify's own, Node's HTTP
 // parser's) is mapped onto the same envelope: {"error": {"type", "message"}}.
-import { ERROR_STATUS, type ErrorEnvelope, type ErrorType } from '@agentwire/schemas';
+import { ERROR_STATUS, type ErrorEnvelope, type ErrorType, errorTypeForStatus } from '@agentwire/schemas';
 import type { FastifyError } from 'fastify';
 
 /** An error with a status, an envelope type, and optionally extra response headers. */
@@ -23,17 +23,7 @@ export function envelope(type: ErrorType, message: string): ErrorEnvelope {
 }
 
 /** The error type a status code is reported with when nothing more specific is known. */
-export function typeForStatus(status: number): ErrorType {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 409) return 'conflict_error';
-  if (status === 413) return 'request_too_large';
-  if (status === 429) return 'rate_limit_error';
-  if (status === 529) return 'overloaded_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
+export const typeForStatus = errorTypeForStatus;
 
 const FASTIFY_MESSAGES: Readonly<Record<string, (error: FastifyError, bodyLimit: number) => string>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `request body is larger than the limit of ${limit} bytes`,

@@ -18,7 +18,8 @@ export {
   WEEKDAYS,
   Weekday,
 } from './entities.js';
-export { ERROR_STATUS, ERROR_TYPES, ErrorEnvelope, ErrorType } from './errors.js';
+export { ERROR_STATUS, ERROR_TYPES, errorTypeForStatus } from './error-types.js';
+export { ErrorEnvelope, ErrorType } from './errors.js';
 export { EmailPage, EmployeeList, Page, ReplyList } from './pages.js';
 export {
   DigestQuery,

@@ -1,5 +1,6 @@
 // Errors the server reported with a status and, usually, the {"error": {"type", "message"}}
 // envelope. The class comes from the envelope's type first and the status second.
+import { errorTypeForStatus } from '@agentwire/schemas/error-types';
 import { type ErrorDetails, HttpClientError } from './client-error.js';
 
 export interface ApiErrorDetails extends ErrorDetails {
@@ -20,7 +21,7 @@ export class APIError extends HttpClientError {
   readonly retryAfterMs: number | undefined;
 
   constructor(details: ApiErrorDetails) {
-    const type = details.errorType ?? defaultType(details.status);
+    const type = details.errorType ?? errorTypeForStatus(details.status);
     super(`${details.status} ${type}${details.serverMessage ? `: ${details.serverMessage}` : ''}`, details);
     this.type = type;
     this.retryable = details.shouldRetry ?? isRetryableStatus(details.status);
@@ -45,21 +46,9 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
-function defaultType(status: number): string {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 409) return 'conflict_error';
-  if (status === 413) return 'request_too_large';
-  if (status === 429) return 'rate_limit_error';
-  if (status === 529) return 'overloaded_error';
-  if (status >= 500) return 'api_error';
-  return 'invalid_request_error';
-}
-
 /** Builds the right subclass for a status and an envelope type. */
 export function apiErrorFor(details: ApiErrorDetails): APIError {
-  const type = details.errorType ?? defaultType(details.status);
+  const type = details.errorType ?? errorTypeForStatus(details.status);
   switch (type) {
     case 'authentication_error':
       return new AuthenticationError(details);
