@@ -1,0 +1,43 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemorySessionStore, SessionLimitError } from '../src/sessions/session-store.js';
+
+const state = { protocolVersion: '2025-11-25' as const, initialized: true };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('sessions in memory', () => {
+  it('expire after the idle time, and each use restarts the clock', async () => {
+    vi.useFakeTimers();
+    const store = new MemorySessionStore({ idleMs: 60_000 });
+    const id = await store.create(state);
+    vi.advanceTimersByTime(50_000);
+    expect(await store.get(id)).toEqual(state);
+    vi.advanceTimersByTime(50_000);
+    expect(await store.get(id)).toEqual(state);
+    vi.advanceTimersByTime(60_001);
+    expect(await store.get(id)).toBeUndefined();
+    await store.close();
+  });
+
+  it('are capped: past the cap a new session is refused until idle ones expire', async () => {
+    vi.useFakeTimers();
+    const store = new MemorySessionStore({ idleMs: 1_000, maxSessions: 2 });
+    await store.create(state);
+    await store.create(state);
+    await expect(store.create(state)).rejects.toBeInstanceOf(SessionLimitError);
+    vi.advanceTimersByTime(1_001);
+    await expect(store.create(state)).resolves.toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(store.size).toBe(1);
+    await store.close();
+  });
+
+  it('keep the recent events of their GET stream with increasing ids, for resumption', async () => {
+    const store = new MemorySessionStore();
+    const id = await store.create(state);
+    for (let i = 0; i < 3; i++) await store.appendEvent(id, { jsonrpc: '2.0', method: 'notifications/message', params: { i } });
+    expect((await store.eventsAfter(id, '1')).map((e) => e.id)).toEqual(['2', '3']);
+    await store.close();
+  });
+});
