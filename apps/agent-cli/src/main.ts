@@ -18,6 +18,7 @@ import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
 import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.js';
 import { EXIT } from './exit-codes.js';
 import { faultConfig, installFaults } from './faults.js';
+import { plainOutput, type StepOutput, terminalOutput } from './progress-output.js';
 import { RunRecord, summarize } from './run-record.js';
 import { tokenReport } from './tool-rendering.js';
 import { ApiBackend } from './triage/api-backend.js';
@@ -100,16 +101,14 @@ async function triage(argv: string[]): Promise<number> {
   if (!stack.embedded && modes.includes('mcp-http') && !stack.mcpUrl) {
     throw new UsageError('--via mcp-http against a running stack needs --mcp-url (or AGENTWIRE_MCP_URL)');
   }
-  // --json: nothing but one JSON document at the end, for scripts.
+  // --json: nothing but one JSON document at the end, for scripts. On a terminal, a spinner
+  // shows a step at work; piped, plain lines.
   const quiet = values.json === true;
-  const out = {
-    step: (text: string) => {
-      if (!quiet) process.stdout.write(`${text}\n`);
-    },
-    stream: (text: string) => {
-      if (!quiet) process.stdout.write(text);
-    },
-  };
+  const out: StepOutput = quiet
+    ? { step: () => undefined, stream: () => undefined, done: () => undefined }
+    : process.stdout.isTTY
+      ? terminalOutput(process.stdout)
+      : plainOutput(process.stdout);
   const toolTokens = new Map<Mode, number>();
   // --trace: the wire on stderr. HTTP attempts as request lines and outcomes (no headers, so
   // no keys); each tools/call and its result (they carry no credentials: those are HTTP headers).
@@ -169,6 +168,7 @@ async function triage(argv: string[]): Promise<number> {
       }
     }
   } finally {
+    out.done();
     await stack.close();
     await record.close();
   }

@@ -175,3 +175,29 @@ describe('agent triage', () => {
     }
   });
 });
+
+describe('agent triage on a terminal', () => {
+  it('shows a spinner with the elapsed time while a step waits, and none when piped', async () => {
+    // `script` gives the command a real terminal.
+    const { spawn } = await import('node:child_process');
+    const { once } = await import('node:events');
+    const { AGENT_BIN } = await import('./support/run-agent.js');
+    const child = spawn(
+      'script',
+      ['-qec', `${process.execPath} ${AGENT_BIN} triage --via api --faults demo`, '/dev/null'],
+      {
+        env: { PATH: process.env.PATH ?? '', TERM: 'xterm' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let tty = '';
+    child.stdout.on('data', (c: Buffer) => {
+      tty += c.toString();
+    });
+    await once(child, 'exit');
+    expect(tty).toMatch(/⠋ urgent emails of 2026-06-10 \d+\.\d s/);
+    const piped = await agent(['triage', '--via', 'api', '--faults', 'demo']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdout).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+  });
+});

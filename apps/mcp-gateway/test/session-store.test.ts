@@ -36,7 +36,8 @@ describe('sessions in memory', () => {
   it('keep the recent events of their GET stream with increasing ids, for resumption', async () => {
     const store = new MemorySessionStore();
     const id = await store.create(state);
-    for (let i = 0; i < 3; i++) await store.appendEvent(id, { jsonrpc: '2.0', method: 'notifications/message', params: { i } });
+    for (let i = 0; i < 3; i++)
+      await store.appendEvent(id, { jsonrpc: '2.0', method: 'notifications/message', params: { i } });
     expect((await store.eventsAfter(id, '1')).map((e) => e.id)).toEqual(['2', '3']);
     await store.close();
   });
