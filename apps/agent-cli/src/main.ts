@@ -4,14 +4,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  Budget,
-  HttpClient,
-  isBudgetExceededError,
-  isDeadlineExceededError,
-  Ledger,
-  type LedgerEntry,
-} from '@agentwire/http-client';
+import { Budget, HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger } from '@agentwire/http-client';
 import { labCommand } from './commands/lab.js';
 import { reportCommand } from './commands/report.js';
 import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
@@ -26,6 +19,7 @@ import type { TriageBackend } from './triage/backend.js';
 import { McpBackend } from './triage/mcp-backend.js';
 import { runTriage } from './triage/task.js';
 import { UsageError } from './usage-error.js';
+import { describeHttp, mcpTrace } from './wire-trace.js';
 
 const MODES = ['api', 'mcp-stdio', 'mcp-http'] as const;
 type Mode = (typeof MODES)[number];
@@ -126,7 +120,7 @@ async function triage(argv: string[]): Promise<number> {
       else if (values.faults !== 'none') out.step('(faults are only installed in the embedded stack)');
       const ledger = new Ledger();
       record.follow(ledger, mode);
-      if (values.trace) ledger.on('entry', (e) => process.stderr.write(`${traceHttp(e)}\n`));
+      if (values.trace) ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
       const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
       const modeStart = Date.now();
       let backend: TriageBackend | undefined;
@@ -184,14 +178,6 @@ async function triage(argv: string[]): Promise<number> {
     process.stdout.write(`ledger: ${ledgerPath}\n`);
   }
   return exit;
-}
-
-function traceHttp(entry: LedgerEntry): string {
-  if (entry.kind === 'event') return `http  ${entry.event}: ${entry.detail}`;
-  const wait = entry.waitMs > 0 ? ` after ${entry.waitMs} ms ${entry.waitReason}` : '';
-  const outcome =
-    entry.status === null ? entry.errorType : `${entry.status}${entry.errorType ? ` ${entry.errorType}` : ''}`;
-  return `http  ${entry.layer} ${entry.method} ${entry.path} #${entry.attempt}${wait} -> ${outcome} ${entry.durationMs} ms ${entry.bytesReceived} B${entry.requestId ? ` ${entry.requestId}` : ''}`;
 }
 
 function exitCodeFor(error: unknown, deadline: number | undefined): number {

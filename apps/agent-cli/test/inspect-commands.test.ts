@@ -45,3 +45,21 @@ describe('agent call and agent get', () => {
     expect((await agent(['get', 'employees'])).code).toBe(2);
   });
 });
+
+describe('--trace on the one-off commands', () => {
+  it('prints the HTTP attempts and the tool calls on stderr', async () => {
+    const get = await agent(['get', '/employees/e-05', '--trace']);
+    expect(get.stderr).toMatch(/^http {2}http GET \/employees\/e-05 #1 -> 200 /m);
+    const call = await agent([
+      'call',
+      'office_days',
+      '--args',
+      '{"employee_id":"e-05"}',
+      '--via',
+      'mcp-http',
+      '--trace',
+    ]);
+    expect(call.stderr).toMatch(/^http {2}http POST \/mcp #1 -> 200 /m);
+    expect(call.stderr).toMatch(/^mcp {3}-> \{"method":"tools\/call","params":\{"name":"office_days"/m);
+  });
+});

@@ -1,11 +1,13 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '@agentwire/toy-api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAgent } from './support/run-agent.js';
+import { AGENT_BIN, runAgent } from './support/run-agent.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -179,9 +181,6 @@ describe('agent triage', () => {
 describe('agent triage on a terminal', () => {
   it('shows a spinner with the elapsed time while a step waits, and none when piped', async () => {
     // `script` gives the command a real terminal.
-    const { spawn } = await import('node:child_process');
-    const { once } = await import('node:events');
-    const { AGENT_BIN } = await import('./support/run-agent.js');
     const child = spawn(
       'script',
       ['-qec', `${process.execPath} ${AGENT_BIN} triage --via api --faults demo`, '/dev/null'],

@@ -8,6 +8,7 @@ import { EXIT } from '../exit-codes.js';
 import { renderTools, type ToolView, tokenReport } from '../tool-rendering.js';
 import { McpBackend } from '../triage/mcp-backend.js';
 import { UsageError } from '../usage-error.js';
+import { mcpTrace, tracingLedger } from '../wire-trace.js';
 
 async function stackFrom(apiUrl: string | undefined, mcpUrl: string | undefined): Promise<Stack> {
   return apiUrl ? externalStack(apiUrl, mcpUrl, process.env) : startEmbeddedStack();
@@ -24,17 +25,20 @@ function viaOf(value: string | undefined): 'api' | 'mcp-stdio' | 'mcp-http' {
 async function withMcp<T>(
   stack: Stack,
   via: 'mcp-stdio' | 'mcp-http',
+  trace: boolean,
   run: (backend: McpBackend) => Promise<T>,
 ): Promise<T> {
+  const ledger = tracingLedger(trace);
   const backend =
     via === 'mcp-stdio'
-      ? await McpBackend.stdio(stack.stdio, () => undefined, undefined)
+      ? await McpBackend.stdio(stack.stdio, () => undefined, undefined, undefined, mcpTrace(trace))
       : await McpBackend.http(
           stack.mcpUrl,
           stack.mcpToken,
-          new HttpClient({ baseUrl: stack.mcpUrl }),
+          new HttpClient({ baseUrl: stack.mcpUrl, ...(ledger ? { ledger } : {}) }),
           () => undefined,
           undefined,
+          mcpTrace(trace),
         );
   try {
     return await run(backend);
@@ -48,6 +52,7 @@ export async function toolsCommand(argv: string[]): Promise<number> {
     args: argv,
     strict: true,
     options: {
+      trace: { type: 'boolean' },
       via: { type: 'string' },
       format: { type: 'string', default: 'text' },
       'api-url': { type: 'string' },
@@ -64,7 +69,8 @@ export async function toolsCommand(argv: string[]): Promise<number> {
   try {
     let tools: ToolView[];
     if (via === 'api') {
-      const client = new HttpClient({ baseUrl: stack.apiUrl });
+      const ledger = tracingLedger(values.trace === true);
+      const client = new HttpClient({ baseUrl: stack.apiUrl, ...(ledger ? { ledger } : {}) });
       tools = openApiToTools((await client.get('/openapi.json')).data).tools.map(
         ({ name, description, inputSchema }) => ({
           name,
@@ -74,7 +80,7 @@ export async function toolsCommand(argv: string[]): Promise<number> {
       );
       await client.close();
     } else {
-      tools = await withMcp(stack, via, (b) => b.listTools());
+      tools = await withMcp(stack, via, values.trace === true, (b) => b.listTools());
     }
     const tokens = tokenReport(tools);
     if (values.format === 'json') {
@@ -98,6 +104,7 @@ export async function callCommand(argv: string[]): Promise<number> {
     strict: true,
     allowPositionals: true,
     options: {
+      trace: { type: 'boolean' },
       args: { type: 'string', default: '{}' },
       via: { type: 'string' },
       'api-url': { type: 'string' },
@@ -125,7 +132,7 @@ export async function callCommand(argv: string[]): Promise<number> {
     values['mcp-url'] ?? process.env.AGENTWIRE_MCP_URL,
   );
   try {
-    const result = await withMcp(stack, via, (b) => b.rawCall(tool, args));
+    const result = await withMcp(stack, via, values.trace === true, (b) => b.rawCall(tool, args));
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return result.isError ? EXIT.taskFailed : EXIT.ok;
   } finally {
@@ -138,13 +145,14 @@ export async function getCommand(argv: string[]): Promise<number> {
     args: argv,
     strict: true,
     allowPositionals: true,
-    options: { 'api-url': { type: 'string' } },
+    options: { trace: { type: 'boolean' }, 'api-url': { type: 'string' } },
   });
   const path = positionals[0];
   if (!path?.startsWith('/') || positionals.length > 1)
     throw new UsageError("usage: agent get PATH (starting with '/', e.g. /employees?team=legal)");
   const stack = await stackFrom(values['api-url'] ?? process.env.AGENTWIRE_API_URL, undefined);
-  const client = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey } });
+  const ledger = tracingLedger(values.trace === true);
+  const client = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, ...(ledger ? { ledger } : {}) });
   try {
     const url = new URL(path, 'http://x');
     const response = await client.get(url.pathname, { query: Object.fromEntries(url.searchParams) });

@@ -136,12 +136,18 @@ export class McpBackend implements TriageBackend {
 
   /** Every tool, all pages. */
   async listTools() {
-    return (await this.#client.listTools()).tools as unknown as ToolView[];
+    this.#trace?.('->', { method: 'tools/list' });
+    const tools = (await this.#client.listTools()).tools as unknown as ToolView[];
+    this.#trace?.('<-', { tools: tools.map((t) => t.name) });
+    return tools;
   }
 
   /** One tool call, its result as it came. */
   async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
-    return (await this.#client.callTool({ name, arguments: args })) as ToolResult;
+    this.#trace?.('->', { method: 'tools/call', params: { name, arguments: args } });
+    const result = (await this.#client.callTool({ name, arguments: args })) as ToolResult;
+    this.#trace?.('<-', result);
+    return result;
   }
 
   async urgentEmails(date: string, cursor: string | undefined) {
