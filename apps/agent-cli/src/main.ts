@@ -106,10 +106,7 @@ async function triage(argv: string[]): Promise<number> {
   const toolTokens = new Map<Mode, number>();
   // --trace: the wire on stderr. HTTP attempts as request lines and outcomes (no headers, so
   // no keys); each tools/call and its result (they carry no credentials: those are HTTP headers).
-  const trace = values.trace
-    ? (direction: '->' | '<-', message: unknown) =>
-        process.stderr.write(`mcp   ${direction} ${JSON.stringify(message)}\n`)
-    : undefined;
+  const trace = mcpTrace(values.trace === true);
   let stoppedBy: string | undefined;
   const walls = new Map<Mode, number>();
   let exit: number = EXIT.ok;
