@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createGateway, GATEWAY_BIN, serveHttp } from '@agentwire/mcp-gateway';
 import { buildApp } from '@agentwire/toy-api';
+import { UsageError } from './usage-error.js';
 
 export interface Stack {
   apiUrl: string;
@@ -48,7 +49,7 @@ export async function startEmbeddedStack(): Promise<Stack> {
 /** A running stack (docker compose, say): URLs from flags or the environment, keys from the environment. */
 export function externalStack(apiUrl: string, mcpUrl: string | undefined, env: NodeJS.ProcessEnv): Stack {
   const apiKey = env.TOY_API_KEY;
-  if (!apiKey) throw new Error('TOY_API_KEY is not set: the running API needs its key');
+  if (!apiKey) throw new UsageError('TOY_API_KEY is not set: the running API needs its key');
   return {
     apiUrl,
     apiKey,

@@ -230,6 +230,11 @@ function summaryRows(
   return rows;
 }
 
+// A reader that stops early (`agent ... | head`) is not an error of the agent.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(EXIT.ok);
+});
+
 async function main(): Promise<number> {
   const [command, ...rest] = process.argv.slice(2);
   if (command === 'triage') return triage(rest);

@@ -125,6 +125,31 @@ describe('agent triage', () => {
     }
   });
 
+  it('never prints the gateway token, with --trace against a running gateway', async () => {
+    const api = await runningApi();
+    const { createGateway, serveHttp } = await import('@agentwire/mcp-gateway');
+    const token = `gw-${randomBytes(12).toString('hex')}`;
+    const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key });
+    const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
+    cleanups.push(async () => {
+      await http.close();
+      await gateway.close();
+    });
+    const run = await agent(
+      ['triage', '--via', 'mcp-http', '--api-url', api.url, '--mcp-url', `${http.url}/mcp`, '--trace'],
+      {
+        TOY_API_KEY: api.key,
+        MCP_GATEWAY_TOKEN: token,
+      },
+    );
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^http {2}mcp-http POST \/mcp #1 -> 200 /m);
+    for (const text of [run.stdout, run.stderr, JSON.stringify(run.entries)]) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(api.key);
+    }
+  });
+
   it('prints one JSON document with --json, for scripts', async () => {
     const { code, stdout } = await agent(['triage', '--via', 'api', '--json', '--max-requests', '3']);
     expect(code).toBe(3);
@@ -137,6 +162,28 @@ describe('agent triage', () => {
     const { code, stdout } = await agent(['triage', '--via', 'mcp-http', '--max-bytes', '3000']);
     expect(code).toBe(3);
     expect(stdout).toMatch(/budget exceeded/);
+  });
+
+  it('stops with exit code 3 at --max-bytes over stdio too, counting what the gateway moved', async () => {
+    const { code, stdout, entries } = await agent(['triage', '--via', 'mcp-stdio', '--max-bytes', '3000']);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/budget exceeded: \d+ of 3000 bytes used/);
+    expect(entries.length).toBeGreaterThan(0);
+  });
+
+  it('stops with exit code 4 at the deadline through the gateway, and the unanswered call is in the ledger', async () => {
+    const { code, stdout, entries } = await agent([
+      'triage',
+      '--via',
+      'mcp-http',
+      '--faults',
+      'demo',
+      '--deadline',
+      '1s',
+    ]);
+    expect(code).toBe(4);
+    expect(stdout).toMatch(/stopped \(exit 4\): /);
+    expect(entries.some((e) => e.kind === 'tool_call' && e.isError)).toBe(true);
   });
 
   it('stops with exit code 4 when the deadline passes, instead of waiting past it', async () => {

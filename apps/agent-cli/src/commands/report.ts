@@ -39,7 +39,7 @@ export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
         waitMs: 0,
         waitReason: null,
         durationMs: Number(e.durationMs ?? 0),
-        status: e.isError ? 500 : 200,
+        status: null,
         errorType: e.isError ? 'tool_error' : null,
         bytesIn: 0,
       });
@@ -92,7 +92,7 @@ export function renderReport(rows: Row[], source: string): string {
           r.waitMs > 0
             ? `<span class="wait" title="waited ${r.waitMs} ms (${escapeHtml(r.waitReason ?? '')})" style="left:${pct(r.start - r.waitMs - t0)};width:${pct(r.waitMs)}"></span>`
             : '';
-        return `<tr class="row ${kind}" data-layer="${escapeHtml(r.layer)}"><td class="layer">${escapeHtml(r.layer)}</td><td class="label">${escapeHtml(r.label)}</td><td class="status">${r.status ?? escapeHtml(r.errorType ?? '')}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escapeHtml(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
+        return `<tr class="row ${kind}" data-layer="${escapeHtml(r.layer)}"><td class="layer">${escapeHtml(r.layer)}</td><td class="label">${escapeHtml(r.label)}</td><td class="status">${r.status ?? escapeHtml(r.errorType ?? (r.label.startsWith('tool ') ? 'ok' : ''))}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escapeHtml(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
       })
       .join('\n');
     return `<section data-via="${escapeHtml(via)}"><h2>via ${escapeHtml(via)} <small>${mine.length} entries, ${(span / 1000).toFixed(2)} s</small></h2>

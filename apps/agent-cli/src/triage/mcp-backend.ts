@@ -41,6 +41,7 @@ export class McpBackend implements TriageBackend {
   readonly #record: (r: ToolCallRecord) => void;
   readonly #deadline: number | undefined;
   #guard: ((tool: string) => void) | undefined;
+  #chargeBytes: ((bytes: number) => void) | undefined;
 
   readonly #trace: Trace | undefined;
 
@@ -84,6 +85,7 @@ export class McpBackend implements TriageBackend {
           budget.chargeAttempt(0);
         }
       : undefined;
+    backend.#chargeBytes = budget ? (bytes) => budget.chargeBytes(bytes) : undefined;
     return backend;
   }
 
@@ -110,13 +112,32 @@ export class McpBackend implements TriageBackend {
     const started = performance.now();
     const time = new Date().toISOString();
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
-    const result = (await this.#client.callTool(
-      { name, arguments: args, ...(remaining ? { _meta: { 'agentwire.dev/deadlineMs': remaining } } : {}) },
-      {
-        ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
-        ...(remaining ? { signal: AbortSignal.timeout(remaining) } : {}),
-      },
-    )) as ToolResult;
+    let result: ToolResult;
+    try {
+      result = (await this.#client.callTool(
+        { name, arguments: args, ...(remaining ? { _meta: { 'agentwire.dev/deadlineMs': remaining } } : {}) },
+        {
+          ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
+          ...(remaining ? { signal: AbortSignal.timeout(remaining) } : {}),
+        },
+      )) as ToolResult;
+    } catch (error) {
+      // A call that never answered still belongs in the ledger.
+      const durationMs = Math.round(performance.now() - started);
+      this.#record({
+        kind: 'tool_call',
+        time,
+        layer: this.name,
+        tool: name,
+        durationMs,
+        isError: true,
+        upstream: null,
+      });
+      if (this.#deadline !== undefined && Date.now() >= this.#deadline) {
+        throw new TaskError(`${name}: the deadline passed during the call (after ${durationMs} ms)`);
+      }
+      throw error;
+    }
     this.#trace?.('<-', result);
     const upstream = (result._meta?.['agentwire.dev/upstream'] as ToolCallRecord['upstream']) ?? null;
     this.#record({
@@ -128,6 +149,8 @@ export class McpBackend implements TriageBackend {
       isError: result.isError === true,
       upstream,
     });
+    // Over stdio no HTTP passes the budget: the gateway's upstream bytes are what it costs.
+    this.#chargeBytes?.((upstream?.bytesSent ?? 0) + (upstream?.bytesReceived ?? 0));
     if (result.isError) {
       throw new TaskError(`${name}: ${result.content?.map((c) => c.text ?? '').join(' ') ?? 'failed'}`);
     }
