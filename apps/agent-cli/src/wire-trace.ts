@@ -24,3 +24,51 @@ export function mcpTrace(enabled: boolean): Trace | undefined {
     ? (direction, message) => process.stderr.write(`mcp   ${direction} ${JSON.stringify(message)}\n`)
     : undefined;
 }
+
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie', 'proxy-authorization']);
+
+function headerLines(headers: Headers): string {
+  const lines: string[] = [];
+  headers.forEach((value, name) => {
+    lines.push(`${name}: ${SECRET_HEADERS.has(name.toLowerCase()) ? '[redacted]' : value}`);
+  });
+  return lines.join(', ');
+}
+
+/**
+ * A fetch that prints each HTTP exchange of the MCP transport: the request with its headers
+ * (secrets redacted) and JSON-RPC body, then the response headers and body; event streams are
+ * printed event by event as they arrive.
+ */
+export function tracingFetch(inner: typeof fetch): typeof fetch {
+  return async (input, init = {}) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const method = init.method ?? 'GET';
+    const body = typeof init.body === 'string' ? init.body : '';
+    process.stderr.write(
+      `wire  -> ${method} ${new URL(url).pathname} {${headerLines(new Headers(init.headers))}}${body ? ` ${body}` : ''}\n`,
+    );
+    const response = await inner(input, init);
+    process.stderr.write(`wire  <- ${response.status} {${headerLines(response.headers)}}\n`);
+    const type = response.headers.get('content-type') ?? '';
+    if (response.body && (type.includes('json') || type.includes('event-stream'))) {
+      const copy = response.clone();
+      void (async () => {
+        const decoder = new TextDecoder();
+        let pending = '';
+        try {
+          for await (const chunk of copy.body as unknown as AsyncIterable<Uint8Array>) {
+            pending += decoder.decode(chunk, { stream: true });
+            const lines = pending.split('\n');
+            pending = lines.pop() ?? '';
+            for (const line of lines) if (line.trim() !== '') process.stderr.write(`wire  <- ${line}\n`);
+          }
+          if (pending.trim() !== '') process.stderr.write(`wire  <- ${pending}\n`);
+        } catch {
+          // The stream ended early: what arrived was printed.
+        }
+      })();
+    }
+    return response;
+  };
+}

@@ -60,6 +60,13 @@ describe('--trace on the one-off commands', () => {
       '--trace',
     ]);
     expect(call.stderr).toMatch(/^http {2}http POST \/mcp #1 -> 200 /m);
-    expect(call.stderr).toMatch(/^mcp {3}-> \{"method":"tools\/call","params":\{"name":"office_days"/m);
+    // The whole exchange: headers with the token redacted, the JSON-RPC request and the answer.
+    expect(call.stderr).toMatch(
+      /^wire {2}-> POST \/mcp \{.*authorization: \[redacted\].*\} \{"method":"tools\/call","params":\{"name":"office_days"/m,
+    );
+    expect(call.stderr).toMatch(/^wire {2}<- \{"(result|jsonrpc)".*"employee_id":"e-05"/m);
+    const stdio = await agent(['call', 'office_days', '--args', '{"employee_id":"e-05"}', '--trace']);
+    expect(stdio.stderr).toMatch(/^mcp {3}-> \{"method":"initialize"/m);
+    expect(stdio.stderr).toMatch(/^mcp {3}<- \{"jsonrpc":"2\.0","id":\d+,"result":\{"content"/m);
   });
 });

@@ -48,6 +48,12 @@ describe('agent lab', () => {
     expect(stdout).toContain('office_days(employee_id: string)');
   });
 
+  it('traces the clients of lab 3 with --trace', async () => {
+    const { code, stderr } = await runAgent(['lab', '3', '--trace']);
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/^http {2}http GET \/flaky #2 after 500 ms backoff -> 503 api_error/m);
+  });
+
   it('refuses a lab it does not have', async () => {
     const { code, stderr } = await lab('9');
     expect(code).toBe(2);

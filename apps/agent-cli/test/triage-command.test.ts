@@ -108,6 +108,7 @@ describe('agent triage', () => {
     });
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/^mcp {3}-> \{"method":"tools\/call","params":\{"name":"list_emails"/m);
+    expect(run.stderr).toMatch(/^mcp {3}-> \{.*"method":"notifications\/initialized"/m);
     const direct = await agent(['triage', '--via', 'api', '--api-url', api.url, '--trace'], { TOY_API_KEY: api.key });
     expect(direct.stderr).toMatch(/^http {2}api GET \/emails #1 -> 200 /m);
     for (const text of [
@@ -144,6 +145,7 @@ describe('agent triage', () => {
     );
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/^http {2}mcp-http POST \/mcp #1 -> 200 /m);
+    expect(run.stderr).toMatch(/^wire {2}-> POST \/mcp \{.*authorization: \[redacted\]/m);
     for (const text of [run.stdout, run.stderr, JSON.stringify(run.entries)]) {
       expect(text).not.toContain(token);
       expect(text).not.toContain(api.key);

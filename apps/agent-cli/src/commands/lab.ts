@@ -13,7 +13,7 @@ export async function labCommand(argv: string[]): Promise<number> {
     args: argv,
     strict: true,
     allowPositionals: true,
-    options: { 'api-url': { type: 'string' }, 'mcp-url': { type: 'string' } },
+    options: { trace: { type: 'boolean' }, 'api-url': { type: 'string' }, 'mcp-url': { type: 'string' } },
   });
   const which = positionals[0];
   if (!which || !['1', '2', '3', '4'].includes(which) || positionals.length > 1) {
@@ -30,7 +30,8 @@ export async function labCommand(argv: string[]): Promise<number> {
     : await startEmbeddedStack();
   try {
     if (which === '1') await lab1(stack, print);
-    if (which === '3') await lab3(stack, print);
+    // Labs 1 and 4 print the wire as their lesson; lab 3 also traces its clients with --trace.
+    if (which === '3') await lab3(stack, print, values.trace === true);
     if (which === '4') await lab4(stack, print);
     return EXIT.ok;
   } finally {

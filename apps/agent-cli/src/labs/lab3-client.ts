@@ -2,6 +2,7 @@
 // retry on 404, SSE, and the ledger, measured with packages/http-client against the API.
 import { HttpClient, isHttpClientError, Ledger } from '@agentwire/http-client';
 import type { Stack } from '../embedded-stack.js';
+import { describeHttp } from '../wire-trace.js';
 import { table } from './table.js';
 
 const outcome = async (p: Promise<{ status: number }>) => {
@@ -13,12 +14,18 @@ const outcome = async (p: Promise<{ status: number }>) => {
   }
 };
 
-export async function lab3(stack: Stack, print: (text: string) => void): Promise<void> {
+export async function lab3(stack: Stack, print: (text: string) => void, trace = false): Promise<void> {
+  // --trace: every client's attempts on stderr too.
+  const watch = (ledger: Ledger) => {
+    if (trace) ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
+    return ledger;
+  };
+  const traced = () => (trace ? { ledger: watch(new Ledger()) } : {});
   const run = `lab3-${Date.now()}`;
   print('Demo 1: authentication\n');
-  const anonymous = new HttpClient({ baseUrl: stack.apiUrl, maxRetries: 0 });
-  const wrong = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: 'not-the-key' }, maxRetries: 0 });
-  const right = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, maxRetries: 0 });
+  const anonymous = new HttpClient({ baseUrl: stack.apiUrl, maxRetries: 0, ...traced() });
+  const wrong = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: 'not-the-key' }, maxRetries: 0, ...traced() });
+  const right = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, maxRetries: 0, ...traced() });
   print(
     table(
       ['client', 'result'],
@@ -33,13 +40,19 @@ export async function lab3(stack: Stack, print: (text: string) => void): Promise
   print('\n\nDemo 2: timeouts (the server takes 0.4 s)\n');
   const rows: string[][] = [];
   for (const timeoutMs of [200, 1000]) {
-    const client = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, timeoutMs, maxRetries: 0 });
+    const client = new HttpClient({
+      baseUrl: stack.apiUrl,
+      auth: { key: stack.apiKey },
+      timeoutMs,
+      maxRetries: 0,
+      ...traced(),
+    });
     rows.push([`${timeoutMs / 1000} s`, '0.4 s', await outcome(client.get('/slow', { query: { ms: 400 } }))]);
   }
   print(table(['timeout', 'server needs', 'result'], rows));
 
   print('\n\nDemo 3: retries and backoff — GET /flaky?fail_times=2\n');
-  const ledger = new Ledger();
+  const ledger = watch(new Ledger());
   const retrying = new HttpClient({
     baseUrl: stack.apiUrl,
     auth: { key: stack.apiKey },
@@ -62,7 +75,7 @@ export async function lab3(stack: Stack, print: (text: string) => void): Promise
   );
 
   print('\n\nDemo 4: Retry-After — GET /limited from the 3rd call on\n');
-  const limitedLedger = new Ledger();
+  const limitedLedger = watch(new Ledger());
   const polite = new HttpClient({
     baseUrl: stack.apiUrl,
     auth: { key: stack.apiKey },
@@ -76,7 +89,7 @@ export async function lab3(stack: Stack, print: (text: string) => void): Promise
   );
 
   print('\n\nDemo 5: no retry for a 404\n');
-  const notFound = new Ledger();
+  const notFound = watch(new Ledger());
   const c404 = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, ledger: notFound });
   print(
     `GET /employees/e-99 -> ${await outcome(c404.get('/employees/e-99'))} after ${notFound.attempts.length} attempt: a 4xx will not get better by retrying`,
@@ -108,7 +121,7 @@ export async function lab3(stack: Stack, print: (text: string) => void): Promise
   );
 
   print('\n\nDemo 7: the ledger of a small task (urgent emails -> senders -> digest, one fault)\n');
-  const taskLedger = new Ledger();
+  const taskLedger = watch(new Ledger());
   const task = new HttpClient({
     baseUrl: stack.apiUrl,
     auth: { key: stack.apiKey },

@@ -1,10 +1,13 @@
 // The task through the gateway's tools, with the official MCP client (v2): over stdio
 // (spawning the gateway) or Streamable HTTP (with packages/http-client as its fetch).
+
+import { fileURLToPath } from 'node:url';
 import type { Budget, HttpClient } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { ToolView } from '../tool-rendering.js';
+import { tracingFetch } from '../wire-trace.js';
 import { TaskError, type TriageBackend } from './backend.js';
 
 export interface ToolCallRecord {
@@ -23,6 +26,23 @@ export interface ToolCallRecord {
     bytesReceived: number;
     attemptLog: Array<Record<string, unknown>>;
   } | null;
+}
+
+/** Rejects when the run's deadline passes first, so starting up counts against it too. */
+async function withinDeadline<T>(work: Promise<T>, deadline: number | undefined, what: string): Promise<T> {
+  if (deadline === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new TaskError(`the deadline passed while ${what}`)),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Receives each tools/call request ('->') and its result ('<-'). */
@@ -66,18 +86,21 @@ export class McpBackend implements TriageBackend {
     budget?: Budget,
     trace?: Trace,
   ): Promise<McpBackend> {
+    // Tracing runs the server behind a tap that copies every JSON-RPC line to stderr.
+    const tap = fileURLToPath(new URL('../stdio-tap.js', import.meta.url));
     const transport = new StdioClientTransport({
-      command: spawn.command,
-      args: spawn.args,
+      command: trace ? process.execPath : spawn.command,
+      args: trace ? [tap, spawn.command, ...spawn.args] : spawn.args,
       env: { ...getDefaultEnvironment(), ...spawn.env },
-      stderr: 'ignore',
+      stderr: trace ? 'inherit' : 'ignore',
     });
     const client = new Client(
       { name: 'agentwire-agent', version: '0.1.0' },
       { versionNegotiation: { mode: 'legacy' } },
     );
-    await client.connect(transport);
-    const backend = new McpBackend('mcp-stdio', client, record, deadline, trace);
+    await withinDeadline(client.connect(transport), deadline, 'starting the gateway over stdio');
+    // The tap prints every message; the backend adds nothing of its own.
+    const backend = new McpBackend('mcp-stdio', client, record, deadline);
     // Over stdio there is no HTTP for the budget to watch: each tool call counts as a request.
     backend.#guard = budget
       ? (tool) => {
@@ -98,12 +121,12 @@ export class McpBackend implements TriageBackend {
     trace?: Trace,
   ): Promise<McpBackend> {
     const transport = new StreamableHTTPClientTransport(new URL(url), {
-      fetch: http.fetch,
+      fetch: trace ? tracingFetch(http.fetch) : http.fetch,
       ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
     });
     const client = new Client({ name: 'agentwire-agent', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(transport);
-    return new McpBackend('mcp-http', client, record, deadline, trace);
+    return new McpBackend('mcp-http', client, record, deadline);
   }
 
   async #call(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
@@ -160,7 +183,8 @@ export class McpBackend implements TriageBackend {
   /** Every tool, all pages. */
   async listTools() {
     this.#trace?.('->', { method: 'tools/list' });
-    const tools = (await this.#client.listTools()).tools as unknown as ToolView[];
+    const tools = (await withinDeadline(this.#client.listTools(), this.#deadline, 'listing the tools'))
+      .tools as unknown as ToolView[];
     this.#trace?.('<-', { tools: tools.map((t) => t.name) });
     return tools;
   }
