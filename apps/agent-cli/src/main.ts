@@ -19,7 +19,7 @@ import type { TriageBackend } from './triage/backend.js';
 import { McpBackend } from './triage/mcp-backend.js';
 import { runTriage } from './triage/task.js';
 import { UsageError } from './usage-error.js';
-import { describeHttp, mcpTrace } from './wire-trace.js';
+import { describeHttp } from './wire-trace.js';
 
 const MODES = ['api', 'mcp-stdio', 'mcp-http'] as const;
 type Mode = (typeof MODES)[number];
@@ -106,7 +106,7 @@ async function triage(argv: string[]): Promise<number> {
   const toolTokens = new Map<Mode, number>();
   // --trace: the wire on stderr. HTTP attempts as request lines and outcomes (no headers, so
   // no keys); each tools/call and its result (they carry no credentials: those are HTTP headers).
-  const trace = mcpTrace(values.trace === true);
+  const trace = values.trace === true;
   let stoppedBy: string | undefined;
   const walls = new Map<Mode, number>();
   let exit: number = EXIT.ok;

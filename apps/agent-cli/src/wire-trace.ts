@@ -1,7 +1,6 @@
 // --trace: the wire on stderr. HTTP attempts as request lines with their outcome, wait and
 // request id (headers are never printed, so neither is a key); tool calls with their results.
 import { Ledger, type LedgerEntry } from '@agentwire/http-client';
-import type { Trace } from './triage/mcp-backend.js';
 
 export function describeHttp(entry: LedgerEntry): string {
   if (entry.kind === 'event') return `http  ${entry.event}: ${entry.detail}`;
@@ -17,12 +16,6 @@ export function tracingLedger(enabled: boolean): Ledger | undefined {
   const ledger = new Ledger();
   ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
   return ledger;
-}
-
-export function mcpTrace(enabled: boolean): Trace | undefined {
-  return enabled
-    ? (direction, message) => process.stderr.write(`mcp   ${direction} ${JSON.stringify(message)}\n`)
-    : undefined;
 }
 
 const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie', 'proxy-authorization']);

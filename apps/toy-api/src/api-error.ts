@@ -22,9 +22,6 @@ export function envelope(type: ErrorType, message: string): ErrorEnvelope {
   return { error: { type, message } };
 }
 
-/** The error type a status code is reported with when nothing more specific is known. */
-export const typeForStatus = errorTypeForStatus;
-
 const FASTIFY_MESSAGES: Readonly<Record<string, (error: FastifyError, bodyLimit: number) => string>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `request body is larger than the limit of ${limit} bytes`,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => 'unsupported Content-Type; send the body as application/json',
@@ -52,7 +49,7 @@ export function toErrorResponse(
   }
   const status = typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500;
   const known = fe.code ? FASTIFY_MESSAGES[fe.code] : undefined;
-  if (known) return { status, body: envelope(typeForStatus(status), known(fe, bodyLimit)), headers: {} };
+  if (known) return { status, body: envelope(errorTypeForStatus(status), known(fe, bodyLimit)), headers: {} };
   if (error instanceof SyntaxError && status === 400) {
     return { status, body: envelope('invalid_request_error', `body is not valid JSON: ${error.message}`), headers: {} };
   }
@@ -63,5 +60,5 @@ export function toErrorResponse(
       headers: {},
     };
   }
-  return { status, body: envelope(typeForStatus(status), fe.message), headers: {} };
+  return { status, body: envelope(errorTypeForStatus(status), fe.message), headers: {} };
 }

@@ -4,8 +4,9 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultConfig, FaultRule } from '@agentwire/schemas';
+import { errorTypeForStatus } from '@agentwire/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, typeForStatus } from './api-error.js';
+import { ApiError } from './api-error.js';
 import { seededRandom } from './data/prng.js';
 
 type Action = FaultRule['action'];
@@ -120,10 +121,14 @@ export class FaultInjector {
         const status = rule.status ?? 503;
         const headers: Record<string, string> =
           rule.retry_after_s !== undefined ? { 'retry-after': String(rule.retry_after_s) } : {};
-        throw new ApiError(rule.error_type ?? typeForStatus(status), rule.message ?? `injected fault: HTTP ${status}`, {
-          status,
-          headers,
-        });
+        throw new ApiError(
+          rule.error_type ?? errorTypeForStatus(status),
+          rule.message ?? `injected fault: HTTP ${status}`,
+          {
+            status,
+            headers,
+          },
+        );
       }
       case 'delay':
         await sleepUnlessGone(request, rule.delay_ms ?? 1000);

@@ -8,7 +8,7 @@ import { EXIT } from '../exit-codes.js';
 import { renderTools, type ToolView, tokenReport } from '../tool-rendering.js';
 import { McpBackend } from '../triage/mcp-backend.js';
 import { UsageError } from '../usage-error.js';
-import { mcpTrace, tracingLedger } from '../wire-trace.js';
+import { tracingLedger } from '../wire-trace.js';
 
 async function stackFrom(apiUrl: string | undefined, mcpUrl: string | undefined): Promise<Stack> {
   return apiUrl ? externalStack(apiUrl, mcpUrl, process.env) : startEmbeddedStack();
@@ -31,14 +31,14 @@ async function withMcp<T>(
   const ledger = tracingLedger(trace);
   const backend =
     via === 'mcp-stdio'
-      ? await McpBackend.stdio(stack.stdio, () => undefined, undefined, undefined, mcpTrace(trace))
+      ? await McpBackend.stdio(stack.stdio, () => undefined, undefined, undefined, trace)
       : await McpBackend.http(
           stack.mcpUrl,
           stack.mcpToken,
           new HttpClient({ baseUrl: stack.mcpUrl, ...(ledger ? { ledger } : {}) }),
           () => undefined,
           undefined,
-          mcpTrace(trace),
+          trace,
         );
   try {
     return await run(backend);

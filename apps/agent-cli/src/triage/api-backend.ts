@@ -1,5 +1,5 @@
 // The task straight against the API, through packages/http-client.
-import type { Budget, HttpClient } from '@agentwire/http-client';
+import type { HttpClient } from '@agentwire/http-client';
 import { type Email, EmailPage, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import type { TriageBackend } from './backend.js';
 
@@ -7,7 +7,7 @@ export class ApiBackend implements TriageBackend {
   readonly name = 'api';
   readonly #client: HttpClient;
 
-  constructor(client: HttpClient, _budget?: Budget) {
+  constructor(client: HttpClient) {
     this.#client = client;
   }
 

@@ -45,9 +45,6 @@ async function withinDeadline<T>(work: Promise<T>, deadline: number | undefined,
   }
 }
 
-/** Receives each tools/call request ('->') and its result ('<-'). */
-export type Trace = (direction: '->' | '<-', message: unknown) => void;
-
 type ToolResult = {
   isError?: boolean;
   content?: Array<{ type: string; text?: string }>;
@@ -63,20 +60,11 @@ export class McpBackend implements TriageBackend {
   #guard: ((tool: string) => void) | undefined;
   #chargeBytes: ((bytes: number) => void) | undefined;
 
-  readonly #trace: Trace | undefined;
-
-  private constructor(
-    name: string,
-    client: Client,
-    record: (r: ToolCallRecord) => void,
-    deadline: number | undefined,
-    trace?: Trace,
-  ) {
+  private constructor(name: string, client: Client, record: (r: ToolCallRecord) => void, deadline: number | undefined) {
     this.name = name;
     this.#client = client;
     this.#record = record;
     this.#deadline = deadline;
-    this.#trace = trace;
   }
 
   static async stdio(
@@ -84,7 +72,7 @@ export class McpBackend implements TriageBackend {
     record: (r: ToolCallRecord) => void,
     deadline: number | undefined,
     budget?: Budget,
-    trace?: Trace,
+    trace = false,
   ): Promise<McpBackend> {
     // Tracing runs the server behind a tap that copies every JSON-RPC line to stderr.
     const tap = fileURLToPath(new URL('../stdio-tap.js', import.meta.url));
@@ -118,7 +106,7 @@ export class McpBackend implements TriageBackend {
     http: HttpClient,
     record: (r: ToolCallRecord) => void,
     deadline: number | undefined,
-    trace?: Trace,
+    trace = false,
   ): Promise<McpBackend> {
     const transport = new StreamableHTTPClientTransport(new URL(url), {
       fetch: trace ? tracingFetch(http.fetch) : http.fetch,
@@ -131,7 +119,6 @@ export class McpBackend implements TriageBackend {
 
   async #call(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
     this.#guard?.(name);
-    this.#trace?.('->', { method: 'tools/call', params: { name, arguments: args } });
     const started = performance.now();
     const time = new Date().toISOString();
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
@@ -161,7 +148,6 @@ export class McpBackend implements TriageBackend {
       }
       throw error;
     }
-    this.#trace?.('<-', result);
     const upstream = (result._meta?.['agentwire.dev/upstream'] as ToolCallRecord['upstream']) ?? null;
     this.#record({
       kind: 'tool_call',
@@ -182,19 +168,14 @@ export class McpBackend implements TriageBackend {
 
   /** Every tool, all pages. */
   async listTools() {
-    this.#trace?.('->', { method: 'tools/list' });
     const tools = (await withinDeadline(this.#client.listTools(), this.#deadline, 'listing the tools'))
       .tools as unknown as ToolView[];
-    this.#trace?.('<-', { tools: tools.map((t) => t.name) });
     return tools;
   }
 
   /** One tool call, its result as it came. */
   async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
-    this.#trace?.('->', { method: 'tools/call', params: { name, arguments: args } });
-    const result = (await this.#client.callTool({ name, arguments: args })) as ToolResult;
-    this.#trace?.('<-', result);
-    return result;
+    return (await this.#client.callTool({ name, arguments: args })) as ToolResult;
   }
 
   async urgentEmails(date: string, cursor: string | undefined) {

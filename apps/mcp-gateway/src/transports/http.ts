@@ -96,15 +96,11 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
   return sendJson(reply, status, errorResponse(id, code, message));
 }
 
-/** Writes SSE events to a raw response, with optional ids. */
+/** Writes SSE events to a raw response; events carry an id when the caller gives one. */
 class SseWriter {
   readonly #res: ServerResponse;
-  #counter = 0;
 
-  constructor(
-    res: ServerResponse,
-    readonly streamId: string | undefined,
-  ) {
+  constructor(res: ServerResponse) {
     this.#res = res;
   }
 
@@ -112,17 +108,8 @@ class SseWriter {
     return !this.#res.writableEnded && !this.#res.destroyed;
   }
 
-  start(headers: Record<string, string>, priming: boolean): void {
-    this.#res.writeHead(200, { ...SSE_HEADERS, ...headers });
-    if (priming) {
-      // 2025-11-25: an event with an id and empty data first, and the reconnection delay.
-      this.#res.write(`id: ${this.nextId()}\nretry: 1000\ndata: \n\n`);
-    }
-  }
-
-  nextId(): string {
-    this.#counter++;
-    return this.streamId === undefined ? String(this.#counter) : `${this.streamId}-${this.#counter}`;
+  start(): void {
+    this.#res.writeHead(200, SSE_HEADERS);
   }
 
   send(message: unknown, id?: string): void {
@@ -298,9 +285,9 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     bind: (writer: SseWriter) => void,
   ) => {
     reply.hijack();
-    const writer = new SseWriter(reply.raw, undefined);
+    const writer = new SseWriter(reply.raw);
     bind(writer);
-    writer.start({}, false);
+    writer.start();
     try {
       const outcome = await work();
       if (outcome.kind === 'response') writer.send(outcome.response);
@@ -518,7 +505,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
       // Every request was cancelled: no response may be sent for them, so the answer is an
       // event stream that ends without one.
       reply.hijack();
-      new SseWriter(reply.raw, undefined).start({}, false);
+      new SseWriter(reply.raw).start();
       reply.raw.end();
       return reply;
     }
@@ -551,9 +538,9 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     }
     reply.hijack();
     getStreams.get(sessionId)?.end();
-    const sse = new SseWriter(reply.raw, undefined);
+    const sse = new SseWriter(reply.raw);
     getStreams.set(sessionId, sse);
-    sse.start({}, false);
+    sse.start();
     if (features(session.protocolVersion).ssePriming) reply.raw.write('retry: 1000\n\n');
     // Everything that must be undone is set up before the first await, and undone on close.
     let lastSent = lastEventId === undefined ? -1 : Number(lastEventId);
