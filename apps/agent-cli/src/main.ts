@@ -32,6 +32,7 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE] [--json] [--trace]
+environment: AGENTWIRE_API_URL, AGENTWIRE_MCP_URL, AGENTWIRE_VIA (default for --via), TOY_API_KEY, MCP_GATEWAY_TOKEN
 exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
 
 function parseDuration(text: string): number {
@@ -55,7 +56,7 @@ async function triage(argv: string[]): Promise<number> {
     strict: true,
     options: {
       date: { type: 'string', default: '2026-06-10' },
-      via: { type: 'string', default: 'api' },
+      via: { type: 'string' },
       faults: { type: 'string', default: 'none' },
       'api-url': { type: 'string' },
       'mcp-url': { type: 'string' },
@@ -69,9 +70,11 @@ async function triage(argv: string[]): Promise<number> {
   });
   if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date ?? ''))
     throw new UsageError(`--date must be YYYY-MM-DD, got '${values.date}'`);
-  const via = values.via ?? 'api';
+  // AGENTWIRE_VIA sets the default (the compose file's agent service runs every path).
+  const via = values.via ?? (process.env.AGENTWIRE_VIA || 'api');
   if (via !== 'all' && !(MODES as readonly string[]).includes(via)) {
-    throw new UsageError(`--via must be one of api, mcp-stdio, mcp-http, all; got '${via}'`);
+    const source = values.via === undefined ? 'AGENTWIRE_VIA' : '--via';
+    throw new UsageError(`${source} must be one of api, mcp-stdio, mcp-http, all; got '${via}'`);
   }
   const modes: Mode[] = via === 'all' ? [...MODES] : [via as Mode];
   const deadlineMs = values.deadline ? parseDuration(values.deadline) : undefined;

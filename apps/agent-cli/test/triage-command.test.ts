@@ -225,6 +225,21 @@ describe('agent triage', () => {
       expect(stderr).toMatch(message);
     }
   });
+  it('takes the default path from AGENTWIRE_VIA, and names the variable when its value is wrong', async () => {
+    const wrong = await runAgent(['triage'], { AGENTWIRE_VIA: 'smoke-signals' });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/AGENTWIRE_VIA must be one of api, mcp-stdio, mcp-http, all; got 'smoke-signals'/);
+    // The variable picked mcp-http: against a running API without --mcp-url that is a usage error.
+    const http = await runAgent(['triage', '--api-url', 'http://127.0.0.1:9'], {
+      AGENTWIRE_VIA: 'mcp-http',
+      TOY_API_KEY: 'not-used-here',
+    });
+    expect(http.code).toBe(2);
+    expect(http.stderr).toMatch(/--via mcp-http against a running stack needs --mcp-url/);
+    // The flag wins over the variable.
+    const flag = await runAgent(['triage', '--via', 'nope'], { AGENTWIRE_VIA: 'all' });
+    expect(flag.stderr).toMatch(/--via must be one of/);
+  });
 });
 
 describe('agent triage on a terminal', () => {

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Prepares THIS kind of machine (Debian 12, root, no Docker engine, no image registry) to run
+# agentwire's Docker files unchanged. On a normal Docker host you need none of this: `docker
+# compose up` pulls node:20-bookworm-slim and redis:7-bookworm from Docker Hub.
+#
+# What it does, each step only if needed:
+#   1. installs Debian's docker.io, docker-compose (the v1 CLI) and debootstrap;
+#   2. starts dockerd in the background (log: /var/log/agentwire-dockerd.log);
+#   3. makes local stand-ins for the two base images the Dockerfile and compose file name,
+#      from Debian bookworm with debootstrap: node:20-bookworm-slim (this machine's Node 20,
+#      npm and the machine's CA bundle, so that `npm install` inside a build reaches the
+#      registry through this network's TLS proxy) and redis:7-bookworm (Debian's redis-server).
+set -euo pipefail
+
+NODE_IMAGE=node:20-bookworm-slim
+REDIS_IMAGE=redis:7-bookworm
+CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
+WORK=${AGENTWIRE_DOCKER_WORK:-/var/tmp/agentwire-docker-host}
+
+log() { printf '== %s\n' "$*" >&2; }
+[ "$(id -u)" = 0 ] || { echo "prepare-docker-host: run as root (it installs packages and starts dockerd)" >&2; exit 2; }
+
+missing=()
+command -v dockerd >/dev/null || missing+=(docker.io)
+command -v docker-compose >/dev/null || missing+=(docker-compose)
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" iptables >/dev/null
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  log "starting dockerd"
+  nohup dockerd >/var/log/agentwire-dockerd.log 2>&1 &
+  for _ in $(seq 1 100); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
+  docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/agentwire-dockerd.log" >&2; exit 1; }
+fi
+
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# The Debian mirror apt already uses here (deb822 or one-line sources).
+mirror() {
+  local uri
+  uri=$(grep -h -m1 -E '^URIs:.*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' || true)
+  [ -n "$uri" ] || uri=$(grep -h -m1 -E '^deb .*/debian/? bookworm' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}' || true)
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
+base_root() {
+  local root=$WORK/bookworm
+  if [ ! -x "$root/bin/sh" ]; then
+    log "debootstrap bookworm (minbase) from $(mirror)"
+    rm -rf "$root" && mkdir -p "$WORK"
+    debootstrap --variant=minbase bookworm "$root" "$(mirror)" >/dev/null
+    rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+  fi
+  echo "$root"
+}
+
+if ! have_image "$NODE_IMAGE"; then
+  base=$(base_root)
+  root=$WORK/node
+  log "making $NODE_IMAGE from this machine's Node $(node --version)"
+  rm -rf "$root" && cp -a "$base" "$root"
+  mkdir -p "$root/usr/local/bin" "$root/usr/local/lib/node_modules" "$root/etc/ssl/certs"
+  cp "$(command -v node)" "$root/usr/local/bin/node"
+  npm_root=$(npm root -g)
+  for pkg in npm corepack; do
+    [ -d "$npm_root/$pkg" ] && cp -a "$npm_root/$pkg" "$root/usr/local/lib/node_modules/"
+  done
+  ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/local/bin/npm"
+  ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
+  [ -d "$root/usr/local/lib/node_modules/corepack" ] &&
+    ln -sf ../lib/node_modules/corepack/dist/corepack.js "$root/usr/local/bin/corepack"
+  cp "$CA_BUNDLE" "$root/etc/ssl/certs/ca-certificates.crt"
+  # The official image has a `node` user (uid 1000); the Dockerfile runs as it.
+  chroot "$root" groupadd --gid 1000 node
+  chroot "$root" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
+  tar -C "$root" -c . | docker import \
+    -c "ENV NODE_EXTRA_CA_CERTS=$CA_BUNDLE" \
+    -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    -c 'CMD ["node"]' - "$NODE_IMAGE" >/dev/null
+  rm -rf "$root"
+fi
+
+if ! have_image "$REDIS_IMAGE"; then
+  base=$(base_root)
+  root=$WORK/redis
+  log "making $REDIS_IMAGE from Debian's redis-server"
+  rm -rf "$root" && cp -a "$base" "$root"
+  echo "deb $(mirror) bookworm main" >"$root/etc/apt/sources.list"
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  chroot "$root" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
+  tar -C "$root" -c . | docker import \
+    -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    -c 'EXPOSE 6379' \
+    -c 'CMD ["redis-server", "--protected-mode", "no"]' - "$REDIS_IMAGE" >/dev/null
+  rm -rf "$root"
+fi
+
+log "ready: $(docker version --format 'engine {{.Server.Version}}'), images: $NODE_IMAGE, $REDIS_IMAGE"
