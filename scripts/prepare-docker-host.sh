@@ -5,7 +5,8 @@
 #
 # What it does, each step only if needed:
 #   1. installs Debian's docker.io, docker-compose (the v1 CLI) and debootstrap;
-#   2. starts dockerd in the background (log: /var/log/agentwire-dockerd.log);
+#   2. starts dockerd in the background, publishing ports on 127.0.0.1 by default
+#      (log: /var/log/agentwire-dockerd.log);
 #   3. makes local stand-ins for the two base images the Dockerfile and compose file name,
 #      from Debian bookworm with debootstrap: node:20-bookworm-slim (this machine's Node 20,
 #      npm and the machine's CA bundle, so that `npm install` inside a build reaches the
@@ -33,7 +34,9 @@ fi
 
 if ! docker info >/dev/null 2>&1; then
   log "starting dockerd"
-  nohup dockerd >/var/log/agentwire-dockerd.log 2>&1 &
+  # --ip: ports that containers publish without an address (testcontainers publishes that
+  # way) are bound on loopback, not on every interface.
+  nohup dockerd --ip 127.0.0.1 >/var/log/agentwire-dockerd.log 2>&1 &
   for _ in $(seq 1 100); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
   docker info >/dev/null 2>&1 || { echo "dockerd did not start; see /var/log/agentwire-dockerd.log" >&2; exit 1; }
 fi
@@ -102,4 +105,9 @@ if ! have_image "$REDIS_IMAGE"; then
   rm -rf "$root"
 fi
 
+if [ -f /.dockerenv ]; then
+  # testcontainers takes a machine with /.dockerenv for a container and then looks for the
+  # stack at the bridge's gateway address; ports here are on loopback.
+  log "this machine has /.dockerenv: export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 before the container tests"
+fi
 log "ready: $(docker version --format 'engine {{.Server.Version}}'), images: $NODE_IMAGE, $REDIS_IMAGE"

@@ -1,9 +1,13 @@
 // Vitest global setup for the packages whose tests need Redis (the toy API's stores, the
-// gateway's sessions). CI starts one and sets REDIS_URL; without it, start a private redis-server.
+// gateway's sessions). In order: REDIS_URL when it is set (CI sets it); else a Redis container
+// when a Docker engine answers (image: REDIS_IMAGE, default redis:7-bookworm); else a private
+// redis-server process on a free loopback port.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 
-let child: ChildProcess | undefined;
+const REDIS_IMAGE = process.env.REDIS_IMAGE || 'redis:7-bookworm';
+
+let stop: (() => Promise<void>) | undefined;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -18,32 +22,69 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function setup(): Promise<void> {
-  if (process.env.REDIS_URL) return;
+/** A Redis container, or undefined when no Docker engine answers. */
+async function redisContainer(): Promise<{ url: string; stop: () => Promise<void> } | undefined> {
+  process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
+  const { GenericContainer, Wait, getContainerRuntimeClient } = await import('testcontainers');
+  try {
+    await getContainerRuntimeClient();
+  } catch {
+    return undefined;
+  }
+  const container = await new GenericContainer(REDIS_IMAGE)
+    .withCommand(['redis-server', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'])
+    .withExposedPorts(6379)
+    .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+    .start();
+  return {
+    url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
+    stop: async () => {
+      await container.stop({ timeout: 1 });
+    },
+  };
+}
+
+async function redisProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
-  child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
-    child?.once('error', (err) => {
+    child.once('error', (err) => {
       clearTimeout(timer);
       reject(
         new Error(
-          `The tests need Redis: set REDIS_URL, or install redis-server (apt-get install redis-server). ${err.message}`,
+          'The tests need Redis: set REDIS_URL, start a Docker engine, or install redis-server ' +
+            `(apt-get install redis-server). ${err.message}`,
         ),
       );
     });
-    child?.stdout?.on('data', (chunk: Buffer) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('Ready to accept connections')) {
         clearTimeout(timer);
         resolve();
       }
     });
   });
-  process.env.REDIS_URL = `redis://127.0.0.1:${port}`;
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill('SIGTERM');
+    },
+  };
+}
+
+export async function setup(): Promise<void> {
+  if (process.env.REDIS_URL) return;
+  const redis = (await redisContainer()) ?? (await redisProcess());
+  stop = redis.stop;
+  process.env.REDIS_URL = redis.url;
 }
 
 export async function teardown(): Promise<void> {
-  child?.kill('SIGTERM');
+  await stop?.();
+  stop = undefined;
 }
