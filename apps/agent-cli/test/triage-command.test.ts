@@ -178,7 +178,15 @@ describe('agent triage', () => {
     // machine's speed; 6 s leaves start-up plenty of room on a loaded machine.
     const file = join(tmpdir(), `faults-${randomBytes(4).toString('hex')}.json`);
     writeFileSync(file, JSON.stringify({ rules: [{ method: 'GET', path: '/emails', action: 'hang', times: 100 }] }));
-    const { code, stdout, entries } = await agent(['triage', '--via', 'mcp-http', '--faults', file, '--deadline', '6s']);
+    const { code, stdout, entries } = await agent([
+      'triage',
+      '--via',
+      'mcp-http',
+      '--faults',
+      file,
+      '--deadline',
+      '6s',
+    ]);
     expect(code).toBe(4);
     expect(stdout).toMatch(/stopped \(exit 4\): /);
     expect(entries.some((e) => e.kind === 'tool_call' && e.isError)).toBe(true);
