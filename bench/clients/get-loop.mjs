@@ -1,0 +1,47 @@
+// Comparison 6, the client side: as many GETs as possible for a fixed time, with a fixed number
+// of requests in flight, through @agentwire/http-client or a raw undici request (each on its
+// own Agent with the same connection limit). Both read and parse the JSON body.
+// Usage: node clients/get-loop.mjs '{"kind":"http-client"|"undici","url":...,"seconds":3,"concurrency":32}'
+import { HttpClient } from '@agentwire/http-client';
+import { Agent, request } from 'undici';
+
+const { kind, url, seconds, concurrency } = JSON.parse(process.argv[2]);
+const target = new URL(url);
+let get;
+let close;
+if (kind === 'http-client') {
+  const client = new HttpClient({ baseUrl: target.origin });
+  get = async () => (await client.get(target.pathname)).data;
+  close = () => client.close();
+} else {
+  const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 128 });
+  get = async () => {
+    const { statusCode, body } = await request(url, { dispatcher });
+    const data = await body.json();
+    if (statusCode !== 200) throw new Error(`HTTP ${statusCode}`);
+    return data;
+  };
+  close = () => dispatcher.close();
+}
+
+// Warm up (connections, JIT), then measure.
+await Promise.all(Array.from({ length: concurrency }, () => get()));
+let done = 0;
+let errors = 0;
+const started = performance.now();
+const until = started + seconds * 1000;
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    while (performance.now() < until) {
+      try {
+        await get();
+        done++;
+      } catch {
+        errors++;
+      }
+    }
+  }),
+);
+const elapsedS = (performance.now() - started) / 1000;
+await close();
+process.stdout.write(`${JSON.stringify({ rps: done / elapsedS, done, errors })}\n`);

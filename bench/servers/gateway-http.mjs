@@ -1,0 +1,13 @@
+// Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions).
+// Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN -> prints the /mcp URL.
+import { createGateway, serveHttp } from '@agentwire/mcp-gateway';
+
+const [upstreamUrl, upstreamApiKey, token] = process.argv.slice(2);
+const gateway = await createGateway({ upstreamUrl, upstreamApiKey });
+const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
+console.log(`${http.url}/mcp`);
+process.once('SIGTERM', async () => {
+  await http.close();
+  await gateway.close();
+  process.exit(0);
+});
