@@ -31,7 +31,7 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent lab 1|2|3|4
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
-                    [--ledger FILE] [--json] [--trace]
+                    [--ledger FILE] [--json] [--trace] [--mcp-mode auto|legacy]
 environment: AGENTWIRE_API_URL, AGENTWIRE_MCP_URL, AGENTWIRE_VIA (default for --via), TOY_API_KEY, MCP_GATEWAY_TOKEN
 exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
 
@@ -66,8 +66,12 @@ async function triage(argv: string[]): Promise<number> {
       ledger: { type: 'string' },
       json: { type: 'boolean', default: false },
       trace: { type: 'boolean', default: false },
+      'mcp-mode': { type: 'string', default: 'auto' },
     },
   });
+  const mcpMode = values['mcp-mode'];
+  if (mcpMode !== 'auto' && mcpMode !== 'legacy')
+    throw new UsageError(`--mcp-mode must be auto or legacy, got '${mcpMode}'`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date ?? ''))
     throw new UsageError(`--date must be YYYY-MM-DD, got '${values.date}'`);
   // AGENTWIRE_VIA sets the default (the compose file's agent service runs every path).
@@ -138,6 +142,7 @@ async function triage(argv: string[]): Promise<number> {
             (r) => record.toolCall(r, mode),
             deadline,
             trace,
+            mcpMode,
           );
         } else {
           backend = await McpBackend.stdio(stack.stdio, (r) => record.toolCall(r, mode), deadline, budget, trace);

@@ -221,6 +221,7 @@ describe('agent triage', () => {
       [['triage', '--deadline', 'soon'], /--deadline must look like 20s, 1500ms or 2m, got 'soon'/],
       [['triage', '--max-requests', '0'], /--max-requests must be a whole number of at least 1, got '0'/],
       [['triage', '--faults', '/no/such/file.json'], /--faults must be demo, none or a JSON file/],
+      [['triage', '--mcp-mode', 'v3'], /--mcp-mode must be auto or legacy, got 'v3'/],
       [['triage', '--verbose'], /Unknown option '--verbose'/],
       [['fly'], /unknown command 'fly'/],
     ] as const) {

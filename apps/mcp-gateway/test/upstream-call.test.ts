@@ -111,6 +111,7 @@ describe('calling the upstream', () => {
       url: http.url,
       mcpUrl: `${http.url}/mcp`,
       token: 'caller-token-0123456789',
+      store: http.store,
       close: () => http.close(),
     };
     const { client } = await httpV1(gw);

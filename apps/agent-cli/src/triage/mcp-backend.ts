@@ -52,9 +52,17 @@ type ToolResult = {
   _meta?: Record<string, unknown>;
 };
 
+/** The gateway no longer knows the session: HTTP 404 to a request that carried one. */
+function isSessionLost(error: unknown): boolean {
+  const e = error as { status?: unknown; message?: unknown };
+  return e?.status === 404 || (typeof e?.message === 'string' && /\b404\b|Session not found/.test(e.message));
+}
+
 export class McpBackend implements TriageBackend {
   readonly name: string;
-  readonly #client: Client;
+  #client: Client;
+  /** Over HTTP with a session: connects afresh when the gateway has forgotten the session. */
+  #reconnect: (() => Promise<Client>) | undefined;
   readonly #record: (r: ToolCallRecord) => void;
   readonly #deadline: number | undefined;
   #guard: ((tool: string) => void) | undefined;
@@ -107,14 +115,38 @@ export class McpBackend implements TriageBackend {
     record: (r: ToolCallRecord) => void,
     deadline: number | undefined,
     trace = false,
+    mode: 'auto' | 'legacy' = 'auto',
   ): Promise<McpBackend> {
-    const transport = new StreamableHTTPClientTransport(new URL(url), {
-      fetch: trace ? tracingFetch(http.fetch) : http.fetch,
-      ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
-    });
-    const client = new Client({ name: 'agentwire-agent', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(transport);
-    return new McpBackend('mcp-http', client, record, deadline);
+    const connect = async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        fetch: trace ? tracingFetch(http.fetch) : http.fetch,
+        ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
+      });
+      // auto: the stateless 2026-07-28 revision when the server has it; legacy: initialize and a
+      // session (2025-11-25).
+      const client = new Client({ name: 'agentwire-agent', version: '0.1.0' }, { versionNegotiation: { mode } });
+      await client.connect(transport);
+      return client;
+    };
+    const backend = new McpBackend('mcp-http', await connect(), record, deadline);
+    backend.#reconnect = connect;
+    return backend;
+  }
+
+  /**
+   * A tool call. When the gateway answers 404 for the session (it restarted, or the session
+   * expired), the spec says to initialize a new session: we do, once, and send the call again.
+   * A 404 means the call was never run, so sending it again cannot do it twice.
+   */
+  async #callTool(params: Parameters<Client['callTool']>[0], options: Parameters<Client['callTool']>[1]) {
+    try {
+      return await this.#client.callTool(params, options);
+    } catch (error) {
+      if (!this.#reconnect || !isSessionLost(error)) throw error;
+      await this.#client.close().catch(() => undefined);
+      this.#client = await this.#reconnect();
+      return await this.#client.callTool(params, options);
+    }
   }
 
   async #call(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
@@ -124,7 +156,7 @@ export class McpBackend implements TriageBackend {
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
     let result: ToolResult;
     try {
-      result = (await this.#client.callTool(
+      result = (await this.#callTool(
         { name, arguments: args, ...(remaining ? { _meta: { 'agentwire.dev/deadlineMs': remaining } } : {}) },
         {
           ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),

@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterEach } from 'vitest';
 import { createGateway } from '../../src/gateway.js';
-import { type HttpOptions, serveHttp } from '../../src/transports/http.js';
+import { type HttpOptions, type HttpServer, serveHttp } from '../../src/transports/http.js';
 
 export const GATEWAY_BIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -62,6 +62,7 @@ export interface HttpGateway {
   url: string;
   mcpUrl: string;
   token: string;
+  store: HttpServer['store'];
   close(): Promise<void>;
 }
 
@@ -73,7 +74,7 @@ export async function startHttpGateway(api: ToyApi, extra: Partial<HttpOptions> 
     await http.close();
     await gateway.close();
   });
-  return { url: http.url, mcpUrl: `${http.url}/mcp`, token, close: () => http.close() };
+  return { url: http.url, mcpUrl: `${http.url}/mcp`, token, store: http.store, close: () => http.close() };
 }
 
 /** A gateway as a real process. Resolves once it says where it listens (HTTP) or at once (stdio). */
