@@ -44,8 +44,9 @@ async function redisContainer(): Promise<{ url: string; stop: () => Promise<void
   };
 }
 
-async function redisProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort();
+/** A private redis-server on loopback (a given port, to start it again where it was). */
+export async function redisProcess(port?: number): Promise<{ url: string; port: number; stop: () => Promise<void> }> {
+  port ??= await freePort();
   const child: ChildProcess = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
@@ -71,8 +72,11 @@ async function redisProcess(): Promise<{ url: string; stop: () => Promise<void> 
   });
   return {
     url: `redis://127.0.0.1:${port}`,
+    port,
     stop: async () => {
-      child.kill('SIGTERM');
+      if (child.exitCode !== null) return;
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
     },
   };
 }

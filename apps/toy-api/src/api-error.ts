@@ -43,6 +43,13 @@ export function toErrorResponse(
   if (error instanceof ApiError) {
     return { status: error.statusCode, body: envelope(error.type, error.message), headers: { ...error.headers } };
   }
+  if (isRedisUnavailable(error)) {
+    return {
+      status: 503,
+      body: envelope('api_error', "the API's state store (Redis) is unavailable; try again shortly"),
+      headers: { 'retry-after': '1' },
+    };
+  }
   const fe = error as FastifyError;
   if (fe.validation) {
     return { status: 400, body: envelope('invalid_request_error', fe.message), headers: {} };
@@ -61,4 +68,12 @@ export function toErrorResponse(
     };
   }
   return { status, body: envelope(errorTypeForStatus(status), fe.message), headers: {} };
+}
+
+/** ioredis gave up on a command: the server is gone or the connection is down. */
+export function isRedisUnavailable(error: Error): boolean {
+  return (
+    error.name === 'MaxRetriesPerRequestError' ||
+    /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(error.message)
+  );
 }

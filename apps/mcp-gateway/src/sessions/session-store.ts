@@ -157,6 +157,8 @@ export class RedisSessionStore implements SessionStore {
   constructor(redis: Redis, prefix: string, idleMs = 30 * 60_000) {
     this.#redis = redis;
     this.#subscriber = redis.duplicate();
+    // Outages show on the command connection (as 503s); the subscriber just reconnects.
+    this.#subscriber.on('error', () => undefined);
     this.#prefix = prefix;
     this.#idleMs = idleMs;
     this.#bus.setMaxListeners(0);

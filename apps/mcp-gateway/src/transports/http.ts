@@ -188,6 +188,10 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
       return rpcError(reply, 415, INVALID_REQUEST, 'Unsupported Content-Type: send application/json');
     }
     if (error.statusCode === 400) return rpcError(reply, 400, PARSE_ERROR, `Parse error: ${error.message}`);
+    if (isRedisUnavailable(error)) {
+      reply.header('retry-after', '1');
+      return rpcError(reply, 503, -32603, 'The session store (Redis) is unavailable; try again shortly');
+    }
     return rpcError(reply, 500, -32603, 'Internal error');
   });
   app.setNotFoundHandler((request, reply) =>
@@ -600,4 +604,12 @@ export async function serveHttp(gateway: Gateway, config: GatewayConfig | HttpOp
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   return { url: `http://${host}:${port}`, store, close: () => app.close() };
+}
+
+/** ioredis gave up on a command: the server is gone or the connection is down. */
+function isRedisUnavailable(error: Error): boolean {
+  return (
+    error.name === 'MaxRetriesPerRequestError' ||
+    /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(error.message)
+  );
 }

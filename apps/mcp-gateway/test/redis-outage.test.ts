@@ -1,0 +1,79 @@
+// Redis (the session store) goes away under a running gateway and comes back: while it is gone,
+// session requests get a clear 503 JSON-RPC error with Retry-After and the process stays up;
+// once it is back, new sessions work again without a restart.
+import { describe, expect, it } from 'vitest';
+import { redisProcess } from '../../../test-support/redis-server.js';
+import { createGateway } from '../src/gateway.js';
+import { serveHttp } from '../src/transports/http.js';
+import { onCleanup, startToyApi } from './support/stack.js';
+
+describe('the gateway when Redis goes away', () => {
+  it('answers 503 with a clear error while Redis is down, and serves new sessions once it is back', async () => {
+    const api = await startToyApi();
+    let redis = await redisProcess();
+    onCleanup(() => redis.stop());
+    const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key });
+    const token = 'outage-token-0123456789';
+    const http = await serveHttp(gateway, {
+      host: '127.0.0.1',
+      port: 0,
+      token,
+      allowedOrigins: [],
+      redisUrl: redis.url,
+    });
+    onCleanup(async () => {
+      await http.close();
+      await gateway.close();
+    });
+    const post = (body: unknown, session?: string) =>
+      fetch(`${http.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          ...(session ? { 'mcp-session-id': session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const call = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'office_days', arguments: { employee_id: 'e-05' } },
+    };
+
+    const first = await post(initialize);
+    const session = first.headers.get('mcp-session-id') ?? '';
+    expect(first.status).toBe(200);
+    expect((await post(call, session)).status).toBe(200);
+
+    await redis.stop();
+    const during = await post(call, session);
+    expect(during.status).toBe(503);
+    expect(during.headers.get('retry-after')).toBe('1');
+    expect(await during.json()).toMatchObject({
+      jsonrpc: '2.0',
+      error: { code: -32603, message: expect.stringMatching(/session store \(Redis\) is unavailable/) },
+    });
+    const health = await fetch(`${http.url}/health`);
+    expect(health.status).toBe(200);
+
+    redis = await redisProcess(redis.port);
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await post(initialize)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(200);
+    // The old session lived in the Redis that went away: the client is told to start anew.
+    expect((await post(call, session)).status).toBe(404);
+  }, 30_000);
+});

@@ -1,0 +1,58 @@
+// Redis goes away under a running API and comes back: while it is gone, requests that need it
+// get a clear 503 that says so (with Retry-After), requests that do not still work, nothing
+// crashes; once it is back, everything works again without a restart.
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { redisProcess } from '../../../test-support/redis-server.js';
+import { buildApp } from '../src/index.js';
+
+const stops: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (stops.length > 0) await stops.pop()?.();
+});
+
+describe('the toy API when Redis goes away', () => {
+  it('answers 503 with a clear message while Redis is down, and recovers by itself', async () => {
+    let redisServer = await redisProcess();
+    stops.push(() => redisServer.stop());
+    const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 2 });
+    redis.on('error', () => undefined);
+    stops.push(async () => redis.disconnect());
+    const key = 'outage-key-0123456789';
+    const app = await buildApp({ apiKey: key, redis, logger: false });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    stops.push(() => app.close());
+    const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    const reply = (n: number) =>
+      fetch(`${url}/emails/m-0001/reply`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': `outage-${n}`,
+        },
+        body: JSON.stringify({ body: `reply ${n}` }),
+      });
+
+    expect((await reply(1)).status).toBe(201);
+    await redisServer.stop();
+
+    const during = await reply(2);
+    expect(during.status).toBe(503);
+    expect(during.headers.get('retry-after')).toBe('1');
+    expect(await during.json()).toEqual({
+      error: { type: 'api_error', message: expect.stringMatching(/state store \(Redis\) is unavailable/) },
+    });
+    // Routes that need no state still answer.
+    const employees = await fetch(`${url}/employees/e-05`, { headers: { authorization: `Bearer ${key}` } });
+    expect(employees.status).toBe(200);
+
+    redisServer = await redisProcess(redisServer.port);
+    let after = 0;
+    for (let i = 0; i < 50 && after !== 201; i++) {
+      after = (await reply(3)).status;
+      if (after !== 201) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(after).toBe(201);
+  }, 30_000);
+});
