@@ -3,7 +3,7 @@
 // when a Docker engine answers (image: REDIS_IMAGE, default redis:7-bookworm); else a private
 // redis-server process on a free loopback port.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 
 const REDIS_IMAGE = process.env.REDIS_IMAGE || 'redis:7-bookworm';
 
@@ -36,12 +36,31 @@ async function redisContainer(): Promise<{ url: string; stop: () => Promise<void
     .withExposedPorts(6379)
     .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
     .start();
-  return {
-    url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
-    stop: async () => {
-      await container.stop({ timeout: 1 });
-    },
+  const host = container.getHost();
+  const port = container.getMappedPort(6379);
+  const stopContainer = async () => {
+    await container.stop({ timeout: 1_000 });
   };
+  // A host that looks like a container to testcontainers (a /.dockerenv) gets the bridge's
+  // address, which may not route here: then use a local redis-server instead.
+  if (!(await answersPing(host, port))) {
+    await stopContainer();
+    return undefined;
+  }
+  return { url: `redis://${host}:${port}`, stop: stopContainer };
+}
+
+function answersPing(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port }, () => socket.write('PING\r\n'));
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2_000, () => done(false));
+    socket.once('data', (chunk) => done(chunk.toString().startsWith('+PONG')));
+    socket.once('error', () => done(false));
+  });
 }
 
 /** A private redis-server on loopback (a given port, to start it again where it was). */

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error.js';
 import type { Caller } from './auth.js';
-import type { StateStore } from './store/state-store.js';
+import type { StateStore, StoredResponse } from './store/state-store.js';
 
 const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 const LEASE_MS = 60 * 1000;
@@ -24,6 +24,8 @@ interface Claim {
 const NOT_FINAL = new Set([408, 409, 425, 429]);
 
 const claims = new WeakMap<FastifyRequest, Claim>();
+/** Requests whose key already has a final response: the handler replays it instead of running. */
+const replays = new WeakMap<FastifyRequest, StoredResponse>();
 
 /** Reads the header; the draft writes the key as a structured-field string, so quotes are allowed. */
 function readKey(request: FastifyRequest): string | undefined {
@@ -80,19 +82,25 @@ export function createIdempotency(store: StateStore, callerOf: (request: Fastify
           { status: 422 },
         );
       case 'replay':
-        reply
-          .code(begun.response.status)
-          .header('content-type', begun.response.contentType)
-          .header('idempotent-replayed', 'true');
-        return reply.send(begun.response.body);
+        // Sent by startHandler, not here: a reply sent from a hook whose onSend hooks are still
+        // running does not stop the chain, and the handler would run a second time.
+        replays.set(request, begun.response);
+        return;
     }
   }
 
   /**
    * Call first thing in the route handler. Marks the claim as started, or answers false when
-   * the key was already let go because the client left first: the handler must then do nothing.
+   * the handler must do nothing: the stored response of an earlier request with the key has
+   * been sent (a replay), or the key was already let go because the client left first.
    */
   function startHandler(request: FastifyRequest, reply: FastifyReply): boolean {
+    const stored = replays.get(request);
+    if (stored) {
+      reply.code(stored.status).header('content-type', stored.contentType).header('idempotent-replayed', 'true');
+      reply.send(stored.body);
+      return false;
+    }
     const claim = claims.get(request);
     if (claim?.settled) {
       reply.hijack();

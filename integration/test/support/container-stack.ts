@@ -49,7 +49,7 @@ export async function startContainerStack(): Promise<ContainerStack> {
   const network = await new Network().start();
   const started: StartedTestContainer[] = [];
   const stop = async () => {
-    for (const container of started.reverse()) await container.stop({ timeout: 5 }).catch(() => undefined);
+    for (const container of started.reverse()) await container.stop({ timeout: 5_000 }).catch(() => undefined);
     await network.stop().catch(() => undefined);
   };
   try {
@@ -126,7 +126,7 @@ export async function runAgentContainer(
     const { stdout, stderr } = await collectLogs(container);
     return { code: StatusCode, stdout, stderr };
   } finally {
-    await container.stop({ timeout: 1 }).catch(() => undefined);
+    await container.stop({ timeout: 1_000 }).catch(() => undefined);
   }
 }
 
@@ -162,7 +162,7 @@ export async function stopAndInspect(
   const { getContainerRuntimeClient } = await import('testcontainers');
   const client = await getContainerRuntimeClient();
   const raw = client.container.getById(container.getId());
-  await container.stop({ timeout: 10, remove: false });
+  await container.stop({ timeout: 10_000, remove: false }); // ms: SIGTERM, then SIGKILL after 10 s
   const info = await raw.inspect();
   await raw.remove({ force: true }).catch(() => undefined);
   return { exitCode: info.State.ExitCode, oomKilled: info.State.OOMKilled, user: info.Config.User };

@@ -66,4 +66,37 @@ describe('retrying writes', () => {
     const response = await http.post('/digest', { date: '2026-06-10' }, { idempotent: true });
     expect(response.attempts).toBe(2);
   });
+
+  it('stores exactly 100 replies for 100 calls through 503s, resets and lost responses', async () => {
+    const api = await startToyApi();
+    // Seeded faults on the reply route: refused before the handler (503, reset), or stored and
+    // then the response cut in half on the way back (the client cannot tell it was stored).
+    const rule = { method: 'POST', path: '/emails/{email_id}/reply', times: 10_000 };
+    await api.setFaults({
+      seed: 42,
+      rules: [
+        { ...rule, action: 'status', status: 503, probability: 0.2 },
+        { ...rule, action: 'reset', probability: 0.1 },
+        { ...rule, action: 'truncate', probability: 0.2 },
+      ],
+    });
+    // About 4 attempts in 10 fail; 20 retries make running out of them vanishingly unlikely.
+    const { http, ledger } = client(api.url, api.key, { maxRetries: 20 });
+    const bodies = Array.from({ length: 100 }, (_, i) => `Reply number ${i + 1}.`);
+    const results = [];
+    // Ten at a time, as an agent working through a queue would.
+    for (let i = 0; i < bodies.length; i += 10) {
+      results.push(
+        ...(await Promise.all(
+          bodies.slice(i, i + 10).map((body) => http.post('/emails/m-0042/reply', { body }, { idempotencyKey: true })),
+        )),
+      );
+    }
+    expect(results.map((r) => r.status).every((s) => s === 201)).toBe(true);
+    const failed = ledger.attempts.filter((a) => a.errorType !== null);
+    expect(failed.length).toBeGreaterThan(30); // the conditions really were flaky
+    const stored = await api.replies('m-0042');
+    expect(stored).toHaveLength(100);
+    expect(new Set(stored.map((r: { body: string }) => r.body))).toEqual(new Set(bodies));
+  }, 60_000);
 });
