@@ -97,6 +97,6 @@ describe('retrying writes', () => {
     expect(failed.length).toBeGreaterThan(30); // the conditions really were flaky
     const stored = await api.replies('m-0042');
     expect(stored).toHaveLength(100);
-    expect(new Set(stored.map((r: { body: string }) => r.body))).toEqual(new Set(bodies));
+    expect(new Set(stored.map((r) => (r as { body: string }).body))).toEqual(new Set(bodies));
   }, 60_000);
 });
