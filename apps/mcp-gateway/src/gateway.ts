@@ -42,7 +42,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const sameOrigin = /^https?:/i.test(source) && new URL(source).origin === new URL(client.baseUrl).origin;
     const headers: Record<string, string> =
       sameOrigin && options.upstreamApiKey ? { authorization: `Bearer ${options.upstreamApiKey}` } : {};
-    document = await loadSpec(source, client, headers);
+    document = await loadSpec(source, headers);
   }
   const loaded: LoadResult = openApiToTools(document);
   const tools = new ToolRegistry(loaded.tools, options.pageSize ?? 100);

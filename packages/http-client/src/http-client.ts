@@ -4,11 +4,12 @@
 // wait before the next one (never past the deadline, never for an unsafe write).
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { compileValidator, type Validate } from '@agentwire/schemas/validation';
 import type { Static, TSchema } from 'typebox';
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Budget } from './budget.js';
 import { type Clock, systemClock } from './clock.js';
 import { APIError } from './errors/api-errors.js';
@@ -25,6 +26,16 @@ import { flatHeaders, toWebResponse } from './fetch-response.js';
 import type { AttemptRecord, Ledger, WaitReason } from './ledger.js';
 import { RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
 import { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, isReplaySafe } from './retry-policy.js';
+
+// undici takes about 120 ms to load (its entry loads fetch, WebSocket, caches and mocks too).
+// It is loaded with the first request, so a program that makes a client at start-up (the
+// gateway, before it answers initialize) does not wait for it.
+const require = createRequire(import.meta.url);
+let undiciModule: typeof import('undici') | undefined;
+function loadUndici(): typeof import('undici') {
+  undiciModule ??= require('undici') as typeof import('undici');
+  return undiciModule;
+}
 
 export interface AuthOptions {
   /** The secret itself. Prefer `env`: the key then never passes through your code. */
@@ -225,7 +236,8 @@ export class HttpClient {
   readonly #maxResumes: number;
   readonly #clock: Clock;
   readonly #random: () => number;
-  readonly #dispatcher: Dispatcher;
+  /** Made on the first request (see loadUndici), unless the caller gave one. */
+  #dispatcher: Dispatcher | undefined;
   readonly #ownsDispatcher: boolean;
   readonly #validators = new WeakMap<object, Validate<unknown>>();
   #throttled = false;
@@ -280,8 +292,8 @@ export class HttpClient {
     this.#maxResumes = positiveInteger('maxResumes', options.maxResumes, DEFAULTS.maxResumes);
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
+    this.#dispatcher = options.dispatcher;
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, connections: 128 });
   }
 
   /**
@@ -501,7 +513,7 @@ export class HttpClient {
 
   /** Closes the connection pool (when the client created it). */
   async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    if (this.#ownsDispatcher) await this.#dispatcher?.close();
   }
 
   [inspect.custom](): string {
@@ -760,7 +772,9 @@ export class HttpClient {
     let requestId: string | undefined;
     let handedOver = false;
     try {
-      const response = await undiciRequest(call.url, {
+      const undici = loadUndici();
+      this.#dispatcher ??= new undici.Agent({ keepAliveTimeout: 10_000, connections: 128 });
+      const response = await undici.request(call.url, {
         method: call.method as Dispatcher.HttpMethod,
         headers: call.headers,
         body: call.body ?? null,

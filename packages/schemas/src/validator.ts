@@ -1,11 +1,22 @@
 // Strict JSON Schema 2020-12 validation with our messages. Strict means no coercion:
 // "2" is not an integer and neither is `true`. Compile once, validate many times.
-import { Ajv2020, type Options } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, Options } from 'ajv/dist/2020.js';
+import type addFormatsModule from 'ajv-formats';
 import { formatValidationErrors } from './validation-messages.js';
 
-// ajv-formats is CommonJS; under NodeNext its default import is the plugin itself.
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+// Ajv takes about 110 ms to load; it is loaded on the first compile, not on import, so a
+// program that never validates (or not yet: the gateway answering initialize) does not pay.
+const require = createRequire(import.meta.url);
+let ajvModules: { Ajv2020: typeof Ajv2020; addFormats: typeof addFormatsModule.default } | undefined;
+function loadAjv() {
+  ajvModules ??= {
+    Ajv2020: (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020,
+    // ajv-formats is CommonJS: its module object is the plugin itself.
+    addFormats: require('ajv-formats') as typeof addFormatsModule.default,
+  };
+  return ajvModules;
+}
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 export type Validate<T> = (data: unknown) => ValidationResult<T>;
@@ -19,6 +30,7 @@ export interface ValidatorOptions {
 
 /** An Ajv instance set up the way our messages need (allErrors, verbose, formats). */
 export function createAjv(options: ValidatorOptions = {}, extra: Options = {}): Ajv2020 {
+  const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({
     allErrors: true,
     verbose: true,
