@@ -112,6 +112,7 @@ describe('calling the upstream', () => {
       mcpUrl: `${http.url}/mcp`,
       token: 'caller-token-0123456789',
       store: http.store,
+      openConnections: http.openConnections,
       close: () => http.close(),
     };
     const { client } = await httpV1(gw);

@@ -82,6 +82,7 @@ async function gatewayFor(upstreamUrl: string) {
     mcpUrl: `${http.url}/mcp`,
     token,
     store: http.store,
+    openConnections: http.openConnections,
     close: () => http.close(),
   });
   return { client, gateway };

@@ -51,6 +51,8 @@ export interface HttpOptions {
 export interface HttpServer {
   url: string;
   store: SessionStore;
+  /** Client connections open now (for health checks and leak tests). */
+  openConnections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -603,7 +605,11 @@ export async function serveHttp(gateway: Gateway, config: GatewayConfig | HttpOp
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return { url: `http://${host}:${port}`, store, close: () => app.close() };
+  const openConnections = () =>
+    new Promise<number>((resolve, reject) =>
+      app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+    );
+  return { url: `http://${host}:${port}`, store, openConnections, close: () => app.close() };
 }
 
 /** ioredis gave up on a command: the server is gone or the connection is down. */

@@ -63,6 +63,7 @@ export interface HttpGateway {
   mcpUrl: string;
   token: string;
   store: HttpServer['store'];
+  openConnections: HttpServer['openConnections'];
   close(): Promise<void>;
 }
 
@@ -74,7 +75,14 @@ export async function startHttpGateway(api: ToyApi, extra: Partial<HttpOptions> 
     await http.close();
     await gateway.close();
   });
-  return { url: http.url, mcpUrl: `${http.url}/mcp`, token, store: http.store, close: () => http.close() };
+  return {
+    url: http.url,
+    mcpUrl: `${http.url}/mcp`,
+    token,
+    store: http.store,
+    openConnections: http.openConnections,
+    close: () => http.close(),
+  };
 }
 
 /** A gateway as a real process. Resolves once it says where it listens (HTTP) or at once (stdio). */
