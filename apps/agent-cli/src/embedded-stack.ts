@@ -19,14 +19,28 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startEmbeddedStack(): Promise<Stack> {
-  const apiKey = randomBytes(16).toString('hex');
-  const mcpToken = randomBytes(16).toString('hex');
-  const api = await buildApp({ apiKey, admin: true });
+/**
+ * Secrets are fresh random ones, unless TOY_API_KEY / MCP_GATEWAY_TOKEN are set (to see that
+ * they never leak, say). LOG_LEVEL turns on the API's and the gateway's logs, on stderr.
+ */
+export async function startEmbeddedStack(env: NodeJS.ProcessEnv = process.env): Promise<Stack> {
+  const apiKey = env.TOY_API_KEY || randomBytes(16).toString('hex');
+  const mcpToken = env.MCP_GATEWAY_TOKEN || randomBytes(16).toString('hex');
+  if (apiKey.length < 8) throw new UsageError('TOY_API_KEY is too short: use at least 8 characters');
+  if (mcpToken.length < 16) throw new UsageError('MCP_GATEWAY_TOKEN is too short: use at least 16 characters');
+  const logLevel = env.LOG_LEVEL || undefined;
+  const logger = logLevel ? { level: logLevel, stream: process.stderr } : false;
+  const api = await buildApp({ apiKey, admin: true, logger });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
   const gateway = await createGateway({ upstreamUrl: apiUrl, upstreamApiKey: apiKey });
-  const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token: mcpToken, allowedOrigins: [] });
+  const http = await serveHttp(gateway, {
+    host: '127.0.0.1',
+    port: 0,
+    token: mcpToken,
+    allowedOrigins: [],
+    ...(logger ? { logger: { ...logger, redact: ['req.headers.authorization'] } } : {}),
+  });
   return {
     apiUrl,
     apiKey,
@@ -35,7 +49,7 @@ export async function startEmbeddedStack(): Promise<Stack> {
     stdio: {
       command: process.execPath,
       args: [GATEWAY_BIN, '--stdio'],
-      env: { UPSTREAM_URL: apiUrl, UPSTREAM_API_KEY: apiKey },
+      env: { UPSTREAM_URL: apiUrl, UPSTREAM_API_KEY: apiKey, ...(logLevel ? { LOG_LEVEL: logLevel } : {}) },
     },
     embedded: true,
     async close() {

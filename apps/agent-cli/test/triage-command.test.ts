@@ -126,6 +126,30 @@ describe('agent triage', () => {
     }
   });
 
+  it('leaks no secret: the full task with --trace and the servers logging at debug level', async () => {
+    const apiKey = `key-${randomBytes(16).toString('hex')}`;
+    const token = `tok-${randomBytes(16).toString('hex')}`;
+    const ledger = join(tmpdir(), `secrets-${randomBytes(4).toString('hex')}.jsonl`);
+    const run = await runAgent(['triage', '--via', 'all', '--faults', 'demo', '--trace', '--ledger', ledger], {
+      TOY_API_KEY: apiKey,
+      MCP_GATEWAY_TOKEN: token,
+      LOG_LEVEL: 'debug',
+    });
+    expect(run.code).toBe(0);
+    // The logs are really there: the API's and the gateway's request logs (pino), and the wire.
+    expect(run.stderr.match(/"msg":"incoming request"/g)?.length ?? 0).toBeGreaterThan(20);
+    expect(run.stderr).toMatch(/^http {2}mcp-http POST \/mcp/m);
+    const everything = [run.stdout, run.stderr, readFileSync(ledger, 'utf8')];
+    for (const text of everything) {
+      expect(text).not.toContain(apiKey);
+      expect(text).not.toContain(token);
+      // Nor their base64 (a Basic header) or a long prefix of them.
+      expect(text).not.toContain(Buffer.from(apiKey).toString('base64'));
+      expect(text).not.toContain(apiKey.slice(0, 16));
+      expect(text).not.toContain(token.slice(0, 16));
+    }
+  });
+
   it('never prints the gateway token, with --trace against a running gateway', async () => {
     const api = await runningApi();
     const { createGateway, serveHttp } = await import('@agentwire/mcp-gateway');

@@ -27,7 +27,11 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const { serveHttp } = await import('./transports/http.js');
-  const http = await serveHttp(gateway, config);
+  // Request logs (pino, JSON on stdout) at LOG_LEVEL; the Authorization header never appears.
+  const http = await serveHttp(gateway, {
+    ...config,
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel, redact: ['req.headers.authorization'] },
+  });
   stderrLog('serving MCP over Streamable HTTP', { url: `${http.url}/mcp`, tools: gateway.tools.tools.length });
   let closing = false;
   const shutdown = async () => {
