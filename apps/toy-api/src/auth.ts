@@ -12,6 +12,9 @@ export interface Caller {
   id: string;
 }
 
+/** A 401 says how to authenticate (RFC 9110, section 11.6.1). */
+const CHALLENGE = { headers: { 'www-authenticate': 'Bearer realm="toy-api"' } };
+
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
@@ -32,6 +35,7 @@ export class KeyRing {
       throw new ApiError(
         'authentication_error',
         'missing API key; send it as "Authorization: Bearer <key>" or "x-api-key: <key>"',
+        CHALLENGE,
       );
     }
     const candidate = digest(presented);
@@ -43,7 +47,7 @@ export class KeyRing {
     const isRead = this.#read !== undefined && timingSafeEqual(candidate, this.#read);
     if (isFull) return { access: 'full', id };
     if (isRead) return { access: 'read', id };
-    throw new ApiError('authentication_error', 'invalid API key');
+    throw new ApiError('authentication_error', 'invalid API key', CHALLENGE);
   }
 
   toJSON(): string {
@@ -56,7 +60,7 @@ function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   if (authorization !== undefined) {
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
     if (!match) {
-      throw new ApiError('authentication_error', 'malformed Authorization header; expected "Bearer <key>"');
+      throw new ApiError('authentication_error', 'malformed Authorization header; expected "Bearer <key>"', CHALLENGE);
     }
     return match[1];
   }
