@@ -5,13 +5,14 @@
 // full run, into the table in BENCHMARKS.md.
 // Usage: pnpm bench [--quick] [--only 1,2,...] [--no-update]
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GATEWAY_BIN } from '@agentwire/mcp-gateway';
 import { Agent, request } from 'undici';
-import { BENCH_DIR, median, round, rssMb, runJson, startProcess } from './lib/util.mjs';
+import { BENCH_DIR, median, round, runJson, startProcess } from './lib/util.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -328,14 +329,20 @@ try {
   // 7. Memory: 1,000 open sessions, then growth between N and 2N calls.
   if (want(7)) {
     console.log('7. gateway memory');
-    const gateway = await server('servers/gateway-http.mjs', [apiUrl, key, token]);
+    const gateway = await server('servers/gateway-http.mjs', [apiUrl, key, token], { nodeArgs: ['--expose-gc'] });
+    // Memory after a full collection, as the process reports it on SIGUSR2.
+    const memory = async () => {
+      const line = once(gateway.lines, 'line');
+      gateway.child.kill('SIGUSR2');
+      return JSON.parse((await line)[0]);
+    };
     await new Promise((r) => setTimeout(r, 500));
-    const idle = rssMb(gateway.pid);
+    const idle = (await memory()).rssMb;
     const sessions = [];
     for (let batch = 0; batch < 50; batch++) {
       sessions.push(...(await Promise.all(Array.from({ length: 20 }, () => gatewaySession(gateway.line)))));
     }
-    const withSessions = rssMb(gateway.pid);
+    const withSessions = (await memory()).rssMb;
     row(
       7,
       'gateway RSS with 1,000 open sessions',
@@ -363,15 +370,15 @@ try {
         rejectIsError: true,
       });
     checkClean('memory run', [await load()]);
-    const atN = rssMb(gateway.pid);
+    const atN = await memory();
     checkClean('memory run', [await load()]);
-    const at2N = rssMb(gateway.pid);
-    const growth = (at2N - atN) / atN;
+    const at2N = await memory();
+    const growth = (at2N.rssMb - atN.rssMb) / atN.rssMb;
     row(
       7,
-      `gateway RSS growth between ${fmt(n)} and ${fmt(2 * n)} calls`,
-      `${round(at2N, 1)} MB`,
-      `${round(atN, 1)} MB`,
+      `gateway RSS growth between ${fmt(n)} and ${fmt(2 * n)} calls (after a full GC)`,
+      `${round(at2N.rssMb, 1)} MB (heap ${round(at2N.heapUsedMb, 1)})`,
+      `${round(atN.rssMb, 1)} MB (heap ${round(atN.heapUsedMb, 1)})`,
       `${round(growth * 100, 1)}%`,
       '< 10%',
       growth < 0.1,
