@@ -279,18 +279,22 @@ try {
     if (want(5)) {
       console.log('5. added latency at concurrency 1');
       const calls = settings.latencyCalls;
+      // The passthrough shows what the extra hop alone costs: the floor for any gateway.
+      const passthroughUrl = targets.passthrough?.url ?? (await server('servers/passthrough.mjs', [apiUrl, key])).line;
+      const latency = (input) => () => runJson(script('clients/latency.mjs'), { calls, ...input });
       const s = await interleave({
-        api: () => runJson(script('clients/latency.mjs'), { mode: 'api', url: apiUrl, key, calls }),
-        gateway: () =>
-          runJson(script('clients/latency.mjs'), { mode: 'gateway', url: gateway.line, token, sessionId, calls }),
+        api: latency({ mode: 'api', url: apiUrl, key }),
+        gateway: latency({ mode: 'gateway', url: gateway.line, token, sessionId }),
+        passthrough: latency({ mode: 'gateway', url: passthroughUrl, token: 'unused', sessionId: 'unused' }),
       });
       const a = median(s.api.map((x) => x.p50));
       const g = median(s.gateway.map((x) => x.p50));
+      const p = median(s.passthrough.map((x) => x.p50));
       row(
         5,
         'added latency of the gateway at concurrency 1 (median)',
         `${round(g, 3)} ms`,
-        `${round(a, 3)} ms direct`,
+        `${round(a, 3)} ms direct; the passthrough adds ${round(p - a, 3)} ms`,
         `+${round(g - a, 3)} ms`,
         '<= +0.5 ms',
         g - a <= 0.5,
