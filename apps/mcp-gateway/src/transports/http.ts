@@ -8,6 +8,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import type { GatewayConfig } from '../config.js';
 import type { Gateway } from '../gateway.js';
+import { Cancellation } from '../protocol/cancellation.js';
 import {
   classify,
   errorResponse,
@@ -54,6 +55,12 @@ export interface HttpServer {
   /** Client connections open now (for health checks and leak tests). */
   openConnections(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** One HTTP exchange's client: whether it went away, and the calls to cancel when it does. */
+interface ClientWatch {
+  gone: boolean;
+  running: Set<Cancellation>;
 }
 
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1'];
@@ -153,7 +160,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   );
   const allowedOrigins = new Set(options.allowedOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
   // In-flight requests on this replica, for notifications/cancelled: "session:id" -> controller.
-  const inFlight = new Map<string, AbortController>();
+  const inFlight = new Map<string, Cancellation>();
   // The open GET stream of each session on this replica (one at a time: events go to one stream).
   const getStreams = new Map<string, SseWriter>();
   const stopCancels = store.onCancel((sessionId, requestId) =>
@@ -257,28 +264,30 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     session: SessionState | undefined,
     sessionId: string | undefined,
     notify: (n: JsonRpcNotification) => void,
-    clientGone: AbortSignal,
+    client: ClientWatch,
   ) => {
-    const controller = new AbortController();
+    const cancellation = new Cancellation();
     const key = `${sessionId ?? '-'}:${String(request.id)}`;
-    inFlight.set(key, controller);
-    const onGone = () => controller.abort(new Error('client went away'));
-    clientGone.addEventListener('abort', onGone, { once: true });
+    inFlight.set(key, cancellation);
+    if (client.gone) cancellation.abort(new Error('client went away'));
+    else client.running.add(cancellation);
     try {
-      return await server.handle(request, { session, signal: controller.signal, notify });
+      return await server.handle(request, { session, signal: cancellation.signal, notify });
     } finally {
-      clientGone.removeEventListener('abort', onGone);
+      client.running.delete(cancellation);
       inFlight.delete(key);
     }
   };
 
   /** Connection-close watcher for one HTTP exchange. */
-  const watchClient = (reply: FastifyReply): AbortController => {
-    const gone = new AbortController();
+  const watchClient = (reply: FastifyReply): ClientWatch => {
+    const watch: ClientWatch = { gone: false, running: new Set() };
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) gone.abort();
+      if (reply.raw.writableFinished) return;
+      watch.gone = true;
+      for (const cancellation of watch.running) cancellation.abort(new Error('client went away'));
     });
-    return gone;
+    return watch;
   };
 
   /**
@@ -372,13 +381,13 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
       let sse: SseWriter = undefined as unknown as SseWriter;
       return streamAnswer(
         reply,
-        () => run(message, undefined, undefined, (n) => sse.send(n), gone.signal),
+        () => run(message, undefined, undefined, (n) => sse.send(n), gone),
         (writer) => {
           sse = writer;
         },
       );
     }
-    const outcome = await run(message, undefined, undefined, () => undefined, gone.signal);
+    const outcome = await run(message, undefined, undefined, () => undefined, gone);
     if (outcome.kind === 'cancelled') {
       reply.hijack();
       reply.raw.destroy();
@@ -417,7 +426,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
       }
       const outcome = await server.handle((initialize as { message: JsonRpcRequest }).message, {
         session: undefined,
-        signal: new AbortController().signal,
+        signal: new Cancellation().signal,
         notify: () => undefined,
       });
       if (outcome.kind !== 'response') return reply.code(202).send();
@@ -494,7 +503,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
       return streamAnswer(
         reply,
         async () => {
-          const outcome = await run(single, session, sessionId, (n) => sse.send(n), gone.signal);
+          const outcome = await run(single, session, sessionId, (n) => sse.send(n), gone);
           await persist(outcome);
           return outcome;
         },
@@ -503,10 +512,10 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
         },
       );
     }
-    const outcomes = await Promise.all(requests.map((r) => run(r, session, sessionId, toGetStream, gone.signal)));
+    const outcomes = await Promise.all(requests.map((r) => run(r, session, sessionId, toGetStream, gone)));
     for (const outcome of outcomes) await persist(outcome);
     const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
-    if (gone.signal.aborted) return reply;
+    if (gone.gone) return reply;
     if (responses.length === 0) {
       // Every request was cancelled: no response may be sent for them, so the answer is an
       // event stream that ends without one.
@@ -591,7 +600,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   app.addHook('onClose', async () => {
     stopCancels();
     for (const sse of getStreams.values()) sse.end();
-    for (const controller of inFlight.values()) controller.abort(new Error('server closing'));
+    for (const cancellation of inFlight.values()) cancellation.abort(new Error('server closing'));
     await store.close();
     if (redis) await redis.quit().catch(() => undefined);
   });
