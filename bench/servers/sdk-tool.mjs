@@ -3,6 +3,19 @@
 import { request } from 'undici';
 import { z } from 'zod';
 
+/** The tool's work, the same for both SDKs: the upstream GET, its JSON as text and structuredContent. */
+export function officeDaysHandler(upstream, key) {
+  return async ({ employee_id }) => {
+    const { statusCode, body } = await request(`${upstream}/employees/${encodeURIComponent(employee_id)}/office-days`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const text = await body.text();
+    return statusCode < 400
+      ? { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
+      : { content: [{ type: 'text', text }], isError: true };
+  };
+}
+
 export function officeDaysTool(upstream, key) {
   return {
     name: 'office_days',
@@ -10,17 +23,6 @@ export function officeDaysTool(upstream, key) {
       description: "An employee's office days.",
       inputSchema: { employee_id: z.string().regex(/^e-\d{2}$/) },
     },
-    handler: async ({ employee_id }) => {
-      const { statusCode, body } = await request(
-        `${upstream}/employees/${encodeURIComponent(employee_id)}/office-days`,
-        {
-          headers: { authorization: `Bearer ${key}` },
-        },
-      );
-      const text = await body.text();
-      return statusCode < 400
-        ? { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }
-        : { content: [{ type: 'text', text }], isError: true };
-    },
+    handler: officeDaysHandler(upstream, key),
   };
 }

@@ -3,25 +3,16 @@
 // a 5xx, always well-formed JSON-RPC; afterwards the gateway still serves a real client and
 // its memory is back where it was.
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { heapMb } from '../../../test-support/heap.js';
 import { hostileBody, wellFormedJsonRpc } from '../../../test-support/hostile.js';
 import type { MemorySessionStore } from '../src/sessions/session-store.js';
 import { httpV2, spawnGateway, startHttpGateway, startToyApi, stdioV2 } from './support/stack.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_130);
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-function heapMb(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / 1024 / 1024;
-}
 
 /** Every JSON-RPC message in an HTTP answer: one JSON body, a batch, or SSE data lines. */
 function messagesOf(contentType: string, text: string): unknown[] {

@@ -1,22 +1,14 @@
 // 200 concurrent sessions, 50 mixed tool calls each, over Streamable HTTP: no protocol errors,
 // and afterwards no sessions, sockets or timers left behind and the heap back where it was.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { heapMb } from '../../../test-support/heap.js';
 import type { MemorySessionStore } from '../src/sessions/session-store.js';
 import { startHttpGateway, startToyApi } from './support/stack.js';
 
 const SESSIONS = 200;
 const CALLS = 50;
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-function heapMb(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / 1024 / 1024;
-}
 /** Open handles of a kind in this process (sockets, timers), as Node counts them. */
 function resources(kind: string): number {
   return process.getActiveResourcesInfo().filter((r) => r === kind).length;

@@ -2,25 +2,16 @@
 // FUZZ_RUNS says otherwise): bodies, query strings, path values and headers that are wrong in
 // every way. Never a 5xx, always the one error envelope with a known type; afterwards the API
 // still answers and its memory is back where it was.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { ERROR_TYPES } from '@agentwire/schemas/error-types';
 import fc from 'fast-check';
 import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { heapMb } from '../../../test-support/heap.js';
 import { hostileBody, hostileValue } from '../../../test-support/hostile.js';
 import { startApi } from './support/toy-api.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_130);
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-function heapMb(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / 1024 / 1024;
-}
 
 /** A path value or query value: mostly encoded, sometimes raw traversal and broken escapes. */
 const hostileText = fc.oneof(
