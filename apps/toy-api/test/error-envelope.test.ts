@@ -123,6 +123,20 @@ describe.each(STORES)('one error envelope for every error (%s store)', (store) =
     expectEnvelope(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), 'invalid_request_error');
   });
 
+  it('400 in the envelope for CR or LF smuggled into a header name or value', async () => {
+    const api = await startApi(store);
+    for (const header of [
+      `X-Bad\rName: 1`,
+      `X-Bad Name: 1`,
+      `X-Ok: a\rX-Injected: 1`,
+      `Authorization\n: Bearer ${api.key}`,
+    ]) {
+      const answer = await raw(api.url, `GET /emails HTTP/1.1\r\nHost: localhost\r\n${header}\r\n\r\n`);
+      expect({ header, status: answer.slice(0, 12) }).toEqual({ header, status: 'HTTP/1.1 400' });
+      expectEnvelope(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), 'invalid_request_error');
+    }
+  });
+
   it('uses overloaded_error for 529 and api_error for other 5xx', async () => {
     const api = await startApi(store);
     await setFaults(api, {
