@@ -2,7 +2,7 @@
 // session requests get a clear 503 JSON-RPC error with Retry-After and the process stays up;
 // once it is back, new sessions work again without a restart.
 import { describe, expect, it } from 'vitest';
-import { redisProcess } from '../../../test-support/redis-server.js';
+import { startRedis } from '../../../test-support/redis-server.js';
 import { createGateway } from '../src/gateway.js';
 import { serveHttp } from '../src/transports/http.js';
 import { onCleanup, startToyApi } from './support/stack.js';
@@ -10,7 +10,7 @@ import { onCleanup, startToyApi } from './support/stack.js';
 describe('the gateway when Redis goes away', () => {
   it('answers 503 with a clear error while Redis is down, and serves new sessions once it is back', async () => {
     const api = await startToyApi();
-    let redis = await redisProcess();
+    let redis = await startRedis();
     onCleanup(() => redis.stop());
     const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key });
     const token = 'outage-token-0123456789';
@@ -66,7 +66,7 @@ describe('the gateway when Redis goes away', () => {
     const health = await fetch(`${http.url}/health`);
     expect(health.status).toBe(200);
 
-    redis = await redisProcess(redis.port);
+    redis = await startRedis({ port: redis.port });
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
       status = (await post(initialize)).status;

@@ -3,7 +3,7 @@
 // crashes; once it is back, everything works again without a restart.
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { redisProcess } from '../../../test-support/redis-server.js';
+import { startRedis } from '../../../test-support/redis-server.js';
 import { buildApp } from '../src/index.js';
 
 const stops: Array<() => Promise<unknown>> = [];
@@ -13,7 +13,7 @@ afterEach(async () => {
 
 describe('the toy API when Redis goes away', () => {
   it('answers 503 with a clear message while Redis is down, and recovers by itself', async () => {
-    let redisServer = await redisProcess();
+    let redisServer = await startRedis();
     stops.push(() => redisServer.stop());
     const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 2 });
     redis.on('error', () => undefined);
@@ -47,7 +47,7 @@ describe('the toy API when Redis goes away', () => {
     const employees = await fetch(`${url}/employees/e-05`, { headers: { authorization: `Bearer ${key}` } });
     expect(employees.status).toBe(200);
 
-    redisServer = await redisProcess(redisServer.port);
+    redisServer = await startRedis({ port: redisServer.port });
     let after = 0;
     for (let i = 0; i < 50 && after !== 201; i++) {
       after = (await reply(3)).status;
