@@ -4,7 +4,7 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 
 # --- build: install from the lockfile, compile, then cut one production tree per app ---------
 FROM ${NODE_IMAGE} AS build
-ENV CI=true
+ENV CI=true TURBO_TELEMETRY_DISABLED=1
 RUN npm install --global --no-update-notifier --no-fund pnpm@12.4.2
 WORKDIR /repo
 # The manifests alone first, so the install layer is reused until the lockfile or a manifest

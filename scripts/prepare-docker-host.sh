@@ -43,20 +43,30 @@ fi
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
-# The Debian mirror apt already uses here (deb822 or one-line sources).
+# The Debian mirror apt already uses on this machine (deb822 or one-line sources), or
+# DEBIAN_MIRROR. No address is written into this script: a machine that reaches Debian's packages
+# has its mirror in its apt sources.
 mirror() {
-  local uri
-  uri=$(grep -h -m1 -E '^URIs:.*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' || true)
+  local uri=${DEBIAN_MIRROR:-}
+  [ -n "$uri" ] || uri=$(grep -h -m1 -E '^URIs:.*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' || true)
   [ -n "$uri" ] || uri=$(grep -h -m1 -E '^deb .*/debian/? bookworm' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}' || true)
-  echo "${uri:-http://deb.debian.org/debian}"
+  if [ -z "$uri" ]; then
+    echo "prepare-docker-host: no Debian mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/, so the local base images cannot be made. Set DEBIAN_MIRROR to the URL of a Debian mirror this machine reaches." >&2
+    return 1
+  fi
+  echo "$uri"
 }
+
+if ! have_image "$NODE_IMAGE" || ! have_image "$REDIS_IMAGE"; then
+  MIRROR=$(mirror) || exit 1
+fi
 
 base_root() {
   local root=$WORK/bookworm
   if [ ! -x "$root/bin/sh" ]; then
-    log "debootstrap bookworm (minbase) from $(mirror)"
+    log "debootstrap bookworm (minbase) from $MIRROR"
     rm -rf "$root" && mkdir -p "$WORK"
-    debootstrap --variant=minbase bookworm "$root" "$(mirror)" >/dev/null
+    debootstrap --variant=minbase bookworm "$root" "$MIRROR" >/dev/null
     rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
   fi
   echo "$root"
@@ -93,7 +103,7 @@ if ! have_image "$REDIS_IMAGE"; then
   root=$WORK/redis
   log "making $REDIS_IMAGE from Debian's redis-server"
   rm -rf "$root" && cp -a "$base" "$root"
-  echo "deb $(mirror) bookworm main" >"$root/etc/apt/sources.list"
+  echo "deb $MIRROR bookworm main" >"$root/etc/apt/sources.list"
   cp /etc/resolv.conf "$root/etc/resolv.conf"
   chroot "$root" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -qq --no-install-recommends redis-server >/dev/null

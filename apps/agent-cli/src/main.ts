@@ -12,11 +12,12 @@ import { externalStack, type Stack, startEmbeddedStack } from './embedded-stack.
 import { EXIT } from './exit-codes.js';
 import { faultConfig, installFaults } from './faults.js';
 import { plainOutput, type StepOutput, terminalOutput } from './progress-output.js';
-import { RunRecord, summarize } from './run-record.js';
+import { RunRecord } from './run-record.js';
 import { tokenReport } from './tool-rendering.js';
 import { ApiBackend } from './triage/api-backend.js';
 import type { TriageBackend } from './triage/backend.js';
 import { McpBackend } from './triage/mcp-backend.js';
+import { renderSummary, summaryRows } from './triage/summary.js';
 import { runTriage } from './triage/task.js';
 import { UsageError } from './usage-error.js';
 import { describeHttp } from './wire-trace.js';
@@ -178,7 +179,7 @@ async function triage(argv: string[]): Promise<number> {
     );
   } else {
     process.stdout.write('\n');
-    console.table(rows);
+    process.stdout.write(`${renderSummary(rows)}\n`);
     if (stoppedBy) process.stdout.write(`stopped (exit ${exit}): ${stoppedBy}\n`);
     process.stdout.write(`ledger: ${ledgerPath}\n`);
   }
@@ -191,51 +192,6 @@ function exitCodeFor(error: unknown, deadline: number | undefined): number {
   if (isDeadlineExceededError(error) || isDeadlineExceededError(cause)) return EXIT.deadline;
   if (deadline !== undefined && Date.now() >= deadline) return EXIT.deadline;
   return EXIT.taskFailed;
-}
-
-function summaryRows(
-  record: RunRecord,
-  modes: Mode[],
-  walls: Map<Mode, number>,
-  toolTokens: Map<Mode, number>,
-): Array<Record<string, string | number>> {
-  const rows: Array<Record<string, string | number>> = [];
-  for (const mode of modes) {
-    const { layers, toolCalls } = summarize(record.entries, mode);
-    for (const [layer, s] of layers) {
-      rows.push({
-        via: mode,
-        layer,
-        requests: s.requests,
-        retries: s.retries,
-        'failed attempts': s.failed,
-        'bytes out': s.bytesOut,
-        'bytes in': s.bytesIn,
-        'backoff s': Number(s.backoffS.toFixed(2)),
-        'retry-after s': Number(s.retryAfterS.toFixed(2)),
-        'tool calls': layer === 'gateway' || layer === 'api' ? '' : toolCalls,
-        'tool description tokens': layer === 'mcp-http' ? (toolTokens.get(mode) ?? '') : '',
-        'wall s': Number(((walls.get(mode) ?? 0) / 1000).toFixed(2)),
-      });
-    }
-    if (mode === 'mcp-stdio') {
-      rows.push({
-        via: mode,
-        layer: 'mcp-stdio',
-        requests: toolCalls,
-        retries: 0,
-        'failed attempts': 0,
-        'bytes out': '',
-        'bytes in': '',
-        'backoff s': '',
-        'retry-after s': '',
-        'tool calls': toolCalls,
-        'tool description tokens': toolTokens.get(mode) ?? '',
-        'wall s': Number(((walls.get(mode) ?? 0) / 1000).toFixed(2)),
-      });
-    }
-  }
-  return rows;
 }
 
 // A reader that stops early (`agent ... | head`) is not an error of the agent.

@@ -71,6 +71,12 @@ describe('agent triage', () => {
     const waits = entries.filter((e) => e.via === 'api' && e.waitReason === 'retry_after');
     expect(waits.length).toBeGreaterThan(0);
     expect(stdout).toMatch(/Digest for 2026-06-10: 60 emails, 11 urgent\./);
+    // The summary is a real table: headers with units, the gateway under each MCP path.
+    expect(stdout).toMatch(/^ {2}layer +reqs +retries +failed +sent +recv +s +After s +calls +s$/m);
+    expect(stdout).toMatch(/^mcp-stdio +21 +0 +0 +21 +\d+\.\d\d$/m);
+    expect(stdout.match(/^ {2}gateway +\d+ +\d+ +\d+ +\d+ +\d+ +\d+\.\d\d +\d+\.\d\d$/gm)).toHaveLength(2);
+    expect(stdout).not.toContain('(index)');
+    expect(stdout).not.toContain("''");
   });
 
   it('stores the reply exactly once even when its response is lost, against a running API', async () => {
