@@ -48,10 +48,17 @@ have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 # has its mirror in its apt sources.
 mirror() {
   local uri=${DEBIAN_MIRROR:-}
-  [ -n "$uri" ] || uri=$(grep -h -m1 -E '^URIs:.*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' || true)
-  [ -n "$uri" ] || uri=$(grep -h -m1 -E '^deb .*/debian/? bookworm' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}' || true)
+  # deb822: the first stanza for bookworm with the main component (not, say, Docker's own repo).
+  [ -n "$uri" ] || uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '
+    BEGIN { RS = "" }
+    /(^|\n)Suites:[^\n]*bookworm([ \t\n]|$)/ && /(^|\n)Components:[^\n]*main/ {
+      if (match($0, /URIs:[ \t]*[^ \t\n]+/)) { u = substr($0, RSTART, RLENGTH); sub(/URIs:[ \t]*/, "", u); print u; exit }
+    }' || true)
+  # One-line sources: `deb [options] URI bookworm main ...`.
+  [ -n "$uri" ] || uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    sed -E -n 's/^deb[ \t]+(\[[^]]*\][ \t]+)?([^ \t]+)[ \t]+bookworm[ \t].*\bmain\b.*/\2/p' | head -n1 || true)
   if [ -z "$uri" ]; then
-    echo "prepare-docker-host: no Debian mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/, so the local base images cannot be made. Set DEBIAN_MIRROR to the URL of a Debian mirror this machine reaches." >&2
+    echo "prepare-docker-host: no Debian mirror for bookworm in /etc/apt/sources.list or /etc/apt/sources.list.d/, so the local base images cannot be made. Set DEBIAN_MIRROR to the URL of a Debian mirror this machine reaches." >&2
     return 1
   fi
   echo "$uri"

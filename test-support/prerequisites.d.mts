@@ -33,4 +33,12 @@ export declare function redactUrl(url: string): string;
 export declare function startRedisProcess(options?: { port?: number; binary?: string }): Promise<RunningRedis>;
 export declare function startRedisContainer(options?: { port?: number; image?: string }): Promise<RunningRedis>;
 export declare function startRedis(options?: { port?: number }): Promise<RunningRedis>;
-export declare function provide(options?: { log?: (line: string) => void; install?: boolean }): Promise<Provided>;
+export declare function provide(options?: {
+  log?: (line: string) => void;
+  /** Install what is missing with apt-get when root (default true). */
+  install?: boolean;
+  /** Look for a Docker engine for Redis (default true). */
+  docker?: boolean;
+  /** Hears of each Redis as soon as it runs, so that a signal can stop it. */
+  started?: (redis: RunningRedis) => void;
+}): Promise<Provided>;

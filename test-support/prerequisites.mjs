@@ -5,7 +5,7 @@
 // on their own. Plain JavaScript, so that Node runs it before anything is built; types are in
 // prerequisites.d.mts.
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { platform } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -122,7 +122,10 @@ export async function startRedisProcess({ port, binary = which('redis-server') }
   });
   await new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s: ${output}`)), 10_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`redis-server did not start within 10 s: ${output.trim()}`));
+    }, 10_000);
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -190,38 +193,66 @@ export async function startRedisContainer({ port, image = process.env.REDIS_IMAG
 export async function startRedis({ port } = {}) {
   if (which('redis-server')) return startRedisProcess({ port });
   if (await dockerAnswers()) return startRedisContainer({ port });
-  throw new PrerequisiteError(missingMessage(['redis'], { docker: false }));
+  throw new PrerequisiteError(missingMessage(['redis'], 'absent'));
 }
 
-/** The command that installs the missing packages on this OS, or undefined when we do not know one. */
+/** Ubuntu's `chromium` deb is only a wrapper that installs a snap: there, a browser comes from snap. */
+function isUbuntu() {
+  try {
+    return /^(ID|ID_LIKE)=.*ubuntu/m.test(readFileSync('/etc/os-release', 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** What apt-get can install here of the missing needs. */
+function aptPackages(missing) {
+  return missing.filter((m) => m === 'redis' || !isUbuntu()).map((m) => APT_PACKAGES[m]);
+}
+
+/** The commands that install the missing needs on this OS, or undefined when we do not know them. */
 function installCommand(missing) {
   const sudo = process.getuid?.() === 0 ? '' : 'sudo ';
+  const parts = [];
   if (platform() === 'darwin') {
-    const parts = [];
     if (missing.includes('redis')) parts.push('brew install redis');
     if (missing.includes('chromium')) parts.push('brew install --cask chromium');
-    return parts.join(' && ');
+  } else if (which('apt-get')) {
+    const packages = aptPackages(missing);
+    if (packages.length > 0) parts.push(`${sudo}apt-get update && ${sudo}apt-get install -y ${packages.join(' ')}`);
+    if (missing.includes('chromium') && isUbuntu()) parts.push(`${sudo}snap install chromium`);
+  } else if (which('dnf')) {
+    parts.push(`${sudo}dnf install -y ${missing.map((m) => (m === 'redis' ? 'redis' : 'chromium')).join(' ')}`);
   }
-  if (which('apt-get')) return `${sudo}apt-get install -y ${missing.map((m) => APT_PACKAGES[m]).join(' ')}`;
-  if (which('dnf'))
-    return `${sudo}dnf install -y ${missing.map((m) => (m === 'redis' ? 'redis' : 'chromium')).join(' ')}`;
-  return undefined;
+  return parts.length > 0 ? parts.join(' && ') : undefined;
 }
 
-function missingMessage(missing, { docker, tried }) {
+/**
+ * The one message for what is missing. `docker` says how Docker fared: 'absent' (no engine
+ * answered), 'unused' (--no-docker), or why a Redis container did not start.
+ */
+function missingMessage(missing, docker) {
   const lines = ['pnpm test cannot start: the tests need what this machine does not have.'];
   if (missing.includes('redis')) {
-    lines.push(
-      `  Redis     no redis-server on PATH and no Docker engine answered${process.env.REDIS_URL ? ' (REDIS_URL is set, but the outage tests stop and restart a Redis of their own)' : ''}`,
-    );
+    const why =
+      docker === 'absent'
+        ? 'no redis-server on PATH and no Docker engine answered'
+        : docker === 'unused'
+          ? 'no redis-server on PATH (and Docker not used: --no-docker)'
+          : `no redis-server on PATH, and a Redis container did not start: ${docker}`;
+    const withUrl = process.env.REDIS_URL
+      ? ' (REDIS_URL is set, but the outage tests stop and restart a Redis of their own)'
+      : '';
+    lines.push(`  Redis     ${why}${withUrl}`);
   }
-  if (missing.includes('chromium'))
+  if (missing.includes('chromium')) {
     lines.push(`  Chromium  no CHROMIUM_PATH and no ${CHROMIUM_NAMES.join(', ')} found`);
-  if (tried) lines.push(`  ${tried}`);
+  }
   const command = installCommand(missing);
   lines.push(command ? `Install with:  ${command}` : 'Install them with your package manager.');
-  if (missing.includes('redis') && !docker)
+  if (missing.includes('redis') && docker === 'absent') {
     lines.push('Or start a Docker engine: the tests then run Redis in a container.');
+  }
   if (missing.includes('chromium')) lines.push('Or set CHROMIUM_PATH to a Chromium or Chrome you already have.');
   return lines.join('\n');
 }
@@ -247,11 +278,17 @@ function aptInstall(packages, log) {
 
 /**
  * Finds or provides everything the suites need, installing Debian packages only as root on a
- * machine with apt-get. Resolves to the environment the suites run with, a one-line summary of
- * what was chosen, and stop() for what was started. Rejects with a PrerequisiteError when the
- * machine cannot give it.
+ * machine with apt-get (and only when `install`). Resolves to the environment the suites run
+ * with, a one-line summary of what was chosen, and stop() for what was started; `started` hears
+ * of each Redis as soon as it runs, so a caller can stop it on a signal. Rejects with a
+ * PrerequisiteError when the machine cannot give it.
  */
-export async function provide({ log = () => undefined, install = true } = {}) {
+export async function provide({
+  log = () => undefined,
+  install = true,
+  docker = true,
+  started = () => undefined,
+} = {}) {
   const env = process.env;
   let chromium = findChromium(env);
   const redisUrl = env.REDIS_URL;
@@ -264,21 +301,28 @@ export async function provide({ log = () => undefined, install = true } = {}) {
       );
     }
   }
-  let docker;
-  const haveDocker = async () => {
-    docker ??= await dockerAnswers();
-    return docker;
-  };
+  // How Docker fared: 'unused', 'absent', 'ready', or why its Redis container did not start.
+  let dockerState = docker ? ((await dockerAnswers()) ? 'ready' : 'absent') : 'unused';
+  let redis;
+  if (!redisUrl && dockerState === 'ready') {
+    try {
+      redis = await startRedisContainer();
+      started(redis);
+    } catch (error) {
+      dockerState = firstLine(error);
+    }
+  }
+
   const missing = [];
-  if (!which('redis-server') && !(await haveDocker())) missing.push('redis');
+  if (!redis && !which('redis-server') && dockerState !== 'ready') missing.push('redis');
   if (!chromium) missing.push('chromium');
   if (missing.length > 0) {
+    const packages = aptPackages(missing);
     const root = process.getuid?.() === 0;
-    if (!(install && root && which('apt-get'))) throw new PrerequisiteError(missingMessage(missing, { docker }));
-    aptInstall(
-      missing.map((m) => APT_PACKAGES[m]),
-      log,
-    );
+    if (!(install && root && which('apt-get') && packages.length === missing.length)) {
+      throw new PrerequisiteError(missingMessage(missing, dockerState));
+    }
+    aptInstall(packages, log);
     chromium = findChromium(env);
     if (missing.includes('redis') && !which('redis-server')) {
       throw new PrerequisiteError('pnpm test cannot start: apt-get installed redis-server but it is not on PATH.');
@@ -287,28 +331,20 @@ export async function provide({ log = () => undefined, install = true } = {}) {
       throw new PrerequisiteError('pnpm test cannot start: apt-get installed chromium but it is not on PATH.');
   }
 
-  let redis;
   let redisNote;
   if (redisUrl) {
     redisNote = `Redis from REDIS_URL (${redactUrl(redisUrl)})`;
   } else {
-    let containerError;
-    if (await haveDocker()) {
-      try {
-        redis = await startRedisContainer();
-      } catch (error) {
-        containerError = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      }
-    }
     if (!redis) {
-      if (!which('redis-server')) {
-        throw new PrerequisiteError(
-          missingMessage(['redis'], { docker: true, tried: `a Redis container did not start: ${containerError}` }),
-        );
+      try {
+        redis = await startRedisProcess();
+      } catch (error) {
+        throw new PrerequisiteError(`pnpm test cannot start: redis-server did not start: ${firstLine(error)}`);
       }
-      redis = await startRedisProcess();
+      started(redis);
     }
-    redisNote = `Redis: ${redis.describe}${containerError ? ` (a container did not start: ${containerError})` : ''}`;
+    const why = dockerState === 'ready' || dockerState === 'absent' || dockerState === 'unused' ? '' : dockerState;
+    redisNote = `Redis: ${redis.describe}${why ? ` (a container did not start: ${why})` : ''}`;
   }
   const chromiumNote = `Chromium: ${chromium.path}${chromium.from === 'CHROMIUM_PATH' ? ' (CHROMIUM_PATH)' : ''}`;
   return {
@@ -318,6 +354,10 @@ export async function provide({ log = () => undefined, install = true } = {}) {
       await redis?.stop();
     },
   };
+}
+
+function firstLine(error) {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 }
 
 function parseRedisUrl(url) {

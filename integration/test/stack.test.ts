@@ -228,3 +228,17 @@ describe("the unit tests' Redis", () => {
     }
   });
 });
+
+describe('pnpm test with a Docker engine', () => {
+  it('chooses a Redis container before a redis-server, says so in one line, and removes it at the end', async () => {
+    const { REDIS_URL: _unset, ...env } = process.env;
+    const { stdout } = await run(process.execPath, [`${REPO_ROOT}/scripts/test.mjs`, '--check', '--no-install'], {
+      env,
+    });
+    const line = /^pnpm test: Redis: a Redis container \((.+)\) on (.+):(\d+) · Chromium: /.exec(stdout);
+    expect(line, stdout).not.toBeNull();
+    expect(line?.[1]).toBe(REDIS_IMAGE);
+    const { stdout: left } = await run('docker', ['ps', '--filter', `publish=${line?.[3]}`, '--format', '{{.ID}}']);
+    expect(left.trim()).toBe('');
+  });
+});
