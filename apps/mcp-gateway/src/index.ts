@@ -5,6 +5,8 @@ export { createGateway, GATEWAY_VERSION, type Gateway, type GatewayOptions } fro
 export { type LoadResult, openApiToTools, type Tool } from './openapi/openapi-to-tools.js';
 export { McpServer, type SessionState } from './protocol/mcp-server.js';
 export { ALL_REVISIONS, META, type Revision } from './protocol/revisions.js';
+export { createSessionStore, type SessionStoreOptions } from './sessions/create-session-store.js';
+export type { SessionStore } from './sessions/session-store.js';
 export { type HttpOptions, type HttpServer, serveHttp } from './transports/http.js';
 export { serveStdio } from './transports/stdio.js';
 

@@ -27,9 +27,13 @@ async function main(): Promise<void> {
     process.exit(0);
   }
   const { serveHttp } = await import('./transports/http.js');
+  const { createSessionStore } = await import('./sessions/create-session-store.js');
+  // The composition root: the session store (memory, or Redis shared by replicas) is made here.
+  const store = await createSessionStore(config);
   // Request logs (pino, JSON on stdout) at LOG_LEVEL; the Authorization header never appears.
   const http = await serveHttp(gateway, {
     ...config,
+    store,
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel, redact: ['req.headers.authorization'] },
   });
   stderrLog('serving MCP over Streamable HTTP', { url: `${http.url}/mcp`, tools: gateway.tools.tools.length });
@@ -38,6 +42,7 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     await http.close();
+    await store.close();
     await gateway.close();
     process.exit(0);
   };

@@ -8,7 +8,7 @@ import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { heapMb } from '../../../test-support/heap.js';
 import { hostileBody, wellFormedJsonRpc } from '../../../test-support/hostile.js';
-import type { MemorySessionStore } from '../src/sessions/session-store.js';
+import type { MemorySessionStore } from '../src/sessions/memory-session-store.js';
 import { httpV2, spawnGateway, startHttpGateway, startToyApi, stdioV2 } from './support/stack.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);

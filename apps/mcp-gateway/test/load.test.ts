@@ -3,7 +3,7 @@
 import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { heapMb } from '../../../test-support/heap.js';
-import type { MemorySessionStore } from '../src/sessions/session-store.js';
+import type { MemorySessionStore } from '../src/sessions/memory-session-store.js';
 import { startHttpGateway, startToyApi } from './support/stack.js';
 
 const SESSIONS = 200;

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { startRedis } from '../../../test-support/redis-server.js';
 import { createGateway } from '../src/gateway.js';
+import { createSessionStore } from '../src/sessions/create-session-store.js';
 import { serveHttp } from '../src/transports/http.js';
 import { onCleanup, startToyApi } from './support/stack.js';
 
@@ -14,15 +15,17 @@ describe('the gateway when Redis goes away', () => {
     onCleanup(() => redis.stop());
     const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key });
     const token = 'outage-token-0123456789';
+    const store = await createSessionStore({ redisUrl: redis.url });
     const http = await serveHttp(gateway, {
       host: '127.0.0.1',
       port: 0,
       token,
       allowedOrigins: [],
-      redisUrl: redis.url,
+      store,
     });
     onCleanup(async () => {
       await http.close();
+      await store.close();
       await gateway.close();
     });
     const post = (body: unknown, session?: string) =>

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemorySessionStore, SessionLimitError } from '../src/sessions/session-store.js';
+import { MemorySessionStore } from '../src/sessions/memory-session-store.js';
+import { SessionLimitError } from '../src/sessions/session-store.js';
 
 const state = { protocolVersion: '2025-11-25' as const, initialized: true };
 

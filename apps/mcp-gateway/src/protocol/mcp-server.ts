@@ -19,12 +19,14 @@ import {
   features,
   isLogLevel,
   isRevision,
+  isStateless,
   LATEST_LEGACY,
   LEGACY_REVISIONS,
   LOG_LEVELS,
   type LogLevel,
   META,
   MODERN_REVISION,
+  metaOf,
   type Revision,
 } from './revisions.js';
 
@@ -46,7 +48,7 @@ export interface RequestContext {
 }
 
 export type Outcome =
-  | { kind: 'response'; response: JsonRpcResponse; session?: SessionState; httpStatus?: number }
+  | { kind: 'response'; response: JsonRpcResponse; session?: SessionState }
   /** The request was cancelled: per the spec, nothing is sent. */
   | { kind: 'cancelled' };
 
@@ -65,11 +67,6 @@ export interface McpServerOptions {
 
 const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
 
-function meta(params: Record<string, unknown> | undefined): Record<string, unknown> {
-  const m = params?._meta;
-  return typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as Record<string, unknown>) : {};
-}
-
 export class McpServer {
   readonly #options: Required<Omit<McpServerOptions, 'title' | 'instructions'>> &
     Pick<McpServerOptions, 'title' | 'instructions'>;
@@ -84,14 +81,9 @@ export class McpServer {
     return info;
   }
 
-  /** A request is modern (2026-07-28, stateless) when its `_meta` names a protocol version. */
-  static modernVersionOf(request: { params?: Record<string, unknown> }): unknown {
-    return meta(request.params)[META.protocolVersion];
-  }
-
   async handle(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
     try {
-      if (McpServer.modernVersionOf(request) !== undefined) return await this.#modern(request, ctx);
+      if (isStateless(request)) return await this.#modern(request, ctx);
       return await this.#legacy(request, ctx);
     } catch (error) {
       if (ctx.signal.aborted) return { kind: 'cancelled' };
@@ -107,7 +99,6 @@ export class McpServer {
               ...(error.data === undefined ? {} : { data: error.data }),
             },
           },
-          httpStatus: error.code === METHOD_NOT_FOUND && McpServer.modernVersionOf(request) !== undefined ? 404 : 400,
         };
       }
       throw error;
@@ -163,7 +154,7 @@ export class McpServer {
 
   async #modern(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
     const { id, method, params } = request;
-    const m = meta(params);
+    const m = metaOf(params);
     const version = m[META.protocolVersion];
     if (version !== MODERN_REVISION) {
       throw new RpcError(UNSUPPORTED_VERSION, 'Unsupported protocol version', {
@@ -236,7 +227,7 @@ export class McpServer {
       if (f.argumentErrorsAsResults) return this.#ok(id, { content: [{ type: 'text', text }], isError: true });
       throw new RpcError(INVALID_PARAMS, text, { errors: checked.errors });
     }
-    const m = meta(params);
+    const m = metaOf(params);
     const requested = m[META.deadlineMs];
     if (requested !== undefined && !(typeof requested === 'number' && requested > 0 && Number.isFinite(requested))) {
       throw new RpcError(INVALID_PARAMS, `_meta["${META.deadlineMs}"] must be a positive number of milliseconds`);

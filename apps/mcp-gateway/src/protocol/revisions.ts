@@ -50,3 +50,24 @@ export const META = {
   /** Ours: what the gateway did upstream for a tool call. */
   upstream: 'agentwire.dev/upstream',
 } as const;
+
+/** A request's `_meta` object, or {} when absent or not an object (the core then refuses it). */
+export function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> {
+  const m = params?._meta;
+  return typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as Record<string, unknown>) : {};
+}
+
+/**
+ * Whether a request is of the stateless revision (2026-07-28): its `_meta` names a protocol
+ * version, or the transport says so (HTTP's MCP-Protocol-Version header). Session-based
+ * revisions carry neither. The one place this choice is made.
+ */
+export function isStateless(
+  request: { params?: Record<string, unknown> } | undefined,
+  versionHeader?: string,
+): boolean {
+  return (
+    (request !== undefined && metaOf(request.params)[META.protocolVersion] !== undefined) ||
+    versionHeader === MODERN_REVISION
+  );
+}

@@ -1,18 +1,21 @@
 // The stdio transport: newline-delimited JSON-RPC on stdin/stdout. Nothing but protocol
 // messages goes to stdout (logs go to stderr). Requests run concurrently, so a slow tool
-// call does not hold up a ping or a cancellation.
+// call does not hold up a ping or a cancellation. The protocol's rules for batches and
+// notifications come from the core (protocol/message-intake.ts).
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import {
-  classify,
   errorResponse,
+  INTERNAL_ERROR,
   INVALID_REQUEST,
   type JsonRpcId,
+  type JsonRpcRequest,
   type JsonRpcResponse,
   PARSE_ERROR,
 } from '../protocol/json-rpc.js';
-import { McpServer, type SessionState } from '../protocol/mcp-server.js';
-import { features } from '../protocol/revisions.js';
+import type { McpServer, SessionState } from '../protocol/mcp-server.js';
+import { takeIn } from '../protocol/message-intake.js';
 
 export interface StdioOptions {
   input: Readable;
@@ -23,38 +26,25 @@ export interface StdioOptions {
 
 export function serveStdio(server: McpServer, options: StdioOptions): Promise<void> {
   const { input, output, log } = options;
+  // One client, one session: it is this process's.
   let session: SessionState | undefined;
-  const inFlight = new Map<JsonRpcId, AbortController>();
+  const inFlight = new InFlightRequests();
   const write = (message: unknown) => {
     output.write(`${JSON.stringify(message)}\n`);
   };
 
-  const handleOne = async (value: unknown): Promise<JsonRpcResponse | undefined> => {
-    const c = classify(value);
-    if (c.kind === 'invalid') return errorResponse(c.id, INVALID_REQUEST, `Invalid request: ${c.reason}`);
-    if (c.kind === 'response') return undefined; // we send no requests, so nothing to match
-    if (c.kind === 'notification') {
-      const { method, params } = c.message;
-      if (method === 'notifications/initialized' && session) session = { ...session, initialized: true };
-      if (method === 'notifications/cancelled') {
-        const id = params?.requestId as JsonRpcId | undefined;
-        if (id !== undefined) inFlight.get(id)?.abort(new Error(String(params?.reason ?? 'cancelled')));
-      }
-      return undefined;
-    }
-    const request = c.message;
-    if (inFlight.has(request.id)) {
+  const run = async (request: JsonRpcRequest): Promise<JsonRpcResponse | undefined> => {
+    if (inFlight.has(undefined, request.id)) {
       return errorResponse(request.id, INVALID_REQUEST, `Invalid request: id ${String(request.id)} is already in use`);
     }
-    const controller = new AbortController();
-    inFlight.set(request.id, controller);
+    const cancellation = inFlight.start(undefined, request.id);
     try {
-      const outcome = await server.handle(request, { session, signal: controller.signal, notify: write });
+      const outcome = await server.handle(request, { session, signal: cancellation.signal, notify: write });
       if (outcome.kind === 'cancelled') return undefined;
       if (outcome.session) session = outcome.session;
       return outcome.response;
     } finally {
-      inFlight.delete(request.id);
+      inFlight.finish(undefined, request.id);
     }
   };
 
@@ -68,27 +58,22 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
       return;
     }
     try {
-      if (Array.isArray(value)) {
-        if (!session || !features(session.protocolVersion).batches || value.length === 0) {
-          write(
-            errorResponse(
-              null,
-              INVALID_REQUEST,
-              'Invalid request: batches are only part of protocol revision 2025-03-26',
-            ),
-          );
-          return;
-        }
-        const responses = (await Promise.all(value.map(handleOne))).filter((r) => r !== undefined);
-        if (responses.length > 0) write(responses);
+      const intake = takeIn(value, session?.protocolVersion);
+      if ('refused' in intake) {
+        write(errorResponse(null, INVALID_REQUEST, intake.refused));
         return;
       }
-      const response = await handleOne(value);
-      if (response) write(response);
+      if (intake.initialized && session) session = { ...session, initialized: true };
+      for (const { requestId, reason } of intake.cancelled) await inFlight.cancel(undefined, requestId, reason);
+      const answers = [...intake.invalid, ...(await Promise.all(intake.requests.map(run)))].filter(
+        (r) => r !== undefined,
+      );
+      if (answers.length === 0) return;
+      write(intake.batch ? answers : answers[0]);
     } catch (error) {
       log('request failed', { error: (error as Error).message });
       const id = (value as { id?: JsonRpcId }).id;
-      if (id !== undefined) write(errorResponse(id, -32603, 'Internal error'));
+      if (id !== undefined) write(errorResponse(id, INTERNAL_ERROR, 'Internal error'));
     }
   };
 
@@ -98,10 +83,8 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
       void onLine(line);
     });
     lines.on('close', () => {
-      for (const controller of inFlight.values()) controller.abort(new Error('stdin closed'));
+      inFlight.abortAll('stdin closed');
       resolve();
     });
   });
 }
-
-export { McpServer };

@@ -1,0 +1,58 @@
+// What arrives from a client of a session-based revision, one message or a batch, sorted into
+// what to do: the requests to run, the answers owed to invalid entries, and what the
+// notifications say (initialized, cancelled). The rules are the protocol's, so both transports
+// take them from here: batches only in 2025-03-26, and never empty.
+import {
+  classify,
+  errorResponse,
+  INVALID_REQUEST,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from './json-rpc.js';
+import { features, type Revision } from './revisions.js';
+
+export interface Intake {
+  /** The body was a batch: the answers go back as an array. */
+  batch: boolean;
+  requests: JsonRpcRequest[];
+  /** Answers for the entries that are not valid JSON-RPC. */
+  invalid: JsonRpcResponse[];
+  /** notifications/initialized arrived. */
+  initialized: boolean;
+  /** notifications/cancelled: the requests the client gave up on. */
+  cancelled: Array<{ requestId: JsonRpcId; reason: string }>;
+}
+
+/**
+ * Sorts a body for a session at `revision` (undefined before initialize). A batch the revision
+ * does not allow is refused whole, with the message to send back.
+ */
+export function takeIn(body: unknown, revision: Revision | undefined): Intake | { refused: string } {
+  const batch = Array.isArray(body);
+  if (batch) {
+    if (body.length === 0) return { refused: 'Invalid request: an empty JSON-RPC batch' };
+    if (revision === undefined || !features(revision).batches) {
+      return {
+        refused: `Invalid request: JSON-RPC batches are not part of revision ${revision ?? '(none yet: send initialize first)'}; only 2025-03-26 has them`,
+      };
+    }
+  }
+  const intake: Intake = { batch, requests: [], invalid: [], initialized: false, cancelled: [] };
+  for (const c of (batch ? body : [body]).map(classify)) {
+    if (c.kind === 'invalid') intake.invalid.push(errorResponse(c.id, INVALID_REQUEST, `Invalid request: ${c.reason}`));
+    else if (c.kind === 'request') intake.requests.push(c.message);
+    else if (c.kind === 'notification') {
+      const { method, params } = c.message;
+      if (method === 'notifications/initialized') intake.initialized = true;
+      else if (method === 'notifications/cancelled' && params?.requestId !== undefined) {
+        intake.cancelled.push({
+          requestId: params.requestId as JsonRpcId,
+          reason: String(params.reason ?? 'cancelled by the client'),
+        });
+      }
+    }
+    // A response: we send no requests, so there is nothing to match it to.
+  }
+  return intake;
+}

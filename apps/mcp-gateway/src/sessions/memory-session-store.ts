@@ -1,0 +1,115 @@
+// Sessions in this process: the default, for one gateway. Idle sessions expire; the number of
+// open sessions is capped, so a client that never closes its sessions cannot fill memory.
+import { EventEmitter } from 'node:events';
+import type { JsonRpcNotification } from '../protocol/json-rpc.js';
+import type { SessionState } from '../protocol/mcp-server.js';
+import {
+  MAX_EVENTS_PER_SESSION,
+  newSessionId,
+  SessionLimitError,
+  type SessionStore,
+  type StoredEvent,
+} from './session-store.js';
+
+export interface MemoryStoreOptions {
+  idleMs?: number;
+  maxSessions?: number;
+}
+
+interface MemorySession {
+  state: SessionState;
+  lastSeen: number;
+  events: StoredEvent[];
+  seq: number;
+}
+
+export class MemorySessionStore implements SessionStore {
+  readonly kind = 'memory';
+  readonly #sessions = new Map<string, MemorySession>();
+  readonly #bus = new EventEmitter();
+  readonly #idleMs: number;
+  readonly #max: number;
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#idleMs = options.idleMs ?? 30 * 60_000;
+    this.#max = options.maxSessions ?? 10_000;
+    this.#bus.setMaxListeners(0);
+    this.#sweeper = setInterval(() => this.#sweep(), Math.min(60_000, this.#idleMs)).unref();
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  async create(state: SessionState): Promise<string> {
+    this.#sweep();
+    if (this.#sessions.size >= this.#max) throw new SessionLimitError(`too many open sessions (${this.#max})`);
+    const id = newSessionId();
+    this.#sessions.set(id, { state, lastSeen: Date.now(), events: [], seq: 0 });
+    return id;
+  }
+
+  async get(id: string): Promise<SessionState | undefined> {
+    const s = this.#sessions.get(id);
+    if (!s) return undefined;
+    if (Date.now() - s.lastSeen > this.#idleMs) {
+      this.#sessions.delete(id);
+      return undefined;
+    }
+    s.lastSeen = Date.now();
+    return s.state;
+  }
+
+  async update(id: string, state: SessionState): Promise<void> {
+    const s = this.#sessions.get(id);
+    if (s) s.state = state;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.#sessions.delete(id);
+  }
+
+  async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
+    const s = this.#sessions.get(id);
+    const seq = s ? ++s.seq : 0;
+    const event = { id: String(seq), message };
+    if (s) {
+      s.events.push(event);
+      if (s.events.length > MAX_EVENTS_PER_SESSION) s.events.shift();
+    }
+    this.#bus.emit(id, event);
+    return event;
+  }
+
+  async eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
+    const events = this.#sessions.get(id)?.events ?? [];
+    if (lastEventId === undefined) return [];
+    const after = Number(lastEventId);
+    return events.filter((e) => Number(e.id) > after);
+  }
+
+  subscribe(id: string, listener: (event: StoredEvent) => void): () => void {
+    this.#bus.on(id, listener);
+    return () => this.#bus.off(id, listener);
+  }
+
+  async publishCancel(sessionId: string, requestId: string): Promise<void> {
+    this.#bus.emit('cancel', sessionId, requestId);
+  }
+
+  onCancel(listener: (sessionId: string, requestId: string) => void): () => void {
+    this.#bus.on('cancel', listener);
+    return () => this.#bus.off('cancel', listener);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    this.#sessions.clear();
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const [id, s] of this.#sessions) if (now - s.lastSeen > this.#idleMs) this.#sessions.delete(id);
+  }
+}

@@ -1,0 +1,130 @@
+// Sessions in Redis, shared by every gateway replica: state and recent events as keys that
+// expire together, live events and cancellations over pub/sub (on a second connection).
+import { EventEmitter } from 'node:events';
+import type { Redis } from 'ioredis';
+import type { JsonRpcNotification } from '../protocol/json-rpc.js';
+import type { SessionState } from '../protocol/mcp-server.js';
+import { MAX_EVENTS_PER_SESSION, newSessionId, type SessionStore, type StoredEvent } from './session-store.js';
+
+export interface RedisSessionStoreOptions {
+  /** The command connection. */
+  redis: Redis;
+  /** Prefix of every key and channel, so several gateways can share one Redis. */
+  prefix: string;
+  /** A session expires after this long without a request. Default 30 minutes. */
+  idleMs?: number | undefined;
+  /** Close the command connection too when the store closes (it was made for the store). */
+  quitOnClose?: boolean;
+}
+
+export class RedisSessionStore implements SessionStore {
+  readonly kind = 'redis';
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  readonly #prefix: string;
+  readonly #idleMs: number;
+  readonly #bus = new EventEmitter();
+  #subscribed = false;
+
+  readonly #quitOnClose: boolean;
+
+  /** `redis` is used for commands; a duplicate connection is made for subscriptions. */
+  constructor(options: RedisSessionStoreOptions) {
+    const { redis, prefix, idleMs = 30 * 60_000, quitOnClose = false } = options;
+    this.#redis = redis;
+    this.#subscriber = redis.duplicate();
+    // Outages show on the command connection (as 503s); the subscriber just reconnects.
+    this.#subscriber.on('error', () => undefined);
+    this.#prefix = prefix;
+    this.#idleMs = idleMs;
+    this.#quitOnClose = quitOnClose;
+    this.#bus.setMaxListeners(0);
+    this.#subscriber.on('message', (channel: string, raw: string) => {
+      if (channel === `${this.#prefix}cancel`) {
+        const { session, request } = JSON.parse(raw) as { session: string; request: string };
+        this.#bus.emit('cancel', session, request);
+        return;
+      }
+      const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
+      this.#bus.emit(session, event);
+    });
+    void this.#subscriber.subscribe(`${this.#prefix}cancel`);
+  }
+
+  #key(id: string, part: 'state' | 'events' | 'seq'): string {
+    return `${this.#prefix}session:${id}:${part}`;
+  }
+
+  async create(state: SessionState): Promise<string> {
+    const id = newSessionId();
+    await this.#redis.set(this.#key(id, 'state'), JSON.stringify(state), 'PX', this.#idleMs);
+    return id;
+  }
+
+  async get(id: string): Promise<SessionState | undefined> {
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
+    const raw = await this.#redis.get(this.#key(id, 'state'));
+    if (raw === null) return undefined;
+    // All of a session's keys live as long as it does, so its event ids never restart.
+    await this.#redis
+      .multi()
+      .pexpire(this.#key(id, 'state'), this.#idleMs)
+      .pexpire(this.#key(id, 'events'), this.#idleMs)
+      .pexpire(this.#key(id, 'seq'), this.#idleMs)
+      .exec();
+    return JSON.parse(raw) as SessionState;
+  }
+
+  async update(id: string, state: SessionState): Promise<void> {
+    await this.#redis.set(this.#key(id, 'state'), JSON.stringify(state), 'PX', this.#idleMs, 'XX');
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const removed = await this.#redis.del(this.#key(id, 'state'), this.#key(id, 'events'), this.#key(id, 'seq'));
+    return removed > 0;
+  }
+
+  async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
+    const seq = await this.#redis.incr(this.#key(id, 'seq'));
+    const event = { id: String(seq), message };
+    await this.#redis
+      .multi()
+      .rpush(this.#key(id, 'events'), JSON.stringify(event))
+      .ltrim(this.#key(id, 'events'), -MAX_EVENTS_PER_SESSION, -1)
+      .pexpire(this.#key(id, 'events'), this.#idleMs)
+      .pexpire(this.#key(id, 'seq'), this.#idleMs)
+      .publish(`${this.#prefix}events`, JSON.stringify({ session: id, event }))
+      .exec();
+    return event;
+  }
+
+  async eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
+    if (lastEventId === undefined) return [];
+    const after = Number(lastEventId);
+    const raw = await this.#redis.lrange(this.#key(id, 'events'), 0, -1);
+    return raw.map((line) => JSON.parse(line) as StoredEvent).filter((e) => Number(e.id) > after);
+  }
+
+  subscribe(id: string, listener: (event: StoredEvent) => void): () => void {
+    if (!this.#subscribed) {
+      this.#subscribed = true;
+      void this.#subscriber.subscribe(`${this.#prefix}events`);
+    }
+    this.#bus.on(id, listener);
+    return () => this.#bus.off(id, listener);
+  }
+
+  async publishCancel(sessionId: string, requestId: string): Promise<void> {
+    await this.#redis.publish(`${this.#prefix}cancel`, JSON.stringify({ session: sessionId, request: requestId }));
+  }
+
+  onCancel(listener: (sessionId: string, requestId: string) => void): () => void {
+    this.#bus.on('cancel', listener);
+    return () => this.#bus.off('cancel', listener);
+  }
+
+  async close(): Promise<void> {
+    this.#subscriber.disconnect();
+    if (this.#quitOnClose) await this.#redis.quit().catch(() => undefined);
+  }
+}

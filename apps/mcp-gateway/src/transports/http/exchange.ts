@@ -1,0 +1,87 @@
+// What the HTTP handlers share: the core, the session store, the requests in flight, the open
+// GET streams; and how one request runs within an HTTP exchange, whose client may go away.
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Cancellation } from '../../protocol/cancellation.js';
+import type { InFlightRequests } from '../../protocol/in-flight-requests.js';
+import {
+  errorResponse,
+  INTERNAL_ERROR,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+} from '../../protocol/json-rpc.js';
+import type { McpServer, Outcome, SessionState } from '../../protocol/mcp-server.js';
+import type { SessionStore } from '../../sessions/session-store.js';
+import { SseWriter } from './sse-writer.js';
+
+export interface HttpContext {
+  server: McpServer;
+  store: SessionStore;
+  inFlight: InFlightRequests;
+  /** The open GET stream of each session on this replica (one at a time: events go to one stream). */
+  getStreams: Map<string, SseWriter>;
+  heartbeatMs: number;
+  log: FastifyBaseLogger;
+}
+
+/** One HTTP exchange's client: whether it went away, and the calls to stop when it does. */
+export interface ClientWatch {
+  gone: boolean;
+  running: Set<Cancellation>;
+}
+
+/** Watches the connection of one exchange; a client that leaves before the answer stops its calls. */
+export function watchClient(reply: FastifyReply): ClientWatch {
+  const watch: ClientWatch = { gone: false, running: new Set() };
+  reply.raw.once('close', () => {
+    if (reply.raw.writableFinished) return;
+    watch.gone = true;
+    for (const cancellation of watch.running) cancellation.abort(new Error('client went away'));
+  });
+  return watch;
+}
+
+export interface RunOptions {
+  session?: SessionState | undefined;
+  sessionId?: string | undefined;
+  /** Where the request's notifications go (its own SSE stream, or the session's GET stream). */
+  notify: (notification: JsonRpcNotification) => void;
+  client: ClientWatch;
+}
+
+/** Runs one request through the core, cancellable by the client or by its going away. */
+export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, options: RunOptions): Promise<Outcome> {
+  const { session, sessionId, notify, client } = options;
+  const cancellation = ctx.inFlight.start(sessionId, request.id);
+  if (client.gone) cancellation.abort(new Error('client went away'));
+  else client.running.add(cancellation);
+  try {
+    return await ctx.server.handle(request, { session, signal: cancellation.signal, notify });
+  } finally {
+    client.running.delete(cancellation);
+    ctx.inFlight.finish(sessionId, request.id);
+  }
+}
+
+/**
+ * Answers on an SSE stream: the work's notifications as they come, then its response.
+ * Whatever happens, the stream is ended; an unexpected failure is sent as an internal error.
+ */
+export async function streamAnswer(
+  ctx: HttpContext,
+  reply: FastifyReply,
+  work: (stream: SseWriter) => Promise<Outcome>,
+): Promise<FastifyReply> {
+  reply.hijack();
+  const stream = new SseWriter(reply.raw);
+  stream.start();
+  try {
+    const outcome = await work(stream);
+    if (outcome.kind === 'response') stream.send(outcome.response);
+  } catch (error) {
+    ctx.log.error({ err: error }, 'request failed');
+    stream.send(errorResponse(null, INTERNAL_ERROR, 'Internal error'));
+  } finally {
+    stream.end();
+  }
+  return reply;
+}

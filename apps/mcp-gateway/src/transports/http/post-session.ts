@@ -1,0 +1,137 @@
+// POST /mcp for the session-based revisions (2024-11-05 to 2025-11-25): initialize opens a
+// session (Mcp-Session-Id), every other message names it. Answers come as JSON, or as an SSE
+// stream when the request asks for progress; notifications for the session go to its GET stream.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  classify,
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  SESSION_NOT_FOUND,
+} from '../../protocol/json-rpc.js';
+import type { Outcome } from '../../protocol/mcp-server.js';
+import { takeIn } from '../../protocol/message-intake.js';
+import { LEGACY_REVISIONS, MODERN_REVISION, metaOf } from '../../protocol/revisions.js';
+import { SessionLimitError } from '../../sessions/session-store.js';
+import { type HttpContext, runRequest, streamAnswer, watchClient } from './exchange.js';
+import { header, rpcError, sendJson } from './replies.js';
+import { SseWriter } from './sse-writer.js';
+
+/** initialize: one request on its own, without a session id; answers with the new session's id. */
+async function initialize(
+  ctx: HttpContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  message: JsonRpcRequest,
+  batch: boolean,
+) {
+  if (batch) return rpcError(reply, 400, INVALID_REQUEST, 'Invalid request: initialize must not be part of a batch');
+  if (header(request, 'mcp-session-id')) {
+    return rpcError(
+      reply,
+      400,
+      INVALID_REQUEST,
+      'Invalid request: initialize starts a new session; send it without Mcp-Session-Id',
+    );
+  }
+  const outcome = await runRequest(ctx, message, {
+    notify: () => undefined,
+    client: { gone: false, running: new Set() },
+  });
+  if (outcome.kind !== 'response') return reply.code(202).send();
+  if (!outcome.session) return sendJson(reply, 400, outcome.response);
+  let sessionId: string;
+  try {
+    sessionId = await ctx.store.create(outcome.session);
+  } catch (error) {
+    if (error instanceof SessionLimitError) {
+      return rpcError(reply, 503, INTERNAL_ERROR, `Server busy: ${error.message}; try again later`);
+    }
+    throw error;
+  }
+  return sendJson(reply, 200, outcome.response, { 'mcp-session-id': sessionId });
+}
+
+export async function postSession(
+  ctx: HttpContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: unknown,
+  versionHeader: string | undefined,
+) {
+  if (versionHeader !== undefined && !(LEGACY_REVISIONS as readonly string[]).includes(versionHeader)) {
+    return rpcError(
+      reply,
+      400,
+      INVALID_REQUEST,
+      `Unsupported MCP-Protocol-Version '${versionHeader}'; supported: ${[...LEGACY_REVISIONS, MODERN_REVISION].join(', ')}`,
+    );
+  }
+  const messages = Array.isArray(body) ? body : [body];
+  const init = messages.map(classify).find((c) => c.kind === 'request' && c.message.method === 'initialize');
+  if (init?.kind === 'request') return initialize(ctx, request, reply, init.message, messages.length > 1);
+
+  const sessionId = header(request, 'mcp-session-id');
+  if (!sessionId) {
+    return rpcError(
+      reply,
+      400,
+      INVALID_REQUEST,
+      'Bad Request: Mcp-Session-Id header is required (send initialize first to get one)',
+    );
+  }
+  let session = await ctx.store.get(sessionId);
+  if (!session) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
+  // A supported MCP-Protocol-Version other than the negotiated one is tolerated (the spec only
+  // requires a 400 for unsupported ones, checked above); the session's version decides behaviour.
+  const intake = takeIn(body, session.protocolVersion);
+  if ('refused' in intake) return rpcError(reply, 400, INVALID_REQUEST, intake.refused);
+  if (intake.initialized && !session.initialized) {
+    session = { ...session, initialized: true };
+    await ctx.store.update(sessionId, session);
+  }
+  // The request may be running on another replica: the bus tells every replica.
+  for (const { requestId, reason } of intake.cancelled) await ctx.inFlight.cancel(sessionId, requestId, reason);
+  const { requests, invalid } = intake;
+  if (requests.length === 0) {
+    if (invalid.length > 0) return sendJson(reply, 400, intake.batch ? invalid : invalid[0]);
+    return reply.code(202).send();
+  }
+
+  const client = watchClient(reply);
+  const toGetStream = (n: JsonRpcNotification) => {
+    void ctx.store.appendEvent(sessionId, n);
+  };
+  const persist = async (outcome: Outcome) => {
+    if (outcome.kind === 'response' && outcome.session) {
+      session = outcome.session;
+      await ctx.store.update(sessionId, session);
+    }
+  };
+  const single = requests.length === 1 && !intake.batch ? requests[0] : undefined;
+  if (single && metaOf(single.params).progressToken !== undefined) {
+    // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
+    // Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
+    return streamAnswer(ctx, reply, async (stream) => {
+      const outcome = await runRequest(ctx, single, { session, sessionId, notify: (n) => stream.send(n), client });
+      await persist(outcome);
+      return outcome;
+    });
+  }
+  const outcomes = await Promise.all(
+    requests.map((r) => runRequest(ctx, r, { session, sessionId, notify: toGetStream, client })),
+  );
+  for (const outcome of outcomes) await persist(outcome);
+  const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
+  if (client.gone) return reply;
+  if (responses.length === 0) {
+    // Every request was cancelled: no response may be sent for them, so the answer is an
+    // event stream that ends without one.
+    reply.hijack();
+    new SseWriter(reply.raw).start();
+    reply.raw.end();
+    return reply;
+  }
+  return sendJson(reply, 200, intake.batch ? responses : responses[0]);
+}
