@@ -53,7 +53,13 @@ describe('the agent when the gateway restarts', () => {
       const http = new HttpClient({ baseUrl: s.mcpUrl, ledger });
       closers.push(() => http.close());
       const calls: ToolCallRecord[] = [];
-      const backend = await McpBackend.http(s.mcpUrl, s.token, http, (r) => calls.push(r), undefined, false, mode);
+      const backend = await McpBackend.http({
+        url: s.mcpUrl,
+        token: s.token,
+        http,
+        record: (r) => calls.push(r),
+        mode,
+      });
       closers.push(() => backend.close());
       expect((await backend.officeDays('e-05')).employee_id).toBe('e-05');
       await s.restart();

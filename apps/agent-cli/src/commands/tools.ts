@@ -31,15 +31,13 @@ async function withMcp<T>(
   const ledger = tracingLedger(trace);
   const backend =
     via === 'mcp-stdio'
-      ? await McpBackend.stdio(stack.stdio, () => undefined, undefined, undefined, trace)
-      : await McpBackend.http(
-          stack.mcpUrl,
-          stack.mcpToken,
-          new HttpClient({ baseUrl: stack.mcpUrl, ...(ledger ? { ledger } : {}) }),
-          () => undefined,
-          undefined,
+      ? await McpBackend.stdio({ spawn: stack.stdio, trace })
+      : await McpBackend.http({
+          url: stack.mcpUrl,
+          token: stack.mcpToken,
+          http: new HttpClient({ baseUrl: stack.mcpUrl, ...(ledger ? { ledger } : {}) }),
           trace,
-        );
+        });
   try {
     return await run(backend);
   } finally {

@@ -58,6 +58,31 @@ function isSessionLost(error: unknown): boolean {
   return e?.status === 404 || (typeof e?.message === 'string' && /\b404\b|Session not found/.test(e.message));
 }
 
+interface BackendOptions {
+  /** Hears of every tool call (the ledger's tool_call lines). */
+  record?: ((r: ToolCallRecord) => void) | undefined;
+  /** Epoch ms by which every call must be answered. */
+  deadline?: number | undefined;
+  /** Copy the wire to stderr. */
+  trace?: boolean | undefined;
+}
+
+export interface StdioBackendOptions extends BackendOptions {
+  /** How to start the gateway. */
+  spawn: { command: string; args: string[]; env: Record<string, string> };
+  /** Over stdio each tool call counts as a request, and its bytes against the byte budget. */
+  budget?: Budget | undefined;
+}
+
+export interface HttpBackendOptions extends BackendOptions {
+  url: string;
+  token?: string | undefined;
+  /** The client every HTTP exchange goes through (retries, ledger, budget). */
+  http: HttpClient;
+  /** auto: the stateless revision when the server has it; legacy: initialize a session. */
+  mode?: 'auto' | 'legacy' | undefined;
+}
+
 export class McpBackend implements TriageBackend {
   readonly name: string;
   #client: Client;
@@ -75,13 +100,8 @@ export class McpBackend implements TriageBackend {
     this.#deadline = deadline;
   }
 
-  static async stdio(
-    spawn: { command: string; args: string[]; env: Record<string, string> },
-    record: (r: ToolCallRecord) => void,
-    deadline: number | undefined,
-    budget?: Budget,
-    trace = false,
-  ): Promise<McpBackend> {
+  static async stdio(options: StdioBackendOptions): Promise<McpBackend> {
+    const { spawn, record = () => undefined, deadline, budget, trace = false } = options;
     // Tracing runs the server behind a tap that copies every JSON-RPC line to stderr.
     const tap = fileURLToPath(new URL('../stdio-tap.js', import.meta.url));
     const transport = new StdioClientTransport({
@@ -108,15 +128,8 @@ export class McpBackend implements TriageBackend {
     return backend;
   }
 
-  static async http(
-    url: string,
-    token: string | undefined,
-    http: HttpClient,
-    record: (r: ToolCallRecord) => void,
-    deadline: number | undefined,
-    trace = false,
-    mode: 'auto' | 'legacy' = 'auto',
-  ): Promise<McpBackend> {
+  static async http(options: HttpBackendOptions): Promise<McpBackend> {
+    const { url, token, http, record = () => undefined, deadline, trace = false, mode = 'auto' } = options;
     const connect = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         fetch: trace ? tracingFetch(http.fetch) : http.fetch,

@@ -3,6 +3,9 @@
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import type { TriageBackend } from './backend.js';
 
+/** The day the task triages unless told otherwise: the lecture's day, with 11 urgent emails. */
+export const TRIAGE_DATE = '2026-06-10';
+
 export interface TriageOutcome {
   emails: Email[];
   senders: Array<{ employee: Employee; officeDays: OfficeDays }>;
