@@ -10,6 +10,7 @@ import {
   InvalidArgumentError,
   TimeoutError,
 } from './errors/local-errors.js';
+import { firstHeader } from './headers.js';
 import { serverRetryDelay, serverRetryOverride } from './retry-policy.js';
 
 /** Why our own timer stopped an attempt. */
@@ -79,11 +80,6 @@ function readEnvelope(text: string): { type?: string; message?: string } {
         ? parsed.message
         : undefined;
   return { ...(type ? { type } : {}), ...(message ? { message } : {}) };
-}
-
-export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** An error status with its body: the envelope's type and message, the waits the server asked for. */

@@ -2,6 +2,7 @@
 // (retry 408, 409, 429, 5xx and connection errors; x-should-retry overrides; server-given
 // waits first), plus the idempotency rule for writes.
 import type { IncomingHttpHeaders } from 'node:http';
+import { firstHeader as header } from './headers.js';
 
 export interface BackoffOptions {
   /** First retry waits about this long (ms). Default 500. */
@@ -18,11 +19,6 @@ export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, capMs: 8000, jitte
 export function backoffDelay(retryIndex: number, options: BackoffOptions, random: () => number): number {
   const full = Math.min(options.baseMs * 2 ** retryIndex, options.capMs);
   return Math.round(full * (1 - options.jitter * random()));
-}
-
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /**

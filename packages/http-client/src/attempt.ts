@@ -1,0 +1,213 @@
+// One attempt over undici: the budget checked and charged, the request sent with a timer that
+// covers the whole response (never past the deadline), the body read (unless the caller
+// streams it), and the attempt written to the ledger.
+import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
+import { createRequire } from 'node:module';
+import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { type Call, callFailure, type Wait } from './call.js';
+import type { ClientSettings } from './client-options.js';
+import type { HttpClientError } from './errors/client-error.js';
+import { DeadlineExceededError } from './errors/local-errors.js';
+import { errorFromResponse, type TimerReason } from './failure.js';
+import { firstHeader } from './headers.js';
+import type { AttemptRecord } from './ledger.js';
+
+/**
+ * Aborts one attempt. undici takes an EventEmitter that emits 'abort' as a signal; an
+ * AbortController costs 10 to 20 µs to make on Node 20 (its signal is a slow object), and the
+ * client makes one per attempt: a profile of the gateway under load showed it as the largest
+ * cost of ours per tool call.
+ */
+class AttemptAbort extends EventEmitter {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+// undici takes about 120 ms to load (its entry loads fetch, WebSocket, caches and mocks too).
+// It is loaded with the first request, so a program that makes a client at start-up (the
+// gateway, before it answers initialize) does not wait for it.
+const require = createRequire(import.meta.url);
+let undiciModule: typeof import('undici') | undefined;
+function loadUndici(): typeof import('undici') {
+  undiciModule ??= require('undici') as typeof import('undici');
+  return undiciModule;
+}
+
+/** Closes a streaming attempt's ledger record once its body has ended. */
+export type Finish = (errorType: string | null, bytesReceived: number) => void;
+
+export type Buffered = { kind: 'ok'; status: number; headers: IncomingHttpHeaders; buffer: Buffer };
+
+export type Streaming = {
+  kind: 'stream';
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+  finish: Finish;
+  /** What is left of the attempt's timeout once the headers arrived. */
+  timeLeftMs: number;
+};
+
+export type Failed = {
+  kind: 'error';
+  error: HttpClientError;
+  /** False when the attempt ended before anything was sent (abort, deadline, budget). */
+  sent: boolean;
+  response?: { status: number; headers: IncomingHttpHeaders; buffer: Buffer };
+};
+
+/** How the caller takes the response: read whole, or handed over as a stream (below 400). */
+export type Mode = 'buffered' | 'stream';
+
+/** What one attempt produced. */
+export type Sent = Buffered | Streaming | Failed;
+
+/** The client's side of an attempt: its settings, and the connection pool made on first use. */
+export interface AttemptContext {
+  settings: ClientSettings;
+  dispatcher(): Dispatcher;
+}
+
+/** The connection pool a client makes for itself on its first request. */
+export function defaultDispatcher(): Dispatcher {
+  return new (loadUndici().Agent)({ keepAliveTimeout: 10_000, connections: 128 });
+}
+
+/** Follows the caller's signal without AbortSignal.any, whose links pile up on a long-lived signal. */
+function linkSignal(call: Call, controller: AttemptAbort): () => void {
+  const signal = call.signal;
+  if (!signal) return () => undefined;
+  const onAbort = () => controller.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
+}
+
+export async function sendAttempt(
+  ctx: AttemptContext,
+  call: Call,
+  attempt: number,
+  wait: Wait,
+  mode: Mode,
+  resumedFrom: string | undefined,
+): Promise<Sent> {
+  const { settings } = ctx;
+  const startedAt = settings.clock.now();
+  const started = performance.now();
+  const bytesSent = call.body?.length ?? 0;
+  const record = (status: number | null, errorType: string | null, bytesReceived: number, requestId?: string) => {
+    settings.budget?.chargeBytes(bytesSent + bytesReceived);
+    const entry: AttemptRecord = {
+      kind: 'attempt',
+      time: new Date(startedAt).toISOString(),
+      layer: settings.layer,
+      method: call.method,
+      path: call.path,
+      route: call.route,
+      attempt,
+      waitMs: wait.ms,
+      waitReason: wait.reason,
+      status,
+      errorType,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      bytesSent,
+      bytesReceived,
+      idempotencyKey: call.idempotencyKey ?? null,
+      requestId: requestId ?? null,
+      ...(resumedFrom === undefined ? {} : { resumedFrom }),
+    };
+    settings.ledger?.add(entry);
+    call.ledger?.add(entry);
+  };
+  const notSent = (error: HttpClientError): Sent => ({ kind: 'error', error, sent: false });
+
+  if (call.signal?.aborted) return notSent(callFailure(call, undefined, call.timeoutMs));
+  const remaining = call.deadline === undefined ? Number.POSITIVE_INFINITY : call.deadline - settings.clock.now();
+  if (remaining <= 0) {
+    return notSent(
+      new DeadlineExceededError('the deadline passed before the next attempt', {
+        method: call.method,
+        path: call.path,
+      }),
+    );
+  }
+  try {
+    settings.budget?.check({ method: call.method, path: call.path, cost: call.cost });
+  } catch (error) {
+    return notSent(error as HttpClientError);
+  }
+  settings.budget?.chargeAttempt(call.cost);
+
+  const limit = Math.min(call.timeoutMs, remaining);
+  const timerReason: TimerReason = limit < call.timeoutMs ? 'deadline' : 'timeout';
+  const controller = new AttemptAbort();
+  let fired: TimerReason | undefined;
+  const timer = setTimeout(() => {
+    fired = timerReason;
+    controller.abort();
+  }, limit);
+  const unlink = linkSignal(call, controller);
+  let bytesReceived = 0;
+  let status: number | null = null;
+  let requestId: string | undefined;
+  let handedOver = false;
+  try {
+    const response = await loadUndici().request(call.url, {
+      method: call.method as Dispatcher.HttpMethod,
+      headers: call.headers,
+      body: call.body ?? null,
+      signal: controller,
+      dispatcher: ctx.dispatcher(),
+    });
+    status = response.statusCode;
+    requestId = firstHeader(response.headers, 'request-id');
+    if (mode === 'stream' && status < 400) {
+      clearTimeout(timer);
+      handedOver = true;
+      const finish: Finish = (errorType, bytes) => {
+        unlink();
+        record(status, errorType, bytes, requestId);
+      };
+      return {
+        kind: 'stream',
+        status,
+        headers: response.headers,
+        body: response.body,
+        finish,
+        timeLeftMs: limit - (performance.now() - started),
+      };
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      bytesReceived += chunk.length;
+      chunks.push(chunk);
+    }
+    clearTimeout(timer);
+    const buffer = Buffer.concat(chunks);
+    if (status >= 400) {
+      const error = errorFromResponse(status, response.headers, buffer.toString('utf8'), {
+        method: call.method,
+        path: call.path,
+        now: settings.clock.now(),
+        secrets: settings.secrets,
+      });
+      record(status, error.type, bytesReceived, requestId);
+      return { kind: 'error', error, sent: true, response: { status, headers: response.headers, buffer } };
+    }
+    record(status, null, bytesReceived, requestId);
+    return { kind: 'ok', status, headers: response.headers, buffer };
+  } catch (cause) {
+    clearTimeout(timer);
+    const error = callFailure(call, cause, limit, fired);
+    record(status, error.type, bytesReceived, requestId);
+    return { kind: 'error', error, sent: true };
+  } finally {
+    if (!handedOver) unlink();
+  }
+}

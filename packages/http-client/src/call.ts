@@ -1,0 +1,108 @@
+// One logical call as the retry loop runs it: its URL, headers and body made once, with what
+// governs its attempts (timeout, retries, deadline, replay safety, cost); and the one place a
+// failure of the call is turned into our error classes.
+import { randomUUID } from 'node:crypto';
+import type { TSchema } from 'typebox';
+import type { CallOptions, ClientSettings } from './client-options.js';
+import { nonNegativeInteger } from './client-options.js';
+import type { HttpClientError } from './errors/client-error.js';
+import { classifyFailure, type TimerReason } from './failure.js';
+import type { Ledger, WaitReason } from './ledger.js';
+import { isReplaySafe } from './retry-policy.js';
+
+export interface Call {
+  method: string;
+  path: string;
+  route: string;
+  url: string;
+  headers: Record<string, string>;
+  body: Uint8Array | undefined;
+  idempotencyKey: string | undefined;
+  replaySafe: boolean;
+  deadline: number | undefined;
+  signal: AbortSignal | undefined;
+  timeoutMs: number;
+  maxRetries: number;
+  cost: number;
+  /** Per-call ledger, receiving this call's records besides the client's ledger. */
+  ledger: Ledger | undefined;
+}
+
+/** How long to wait before an attempt, and why. */
+export interface Wait {
+  ms: number;
+  reason: WaitReason | null;
+}
+
+export const NO_WAIT: Wait = { ms: 0, reason: null };
+
+/**
+ * @param absoluteUrl set by the fetch adapter: then no default Accept, no generated
+ *   idempotency key, and the client's key and headers only for its own origin.
+ */
+export function prepareCall(
+  settings: ClientSettings,
+  options: CallOptions<TSchema | undefined>,
+  absoluteUrl?: string,
+  rawBody?: Uint8Array,
+): Call {
+  const method = (options.method ?? 'GET').toUpperCase();
+  if (!absoluteUrl && !options.path.startsWith('/')) {
+    throw new TypeError(`path must start with '/', got '${options.path}'`);
+  }
+  const url = new URL(absoluteUrl ?? `${settings.baseUrl}${options.path}`);
+  for (const [name, value] of Object.entries(options.query ?? {})) {
+    if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, String(item));
+    else if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+  }
+  const ownOrigin = url.origin === settings.origin;
+  const headers: Record<string, string> = absoluteUrl ? {} : { accept: 'application/json' };
+  if (ownOrigin) Object.assign(headers, settings.headers);
+  if (ownOrigin && settings.authHeader) headers[settings.authHeader[0]] = settings.authHeader[1];
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
+  let body = rawBody;
+  if (options.json !== undefined) {
+    body = Buffer.from(JSON.stringify(options.json));
+    headers['content-type'] = 'application/json';
+  }
+  let idempotencyKey = headers['idempotency-key'];
+  if (
+    options.idempotencyKey !== undefined ||
+    (!idempotencyKey && !absoluteUrl && settings.autoKeys && (method === 'POST' || method === 'PATCH'))
+  ) {
+    idempotencyKey = typeof options.idempotencyKey === 'string' ? options.idempotencyKey : randomUUID();
+  }
+  if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+  const now = settings.clock.now();
+  const deadlines = [
+    settings.deadline,
+    options.deadline,
+    options.deadlineMs === undefined ? undefined : now + options.deadlineMs,
+  ].filter((d): d is number => d !== undefined);
+  return {
+    method,
+    path: url.pathname,
+    route: options.route ?? url.pathname,
+    url: url.href,
+    headers,
+    body,
+    idempotencyKey,
+    replaySafe: isReplaySafe(method, idempotencyKey !== undefined, options.idempotent),
+    deadline: deadlines.length > 0 ? Math.min(...deadlines) : undefined,
+    signal: options.signal,
+    timeoutMs: nonNegativeInteger('timeoutMs', options.timeoutMs, settings.timeoutMs),
+    maxRetries: nonNegativeInteger('maxRetries', options.maxRetries, settings.maxRetries),
+    cost: options.cost ?? settings.costOf?.({ method, path: url.pathname }) ?? 0,
+    ledger: options.ledger,
+  };
+}
+
+/** What went wrong in this call (the caller's signal, our timer, the connection), as our error. */
+export function callFailure(
+  call: Call,
+  cause: unknown,
+  timeoutMs: number,
+  timer: TimerReason | undefined = undefined,
+): HttpClientError {
+  return classifyFailure(cause, { method: call.method, path: call.path, callerSignal: call.signal, timer, timeoutMs });
+}

@@ -1,0 +1,199 @@
+// What a client and a call can be told, with the defaults, and the check of a client's options
+// into the settings it runs with: a bad option fails when the client is made, with its name.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Static, TSchema } from 'typebox';
+import type { Dispatcher } from 'undici';
+import type { Budget } from './budget.js';
+import { type Clock, systemClock } from './clock.js';
+import type { Ledger } from './ledger.js';
+import { RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
+import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
+
+export interface AuthOptions {
+  /** The secret itself. Prefer `env`: the key then never passes through your code. */
+  key?: string | undefined;
+  /** Read the key from this environment variable (when `key` is not given). */
+  env?: string | undefined;
+  /** `Authorization: Bearer <key>` (default) or `x-api-key: <key>`. */
+  scheme?: 'bearer' | 'x-api-key' | undefined;
+}
+
+export interface ClientOptions {
+  /** Every path is resolved against this, e.g. `http://127.0.0.1:8080`. */
+  baseUrl: string;
+  auth?: AuthOptions | undefined;
+  /** Headers sent with every request. */
+  headers?: Record<string, string> | undefined;
+  /** More secrets (keys sent per call) to scrub from anything the server sends back. */
+  redact?: readonly string[] | undefined;
+  /** Per-attempt timeout covering the whole response, body included. Default 30 000 ms. */
+  timeoutMs?: number | undefined;
+  /** Retries after the first attempt. Default 2, as in the official SDKs. */
+  maxRetries?: number | undefined;
+  backoff?: Partial<BackoffOptions> | undefined;
+  /** A server that asks to wait longer than this is not waited for. Default 60 000 ms. */
+  maxRetryAfterMs?: number | undefined;
+  /** The retry budget shared by this client's calls; `false` turns it off. */
+  retryBudget?: RetryBudget | Partial<RetryBudgetOptions> | false | undefined;
+  /** An overall deadline (ms since the epoch) for every call of this client, e.g. a run's. */
+  deadline?: number | undefined;
+  ledger?: Ledger | undefined;
+  budget?: Budget | undefined;
+  /** The cost of one attempt, for the budget. Default: the call's `cost`, else 0. */
+  costOf?: ((call: { method: string; path: string }) => number) | undefined;
+  /** Names this client in the ledger ('api', 'gateway', ...). Default 'http'. */
+  layer?: string | undefined;
+  /** Send an Idempotency-Key on every POST and PATCH that has none ('auto'), or only when asked. */
+  idempotencyKeys?: 'auto' | 'manual' | undefined;
+  /** Streams fail when no event arrives for this long. Default 30 000 ms. */
+  streamIdleTimeoutMs?: number | undefined;
+  /** How many times one stream may resume with Last-Event-ID. Default 3. */
+  maxResumes?: number | undefined;
+  clock?: Clock | undefined;
+  random?: (() => number) | undefined;
+  dispatcher?: Dispatcher | undefined;
+}
+
+/** Query parameters; an array becomes repeated parameters (`tag=a&tag=b`). */
+export type Query = Record<
+  string,
+  string | number | boolean | null | undefined | ReadonlyArray<string | number | boolean>
+>;
+
+export interface CallOptions<S extends TSchema | undefined = undefined> {
+  method?: string | undefined;
+  /** The path below baseUrl, starting with '/'. */
+  path: string;
+  /** The route template for the ledger, e.g. '/emails/{id}'. */
+  route?: string | undefined;
+  query?: Query | undefined;
+  /** A value sent as JSON. */
+  json?: unknown;
+  headers?: Record<string, string> | undefined;
+  signal?: AbortSignal | undefined;
+  timeoutMs?: number | undefined;
+  maxRetries?: number | undefined;
+  /** An absolute deadline (ms since the epoch); the earlier of this and the client's applies. */
+  deadline?: number | undefined;
+  /** A deadline relative to now, in ms. */
+  deadlineMs?: number | undefined;
+  /** A key for this logical call, or `true` to generate one; reused on every attempt. */
+  idempotencyKey?: string | true | undefined;
+  /** Declare that repeating this call is harmless (or not), overriding the method's default. */
+  idempotent?: boolean | undefined;
+  /** This call's cost per attempt, for the budget. */
+  cost?: number | undefined;
+  /** Validate a 2xx JSON body against this schema; `data` is then typed by it. */
+  schema?: S;
+  /** A ledger for this call alone (the client's ledger, if any, records it too). */
+  ledger?: Ledger | undefined;
+}
+
+export interface StreamOptions extends Omit<CallOptions, 'schema'> {
+  idleTimeoutMs?: number | undefined;
+  maxResumes?: number | undefined;
+}
+
+export interface HttpResponse<T> {
+  status: number;
+  headers: IncomingHttpHeaders;
+  data: T;
+  requestId: string | undefined;
+  /** How many attempts the call took. */
+  attempts: number;
+}
+
+/** What `data` is for a call with this schema. */
+export type Data<S> = S extends TSchema ? Static<S> : unknown;
+
+export const DEFAULTS = {
+  timeoutMs: 30_000,
+  maxRetries: 2,
+  maxRetryAfterMs: 60_000,
+  streamIdleTimeoutMs: 30_000,
+  maxResumes: 3,
+};
+
+/** A count or a duration: a whole number, 0 allowed. */
+export function nonNegativeInteger(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 0) throw new RangeError(`${name} must be a whole number >= 0, got ${String(v)}`);
+  return v;
+}
+
+/** A client's options, checked, with the defaults filled in. */
+export interface ClientSettings {
+  baseUrl: string;
+  origin: string;
+  /** Strings scrubbed from anything the server sends back (a server may echo the key). */
+  secrets: string[];
+  authHeader: [string, string] | undefined;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxRetries: number;
+  backoff: BackoffOptions;
+  maxRetryAfterMs: number;
+  retryBudget: RetryBudget | undefined;
+  deadline: number | undefined;
+  ledger: Ledger | undefined;
+  budget: Budget | undefined;
+  costOf: ((call: { method: string; path: string }) => number) | undefined;
+  layer: string;
+  autoKeys: boolean;
+  idleTimeoutMs: number;
+  maxResumes: number;
+  clock: Clock;
+  random: () => number;
+  dispatcher: Dispatcher | undefined;
+}
+
+export function resolveSettings(options: ClientOptions): ClientSettings {
+  let base: URL;
+  try {
+    base = new URL(options.baseUrl);
+  } catch {
+    throw new TypeError(`baseUrl must be an absolute http(s) URL, got '${String(options.baseUrl)}'`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw new TypeError(`baseUrl must use http or https, got '${base.protocol}'`);
+  }
+  if (base.username || base.password || base.search) {
+    throw new TypeError('baseUrl must not carry credentials or a query string; pass the key with `auth`');
+  }
+  const key = options.auth?.key ?? (options.auth?.env ? process.env[options.auth.env] : undefined);
+  if (options.auth?.env && !key) {
+    throw new TypeError(`auth: the environment variable ${options.auth.env} is not set`);
+  }
+  return {
+    baseUrl: base.href.replace(/\/$/, ''),
+    origin: base.origin,
+    secrets: [...(key ? [key] : []), ...(options.redact ?? [])].filter((v) => v.length > 0),
+    authHeader: key
+      ? options.auth?.scheme === 'x-api-key'
+        ? ['x-api-key', key]
+        : ['authorization', `Bearer ${key}`]
+      : undefined,
+    headers: Object.fromEntries(Object.entries(options.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+    timeoutMs: nonNegativeInteger('timeoutMs', options.timeoutMs, DEFAULTS.timeoutMs),
+    maxRetries: nonNegativeInteger('maxRetries', options.maxRetries, DEFAULTS.maxRetries),
+    backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
+    maxRetryAfterMs: nonNegativeInteger('maxRetryAfterMs', options.maxRetryAfterMs, DEFAULTS.maxRetryAfterMs),
+    retryBudget:
+      options.retryBudget === false
+        ? undefined
+        : options.retryBudget instanceof RetryBudget
+          ? options.retryBudget
+          : new RetryBudget(options.retryBudget ?? {}),
+    deadline: options.deadline,
+    ledger: options.ledger,
+    budget: options.budget,
+    costOf: options.costOf,
+    layer: options.layer ?? 'http',
+    autoKeys: options.idempotencyKeys === 'auto',
+    idleTimeoutMs: nonNegativeInteger('streamIdleTimeoutMs', options.streamIdleTimeoutMs, DEFAULTS.streamIdleTimeoutMs),
+    maxResumes: nonNegativeInteger('maxResumes', options.maxResumes, DEFAULTS.maxResumes),
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+    dispatcher: options.dispatcher,
+  };
+}

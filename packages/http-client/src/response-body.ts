@@ -1,0 +1,49 @@
+// A whole response body as the caller gets it: JSON parsed (and checked against the call's
+// schema, compiled once per schema), binary types as bytes, anything else as text.
+import { compileValidator, type Validate } from '@agentwire/schemas/validation';
+import type { TSchema } from 'typebox';
+import type { Buffered } from './attempt.js';
+import type { Call } from './call.js';
+import { InvalidResponseError } from './errors/local-errors.js';
+import { firstHeader } from './headers.js';
+
+export class ResponseBodies {
+  readonly #validators = new WeakMap<object, Validate<unknown>>();
+
+  parse(call: Call, sent: Buffered, schema: TSchema | undefined): unknown {
+    if (sent.buffer.length === 0) return undefined;
+    const type = firstHeader(sent.headers, 'content-type') ?? '';
+    // Binary bodies (images, archives, ...) come back as bytes; text as a string; JSON parsed.
+    if (/^(image|audio|video)\/|octet-stream|application\/(pdf|zip)/i.test(type)) return sent.buffer;
+    const text = sent.buffer.toString('utf8');
+    if (!type.includes('json')) return text;
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (cause) {
+      throw new InvalidResponseError(`the ${sent.status} response is not valid JSON`, {
+        method: call.method,
+        path: call.path,
+        status: sent.status,
+        requestId: firstHeader(sent.headers, 'request-id'),
+        cause,
+      });
+    }
+    if (!schema) return data;
+    let validate = this.#validators.get(schema);
+    if (!validate) {
+      validate = compileValidator(schema);
+      this.#validators.set(schema, validate);
+    }
+    const result = validate(data);
+    if (!result.ok) {
+      throw new InvalidResponseError(`the response does not match its schema:\n${result.errors.join('\n')}`, {
+        method: call.method,
+        path: call.path,
+        status: sent.status,
+        requestId: firstHeader(sent.headers, 'request-id'),
+      });
+    }
+    return result.value;
+  }
+}
