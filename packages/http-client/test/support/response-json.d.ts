@@ -1,9 +1,0 @@
-// Tests read many JSON bodies and check them with expect(); typing each one adds noise,
-// so in tests `response.json()` is `any` (as it was in older Node typings).
-declare global {
-  interface Response {
-    json(): Promise<any>;
-  }
-}
-
-export {};
