@@ -15,10 +15,8 @@ import {
   UNSUPPORTED_VERSION,
 } from './json-rpc.js';
 import {
-  ALL_REVISIONS,
   features,
   isLogLevel,
-  isRevision,
   isStateless,
   LATEST_LEGACY,
   LEGACY_REVISIONS,
@@ -28,6 +26,7 @@ import {
   MODERN_REVISION,
   metaOf,
   type Revision,
+  SUPPORTED_VERSIONS,
 } from './revisions.js';
 
 /** What a legacy (initialize-based) session remembers. Serializable: it may live in Redis. */
@@ -158,7 +157,7 @@ export class McpServer {
     const version = m[META.protocolVersion];
     if (version !== MODERN_REVISION) {
       throw new RpcError(UNSUPPORTED_VERSION, 'Unsupported protocol version', {
-        supported: [MODERN_REVISION, ...[...LEGACY_REVISIONS].reverse()],
+        supported: SUPPORTED_VERSIONS,
         requested: version,
       });
     }
@@ -174,7 +173,7 @@ export class McpServer {
     switch (method) {
       case 'server/discover':
         result = {
-          supportedVersions: [MODERN_REVISION, ...[...LEGACY_REVISIONS].reverse()],
+          supportedVersions: SUPPORTED_VERSIONS,
           capabilities: { tools: { listChanged: false } },
           ttlMs: 300_000,
           cacheScope: 'public',
@@ -281,5 +280,3 @@ export class McpServer {
     return { kind: 'response', response: { jsonrpc: '2.0', id, result } };
   }
 }
-
-export { ALL_REVISIONS, isRevision };

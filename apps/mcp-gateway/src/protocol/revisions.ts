@@ -5,6 +5,8 @@ export const MODERN_REVISION = '2026-07-28';
 export const ALL_REVISIONS = [...LEGACY_REVISIONS, MODERN_REVISION] as const;
 export type Revision = (typeof ALL_REVISIONS)[number];
 export const LATEST_LEGACY: Revision = '2025-11-25';
+/** What the server tells a client it speaks, newest first (server/discover, version errors). */
+export const SUPPORTED_VERSIONS: readonly Revision[] = [MODERN_REVISION, ...[...LEGACY_REVISIONS].reverse()];
 
 export function isRevision(value: unknown): value is Revision {
   return typeof value === 'string' && (ALL_REVISIONS as readonly string[]).includes(value);

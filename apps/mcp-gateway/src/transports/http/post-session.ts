@@ -12,7 +12,7 @@ import {
 } from '../../protocol/json-rpc.js';
 import type { Outcome } from '../../protocol/mcp-server.js';
 import { takeIn } from '../../protocol/message-intake.js';
-import { LEGACY_REVISIONS, MODERN_REVISION, metaOf } from '../../protocol/revisions.js';
+import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { SessionLimitError } from '../../sessions/session-store.js';
 import { type HttpContext, runRequest, streamAnswer, watchClient } from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
@@ -65,7 +65,7 @@ export async function postSession(
       reply,
       400,
       INVALID_REQUEST,
-      `Unsupported MCP-Protocol-Version '${versionHeader}'; supported: ${[...LEGACY_REVISIONS, MODERN_REVISION].join(', ')}`,
+      `Unsupported MCP-Protocol-Version '${versionHeader}'; supported: ${ALL_REVISIONS.join(', ')}`,
     );
   }
   const messages = Array.isArray(body) ? body : [body];
