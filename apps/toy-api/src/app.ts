@@ -15,8 +15,8 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import type { Redis } from 'ioredis';
-import { ApiError, envelope, toErrorResponse } from './api-error.js';
 import { type Caller, KeyRing } from './auth.js';
+import { EnvelopeError, envelope, toErrorResponse } from './envelope-error.js';
 import { FaultInjector } from './faults.js';
 import { createIdempotency } from './idempotency.js';
 import { useJsonBodyParser } from './json-body-parser.js';
@@ -157,7 +157,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
 
   app.setErrorHandler((error, request, reply) => {
     const { status, body, headers } = toErrorResponse(error as Error, bodyLimit);
-    if (status >= 500 && !(error instanceof ApiError)) request.log.error({ err: error }, 'request failed');
+    if (status >= 500 && !(error instanceof EnvelopeError)) request.log.error({ err: error }, 'request failed');
     reply.code(status).headers(headers).send(body);
   });
 
@@ -214,7 +214,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     api.addHook('onRequest', async (request) => {
       request.caller = keys.authenticate(request.headers);
       if (request.routeOptions.config.write && request.caller.access !== 'full') {
-        throw new ApiError('permission_error', 'this key is read-only; writes need the full-access key');
+        throw new EnvelopeError('permission_error', 'this key is read-only; writes need the full-access key');
       }
     });
     api.addHook('onRoute', (route: RouteOptions) => injectFaultHooks(route, context.faults));

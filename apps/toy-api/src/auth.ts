@@ -2,7 +2,7 @@
 // Keys are compared in constant time, on their SHA-256 digests so lengths do not leak either.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ApiError } from './api-error.js';
+import { EnvelopeError } from './envelope-error.js';
 
 export type Access = 'full' | 'read';
 
@@ -32,7 +32,7 @@ export class KeyRing {
   authenticate(headers: IncomingHttpHeaders): Caller {
     const presented = presentedKey(headers);
     if (presented === undefined) {
-      throw new ApiError(
+      throw new EnvelopeError(
         'authentication_error',
         'missing API key; send it as "Authorization: Bearer <key>" or "x-api-key: <key>"',
         CHALLENGE,
@@ -47,7 +47,7 @@ export class KeyRing {
     const isRead = this.#read !== undefined && timingSafeEqual(candidate, this.#read);
     if (isFull) return { access: 'full', id };
     if (isRead) return { access: 'read', id };
-    throw new ApiError('authentication_error', 'invalid API key', CHALLENGE);
+    throw new EnvelopeError('authentication_error', 'invalid API key', CHALLENGE);
   }
 
   toJSON(): string {
@@ -60,7 +60,11 @@ function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   if (authorization !== undefined) {
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
     if (!match) {
-      throw new ApiError('authentication_error', 'malformed Authorization header; expected "Bearer <key>"', CHALLENGE);
+      throw new EnvelopeError(
+        'authentication_error',
+        'malformed Authorization header; expected "Bearer <key>"',
+        CHALLENGE,
+      );
     }
     return match[1];
   }

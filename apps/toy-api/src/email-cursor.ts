@@ -1,7 +1,7 @@
 // Opaque pagination cursors for GET /emails. A cursor remembers the offset and the filters it
 // was made for, so it cannot be replayed against another query by mistake.
 import { createHash } from 'node:crypto';
-import { ApiError } from './api-error.js';
+import { EnvelopeError } from './envelope-error.js';
 
 export interface EmailFilters {
   urgent?: boolean | undefined;
@@ -27,13 +27,13 @@ export function decodeCursor(cursor: string, filters: EmailFilters): number {
   }
   const { o, f } = (parsed ?? {}) as { o?: unknown; f?: unknown };
   if (typeof o !== 'number' || !Number.isInteger(o) || o < 0 || typeof f !== 'string') {
-    throw new ApiError(
+    throw new EnvelopeError(
       'invalid_request_error',
       '$.cursor: not a cursor from this API; pass next_cursor from the previous page',
     );
   }
   if (f !== filterTag(filters)) {
-    throw new ApiError(
+    throw new EnvelopeError(
       'invalid_request_error',
       '$.cursor: this cursor belongs to a query with other filters; repeat the same urgent/from/date with it',
     );

@@ -4,8 +4,8 @@ import { ERROR_STATUS, type ErrorEnvelope, type ErrorType, errorTypeForStatus } 
 import type { FastifyError } from 'fastify';
 
 /** An error with a status, an envelope type, and optionally extra response headers. */
-export class ApiError extends Error {
-  override readonly name = 'ApiError';
+export class EnvelopeError extends Error {
+  override readonly name = 'EnvelopeError';
   readonly statusCode: number;
   readonly type: ErrorType;
   readonly headers: Readonly<Record<string, string>>;
@@ -37,10 +37,10 @@ const FASTIFY_MESSAGES: Readonly<Record<string, (error: FastifyError, bodyLimit:
  * 5xx messages from unexpected errors are not shown to the caller (they may hold internals).
  */
 export function toErrorResponse(
-  error: FastifyError | ApiError | Error,
+  error: FastifyError | EnvelopeError | Error,
   bodyLimit: number,
 ): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
-  if (error instanceof ApiError) {
+  if (error instanceof EnvelopeError) {
     return { status: error.statusCode, body: envelope(error.type, error.message), headers: { ...error.headers } };
   }
   if (isRedisUnavailable(error)) {

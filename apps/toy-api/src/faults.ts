@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultConfig, FaultRule } from '@agentwire/schemas';
 import { errorTypeForStatus } from '@agentwire/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from './api-error.js';
 import { seededRandom } from './data/prng.js';
+import { EnvelopeError } from './envelope-error.js';
 
 type Action = FaultRule['action'];
 
@@ -57,14 +57,14 @@ export class FaultInjector {
       );
       if (matching.length === 0) {
         const known = [...new Set(this.#routes.map((r) => `${r.method} ${r.template}`))].join(', ');
-        throw new ApiError(
+        throw new EnvelopeError(
           'invalid_request_error',
           `$.rules[${i}]: no route matches ${rule.method ?? 'any method'} ${rule.path}; faults apply to: ${known}`,
         );
       }
       if (rule.action === 'cut_stream' && !matching.some((r) => r.streams)) {
         const streaming = this.#routes.filter((r) => r.streams).map((r) => `${r.method} ${r.template}`);
-        throw new ApiError(
+        throw new EnvelopeError(
           'invalid_request_error',
           `$.rules[${i}]: cut_stream needs a route that streams (${streaming.join(', ')}), not ${rule.path}`,
         );
@@ -121,7 +121,7 @@ export class FaultInjector {
         const status = rule.status ?? 503;
         const headers: Record<string, string> =
           rule.retry_after_s !== undefined ? { 'retry-after': String(rule.retry_after_s) } : {};
-        throw new ApiError(
+        throw new EnvelopeError(
           rule.error_type ?? errorTypeForStatus(status),
           rule.message ?? `injected fault: HTTP ${status}`,
           {

@@ -3,8 +3,8 @@
 // still running gets 409; the same key with a different body gets 422.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from './api-error.js';
 import type { Caller } from './auth.js';
+import { EnvelopeError } from './envelope-error.js';
 import type { StateStore, StoredResponse } from './store/state-store.js';
 
 const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
@@ -34,7 +34,7 @@ function readKey(request: FastifyRequest): string | undefined {
   const value = Array.isArray(header) ? header.join(',') : header;
   const unquoted = /^"(.*)"$/.exec(value)?.[1] ?? value;
   if (!KEY_SYNTAX.test(unquoted)) {
-    throw new ApiError(
+    throw new EnvelopeError(
       'invalid_request_error',
       'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
     );
@@ -70,13 +70,13 @@ export function createIdempotency(store: StateStore, callerOf: (request: Fastify
         return;
       }
       case 'in_flight':
-        throw new ApiError(
+        throw new EnvelopeError(
           'conflict_error',
           'a request with this Idempotency-Key is still being processed; retry once it has finished',
           { headers: { 'retry-after': '1' } },
         );
       case 'mismatch':
-        throw new ApiError(
+        throw new EnvelopeError(
           'invalid_request_error',
           'this Idempotency-Key was already used with a different request body; use a new key for a new request',
           { status: 422 },

@@ -2,7 +2,7 @@
 // parser's reason, so a 400 says where the JSON broke instead of only that it did.
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { ApiError } from './api-error.js';
+import { EnvelopeError } from './envelope-error.js';
 
 export function useJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -10,7 +10,7 @@ export function useJsonBodyParser(app: FastifyInstance): void {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') {
       done(
-        new ApiError(
+        new EnvelopeError(
           'invalid_request_error',
           'body is empty but Content-Type is application/json; send a JSON object, or no Content-Type',
         ),
@@ -23,7 +23,7 @@ export function useJsonBodyParser(app: FastifyInstance): void {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       done(
-        new ApiError(
+        new EnvelopeError(
           'invalid_request_error',
           /forbidden (prototype|constructor)/i.test(message)
             ? 'body refused: it has a __proto__ or constructor.prototype key'

@@ -59,7 +59,7 @@ export type Failed = {
   kind: 'error';
   error: HttpClientError;
   /** False when the attempt ended before anything was sent (abort, deadline, budget). */
-  sent: boolean;
+  reachedServer: boolean;
   response?: { status: number; headers: IncomingHttpHeaders; buffer: Buffer };
 };
 
@@ -125,7 +125,7 @@ export async function sendAttempt(
     settings.ledger?.add(entry);
     call.ledger?.add(entry);
   };
-  const notSent = (error: HttpClientError): Sent => ({ kind: 'error', error, sent: false });
+  const notSent = (error: HttpClientError): Sent => ({ kind: 'error', error, reachedServer: false });
 
   if (call.signal?.aborted) return notSent(callFailure(call, undefined, call.timeoutMs));
   const remaining = call.deadline === undefined ? Number.POSITIVE_INFINITY : call.deadline - settings.clock.now();
@@ -198,7 +198,7 @@ export async function sendAttempt(
         secrets: settings.secrets,
       });
       record(status, error.type, bytesReceived, requestId);
-      return { kind: 'error', error, sent: true, response: { status, headers: response.headers, buffer } };
+      return { kind: 'error', error, reachedServer: true, response: { status, headers: response.headers, buffer } };
     }
     record(status, null, bytesReceived, requestId);
     return { kind: 'ok', status, headers: response.headers, buffer };
@@ -206,7 +206,7 @@ export async function sendAttempt(
     clearTimeout(timer);
     const error = callFailure(call, cause, limit, fired);
     record(status, error.type, bytesReceived, requestId);
-    return { kind: 'error', error, sent: true };
+    return { kind: 'error', error, reachedServer: true };
   } finally {
     if (!handedOver) unlink();
   }

@@ -3,11 +3,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Static, TSchema } from 'typebox';
 import type { Dispatcher } from 'undici';
-import type { Budget } from './budget.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Ledger } from './ledger.js';
 import { RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
+import type { RunBudget } from './run-budget.js';
 
 export interface AuthOptions {
   /** The secret itself. Prefer `env`: the key then never passes through your code. */
@@ -38,7 +38,7 @@ export interface ClientOptions {
   /** An overall deadline (ms since the epoch) for every call of this client, e.g. a run's. */
   deadline?: number | undefined;
   ledger?: Ledger | undefined;
-  budget?: Budget | undefined;
+  budget?: RunBudget | undefined;
   /** The cost of one attempt, for the budget. Default: the call's `cost`, else 0. */
   costOf?: ((call: { method: string; path: string }) => number) | undefined;
   /** Names this client in the ledger ('api', 'gateway', ...). Default 'http'. */
@@ -136,7 +136,7 @@ export interface ClientSettings {
   retryBudget: RetryBudget | undefined;
   deadline: number | undefined;
   ledger: Ledger | undefined;
-  budget: Budget | undefined;
+  budget: RunBudget | undefined;
   costOf: ((call: { method: string; path: string }) => number) | undefined;
   layer: string;
   autoKeys: boolean;

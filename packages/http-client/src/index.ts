@@ -1,6 +1,6 @@
 // @agentwire/http-client: a resilient HTTP client for agents.
 // Any new export added here becomes public API.
-export { Budget, type BudgetLimits, type BudgetUsage } from './budget.js';
+
 export { type Clock, systemClock } from './clock.js';
 export {
   APIError,
@@ -46,3 +46,4 @@ export {
 } from './ledger.js';
 export { DEFAULT_RETRY_BUDGET, RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
 export { type BackoffOptions, backoffDelay, DEFAULT_BACKOFF, serverRetryDelay } from './retry-policy.js';
+export { RunBudget, type RunBudgetLimits, type RunBudgetUsage } from './run-budget.js';

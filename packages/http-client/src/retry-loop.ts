@@ -60,11 +60,11 @@ export class RetryLoop {
         return { sent, attempt };
       }
       const { error } = sent;
-      if (sent.sent && error.retryable) budget?.onFailure();
+      if (sent.reachedServer && error.retryable) budget?.onFailure();
       if (sent.response && error instanceof APIError) this.#errorResponses.set(error, sent.response);
-      const next = sent.sent ? this.decide(call, error, attempt) : error;
+      const next = sent.reachedServer ? this.decide(call, error, attempt) : error;
       if (next instanceof Error) {
-        next.attempts = sent.sent ? attempt : attempt - 1;
+        next.attempts = sent.reachedServer ? attempt : attempt - 1;
         throw next;
       }
       wait = next;

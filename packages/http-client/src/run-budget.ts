@@ -2,33 +2,33 @@
 // included), so a runaway loop stops with a clear error instead of burning the key.
 import { BudgetExceededError } from './errors/local-errors.js';
 
-export interface BudgetLimits {
+export interface RunBudgetLimits {
   maxAttempts?: number | undefined;
   /** Body bytes sent plus received. */
   maxBytes?: number | undefined;
   maxCost?: number | undefined;
 }
 
-export interface BudgetUsage {
+export interface RunBudgetUsage {
   attempts: number;
   bytes: number;
   cost: number;
 }
 
-export class Budget {
-  readonly limits: Readonly<BudgetLimits>;
-  readonly #used: BudgetUsage = { attempts: 0, bytes: 0, cost: 0 };
+export class RunBudget {
+  readonly limits: Readonly<RunBudgetLimits>;
+  readonly #used: RunBudgetUsage = { attempts: 0, bytes: 0, cost: 0 };
 
-  constructor(limits: BudgetLimits) {
+  constructor(limits: RunBudgetLimits) {
     for (const [name, value] of Object.entries(limits)) {
       if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
-        throw new RangeError(`Budget: ${name} must be a number >= 0, got ${String(value)}`);
+        throw new RangeError(`RunBudget: ${name} must be a number >= 0, got ${String(value)}`);
       }
     }
     this.limits = { ...limits };
   }
 
-  get used(): Readonly<BudgetUsage> {
+  get used(): Readonly<RunBudgetUsage> {
     return { ...this.#used };
   }
 

@@ -2,13 +2,13 @@ import { PassThrough } from 'node:stream';
 import { EmailPage } from '@agentwire/schemas';
 import { describe, expect, it } from 'vitest';
 import {
-  Budget,
   BudgetExceededError,
   HttpClient,
   InvalidResponseError,
   isBudgetExceededError,
   Ledger,
   type LedgerEntry,
+  RunBudget,
 } from '../src/index.js';
 import { FakeClock } from './support/fake-clock.js';
 import { startToyApi } from './support/servers.js';
@@ -117,7 +117,7 @@ describe('ledger', () => {
 describe('budget', () => {
   it('stops the run before the attempt that would pass maxAttempts, retries included, and is not retried', async () => {
     const api = await startToyApi();
-    const budget = new Budget({ maxAttempts: 4 });
+    const budget = new RunBudget({ maxAttempts: 4 });
     const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, budget, clock: new FakeClock() });
     await http.get('/flaky', { query: { fail_times: 2 } });
     const error = await http.get('/flaky', { query: { fail_times: 2, run: 'b' } }).catch((e: unknown) => e);
@@ -130,7 +130,7 @@ describe('budget', () => {
 
   it('counts bytes sent and received', async () => {
     const api = await startToyApi();
-    const budget = new Budget({ maxBytes: 1000 });
+    const budget = new RunBudget({ maxBytes: 1000 });
     const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, budget });
     await http.get('/emails', { query: { limit: 5 } });
     expect(budget.used.bytes).toBeGreaterThan(1000);
@@ -139,7 +139,7 @@ describe('budget', () => {
 
   it('charges a cost per attempt from a cost function or the call', async () => {
     const api = await startToyApi();
-    const budget = new Budget({ maxCost: 10 });
+    const budget = new RunBudget({ maxCost: 10 });
     const http = new HttpClient({
       baseUrl: api.url,
       auth: { key: api.key },
@@ -159,7 +159,7 @@ describe('budget', () => {
     const http = new HttpClient({
       baseUrl: api.url,
       auth: { key: api.key },
-      budget: new Budget({ maxAttempts: 1 }),
+      budget: new RunBudget({ maxAttempts: 1 }),
       clock,
     });
     const error = await http.get('/flaky', { query: { fail_times: 1 } }).catch((e: unknown) => e);
@@ -170,7 +170,7 @@ describe('budget', () => {
   });
 
   it('refuses a limit that is not a number', () => {
-    expect(() => new Budget({ maxAttempts: -1 })).toThrow('Budget: maxAttempts must be a number >= 0, got -1');
+    expect(() => new RunBudget({ maxAttempts: -1 })).toThrow('RunBudget: maxAttempts must be a number >= 0, got -1');
   });
 });
 

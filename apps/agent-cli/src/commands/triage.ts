@@ -3,7 +3,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Budget, HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger } from '@agentwire/http-client';
+import { HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger, RunBudget } from '@agentwire/http-client';
 import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { EXIT } from '../exit-codes.js';
 import { faultConfig, installFaults } from '../faults.js';
@@ -79,7 +79,7 @@ export async function triageCommand(argv: string[]): Promise<number> {
 
   const started = Date.now();
   const deadline = deadlineMs === undefined ? undefined : started + deadlineMs;
-  const budget = maxRequests || maxBytes ? new Budget({ maxAttempts: maxRequests, maxBytes }) : undefined;
+  const budget = maxRequests || maxBytes ? new RunBudget({ maxAttempts: maxRequests, maxBytes }) : undefined;
   const ledgerPath =
     values.ledger ??
     join(tmpdir(), 'agentwire', `triage-${new Date(started).toISOString().replace(/[:.]/g, '-')}.jsonl`);

@@ -2,7 +2,7 @@
 // (spawning the gateway) or Streamable HTTP (with packages/http-client as its fetch).
 
 import { fileURLToPath } from 'node:url';
-import type { Budget, HttpClient } from '@agentwire/http-client';
+import type { HttpClient, RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -71,7 +71,7 @@ export interface StdioBackendOptions extends BackendOptions {
   /** How to start the gateway. */
   spawn: { command: string; args: string[]; env: Record<string, string> };
   /** Over stdio each tool call counts as a request, and its bytes against the byte budget. */
-  budget?: Budget | undefined;
+  budget?: RunBudget | undefined;
 }
 
 export interface HttpBackendOptions extends BackendOptions {

@@ -14,10 +14,10 @@ import {
   ReplyRequest,
 } from '@agentwire/schemas';
 import Type from 'typebox';
-import { ApiError } from '../api-error.js';
 import { EMAILS, findEmail } from '../data/company.js';
 import { buildDigest, wordDeltas } from '../digest.js';
 import { decodeCursor, encodeCursor } from '../email-cursor.js';
+import { EnvelopeError } from '../envelope-error.js';
 import type { createIdempotency } from '../idempotency.js';
 import { type App, errorResponses, type RouteContext } from '../route-context.js';
 import { type SseEvent, streamEvents } from '../sse-stream.js';
@@ -27,7 +27,7 @@ const IdParams = Type.Object({ email_id: EmailId }, { additionalProperties: fals
 function emailOr404(id: string) {
   const email = findEmail(id);
   if (!email) {
-    throw new ApiError('not_found_error', `no email '${id}'; GET /emails lists them`);
+    throw new EnvelopeError('not_found_error', `no email '${id}'; GET /emails lists them`);
   }
   return email;
 }
@@ -206,7 +206,7 @@ function parseLastEventId(header: string | string[] | undefined, doneId: number)
   const value = Array.isArray(header) ? header[0] : header;
   const id = Number(value);
   if (!/^\d+$/.test(value ?? '') || id > doneId) {
-    throw new ApiError(
+    throw new EnvelopeError(
       'invalid_request_error',
       `Last-Event-ID must be an id this stream sent (0 to ${doneId}), got '${String(value).slice(0, 40)}'`,
     );

@@ -1,8 +1,8 @@
 // Employees and their office days.
 import { Employee, EmployeeId, EmployeeList, ListEmployeesQuery, OfficeDays } from '@agentwire/schemas';
 import Type from 'typebox';
-import { ApiError } from '../api-error.js';
 import { EMPLOYEES, findEmployee } from '../data/company.js';
+import { EnvelopeError } from '../envelope-error.js';
 import { type App, errorResponses } from '../route-context.js';
 
 const IdParams = Type.Object({ employee_id: EmployeeId }, { additionalProperties: false });
@@ -10,7 +10,7 @@ const IdParams = Type.Object({ employee_id: EmployeeId }, { additionalProperties
 function employeeOr404(id: string) {
   const employee = findEmployee(id);
   if (!employee) {
-    throw new ApiError(
+    throw new EnvelopeError(
       'not_found_error',
       `no employee '${id}'; ids run from e-01 to e-${String(EMPLOYEES.length).padStart(2, '0')} (GET /employees lists them)`,
     );

@@ -3,8 +3,8 @@ import { FlakyQuery, LimitedQuery, MAX_SLOW_MS, SlowQuery } from '@agentwire/sch
 import rateLimit from '@fastify/rate-limit';
 import type { Redis } from 'ioredis';
 import Type from 'typebox';
-import { ApiError } from '../api-error.js';
 import type { Caller } from '../auth.js';
+import { EnvelopeError } from '../envelope-error.js';
 import { type App, errorResponses, type RouteContext } from '../route-context.js';
 
 const Ok = Type.Object({ ok: Type.Boolean() }, { additionalProperties: false });
@@ -46,7 +46,7 @@ export function practiceRoutes(
         const params = `fail_times=${failTimes}&run=${run ?? ''}`;
         const attempt = await context.store.countFlaky(callerOf(request).id, params, failTimes);
         if (attempt <= failTimes) {
-          throw new ApiError(
+          throw new EnvelopeError(
             'api_error',
             `flaky: failure ${attempt} of ${failTimes}; the call after the last failure succeeds`,
             { status: 503 },
@@ -84,7 +84,7 @@ export function practiceRoutes(
             keyGenerator: (request: { caller: Caller | null; query: unknown }) =>
               `${callerOf(request).id}:${(request.query as { run?: string }).run ?? ''}`,
             errorResponseBuilder: (_request: unknown, ctx: { max: number; after: string }) =>
-              new ApiError(
+              new EnvelopeError(
                 'rate_limit_error',
                 `rate limited: at most ${ctx.max} requests per ${context.limited.windowMs} ms; retry after ${ctx.after}`,
               ),
