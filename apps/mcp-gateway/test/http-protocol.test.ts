@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createGateway } from '../src/gateway.js';
+import { serveHttp } from '../src/transports/http.js';
 import { type HttpGateway, startHttpGateway, startToyApi } from './support/stack.js';
 
 const ACCEPT = 'application/json, text/event-stream';
@@ -331,5 +333,26 @@ describe('Streamable HTTP, 2026-07-28 (stateless)', () => {
     ).json();
     expect(r.result.isError).toBe(true);
     expect(r.result.content[0].text).toBe('Invalid arguments for tool slow:\n$.ms: expected integer, got string');
+  });
+});
+
+describe('serveHttp options', () => {
+  it('refuses redisUrl, which the transport no longer turns into a store, and names what to pass', async () => {
+    const api = await startToyApi();
+    const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key });
+    try {
+      const options = {
+        host: '127.0.0.1',
+        port: 0,
+        token: undefined,
+        allowedOrigins: [],
+        redisUrl: 'redis://127.0.0.1:1',
+      };
+      await expect(serveHttp(gateway, options)).rejects.toThrow(
+        /pass store: await createSessionStore\(\{ redisUrl \}\)/,
+      );
+    } finally {
+      await gateway.close();
+    }
   });
 });

@@ -126,6 +126,30 @@ describe('OpenAPI to tools', () => {
     });
   });
 
+  it('keeps a whole-body argument whose schema has a non-array required (a common spec mistake)', () => {
+    const { tools, problems } = openApiToTools(
+      spec31({
+        '/notes': {
+          post: {
+            operationId: 'add_note',
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: { type: 'object', additionalProperties: true, required: true, properties: { text: {} } },
+                },
+              },
+            },
+            responses: ok,
+          },
+        },
+      }),
+    );
+    expect(problems).toEqual([]);
+    expect(tools.map((t) => t.name)).toEqual(['add_note']);
+    expect(tools[0]?.binding.body).toEqual({ mode: 'whole', arg: 'body', required: true });
+  });
+
   it('reports an operation it cannot use by name and reason, and loads the rest', () => {
     const { tools, problems } = openApiToTools(
       spec31({

@@ -65,6 +65,26 @@ describe('stdio', () => {
     expect((await recent.next()).error.code).toBe(-32600);
   });
 
+  it('cancels a request from a notification later in the same batch (2025-03-26)', async () => {
+    const api = await startToyApi();
+    const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
+    io.send(init('2025-03-26'));
+    await io.next();
+    const slow = (id: number, ms: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'slow', arguments: { ms } },
+    });
+    io.send([slow(7, 300), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }]);
+    io.send(slow(9, 900));
+    // Request 7 would have answered first (300 ms upstream against 900): the next answer is 9's,
+    // and nothing was ever sent for 7.
+    const answer = await io.next();
+    expect(answer.id).toBe(9);
+    expect(io.lines.some((line) => line.includes('"id":7'))).toBe(false);
+  });
+
   it('writes nothing but protocol messages to stdout, logs to stderr, and exits when stdin closes', async () => {
     const api = await startToyApi();
     const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });

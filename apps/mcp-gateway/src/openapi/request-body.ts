@@ -39,6 +39,8 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
     schema,
     required: requestBody.required === true,
     props: spread ? (target.properties as Record<string, JsonSchema>) : undefined,
-    requiredProps: new Set((target.required as string[] | undefined) ?? []),
+    // Read only for a spread body, as the names of its required properties (a body that stays
+    // whole keeps its schema, `required` and all, whatever its shape).
+    requiredProps: new Set(spread ? ((target.required as string[] | undefined) ?? []) : []),
   };
 }

@@ -53,6 +53,13 @@ export interface HttpServer {
 }
 
 export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
+  // The transport makes no Redis client: a caller that still passes the URL would otherwise
+  // get sessions in memory without a word.
+  if ((options as { redisUrl?: unknown }).redisUrl && options.store === undefined) {
+    throw new TypeError(
+      'serveHttp: redisUrl is not an option of the transport; pass store: await createSessionStore({ redisUrl })',
+    );
+  }
   const ownStore = options.store === undefined;
   const store: SessionStore =
     options.store ??

@@ -64,10 +64,11 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
         return;
       }
       if (intake.initialized && session) session = { ...session, initialized: true };
+      // The batch's requests start (and are registered) first, so that a cancellation in the
+      // same batch finds the request it names.
+      const running = intake.requests.map(run);
       for (const { requestId, reason } of intake.cancelled) await inFlight.cancel(undefined, requestId, reason);
-      const answers = [...intake.invalid, ...(await Promise.all(intake.requests.map(run)))].filter(
-        (r) => r !== undefined,
-      );
+      const answers = [...intake.invalid, ...(await Promise.all(running))].filter((r) => r !== undefined);
       if (answers.length === 0) return;
       write(intake.batch ? answers : answers[0]);
     } catch (error) {

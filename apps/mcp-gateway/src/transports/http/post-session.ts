@@ -2,6 +2,7 @@
 // session (Mcp-Session-Id), every other message names it. Answers come as JSON, or as an SSE
 // stream when the request asks for progress; notifications for the session go to its GET stream.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Cancellation } from '../../protocol/cancellation.js';
 import {
   classify,
   INTERNAL_ERROR,
@@ -35,9 +36,11 @@ async function initialize(
       'Invalid request: initialize starts a new session; send it without Mcp-Session-Id',
     );
   }
-  const outcome = await runRequest(ctx, message, {
+  // Not registered in flight: initialize has no session yet, and nothing can cancel it.
+  const outcome = await ctx.server.handle(message, {
+    session: undefined,
+    signal: new Cancellation().signal,
     notify: () => undefined,
-    client: { gone: false, running: new Set() },
   });
   if (outcome.kind !== 'response') return reply.code(202).send();
   if (!outcome.session) return sendJson(reply, 400, outcome.response);
