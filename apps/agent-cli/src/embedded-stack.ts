@@ -39,7 +39,7 @@ export async function startEmbeddedStack(env: NodeJS.ProcessEnv = process.env): 
     port: 0,
     token: mcpToken,
     allowedOrigins: [],
-    ...(logger ? { logger: { ...logger, redact: ['req.headers.authorization'] } } : {}),
+    ...(logger ? { logger } : {}),
   });
   return {
     apiUrl,

@@ -1,5 +1,6 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { parseArgs } from 'node:util';
+import { readLogLevel } from '@agentwire/schemas';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -90,7 +91,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     allowedHosts: env.ALLOWED_HOSTS ? list(env.ALLOWED_HOSTS) : undefined,
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX || 'mcp-gateway:',
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: logLevelOf(env.LOG_LEVEL),
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),
   };
 }
@@ -114,4 +115,10 @@ function parseFlags(argv: string[]) {
       port: { type: 'string' },
     },
   }).values;
+}
+
+function logLevelOf(value: string | undefined): string {
+  const read = readLogLevel(value);
+  if ('problem' in read) throw new ConfigError(read.problem);
+  return read.level;
 }

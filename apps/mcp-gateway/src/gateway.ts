@@ -1,7 +1,7 @@
 // Puts the gateway together: the upstream client, the OpenAPI document turned into tools,
 // and the MCP server core that both transports use.
 import { HttpClient } from '@agentwire/http-client';
-import { type LoadResult, openApiToTools } from './openapi/openapi-to-tools.js';
+import { type LoadResult, openApiToTools, type SkippedOperation } from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
 import { loadSpec } from './spec-loader.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -25,6 +25,8 @@ export interface Gateway {
   tools: ToolRegistry;
   /** Operations that could not become tools, with the reason. */
   problems: string[];
+  /** The same, as fields. */
+  skipped: SkippedOperation[];
   client: HttpClient;
   close(): Promise<void>;
 }
@@ -55,5 +57,5 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     upstream: new UpstreamCaller(client, options.upstreamApiKey),
     ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
   });
-  return { server, tools, problems: loaded.problems, client, close: () => client.close() };
+  return { server, tools, problems: loaded.problems, skipped: loaded.skipped, client, close: () => client.close() };
 }

@@ -1,28 +1,37 @@
 #!/usr/bin/env node
-// The mcp-gateway command: Streamable HTTP by default, stdio with --stdio.
+// The mcp-gateway command: Streamable HTTP by default, stdio with --stdio. Every log line goes
+// through one pino logger on stderr (stdout belongs to the protocol over stdio), at LOG_LEVEL,
+// with the shared redaction list. Errors before the logger exists (bad settings, an unreadable
+// OpenAPI document) are one plain line each, for the person who typed the command.
+import { LOG_REDACT_PATHS } from '@agentwire/schemas';
+import { pino } from 'pino';
 import { ConfigError, readConfig } from './config.js';
 import { createGateway } from './gateway.js';
 import { serveStdio } from './transports/stdio.js';
 
-function stderrLog(message: string, details: Record<string, unknown> = {}): void {
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), msg: message, ...details })}\n`);
-}
-
 async function main(): Promise<void> {
   const config = readConfig(process.argv.slice(2));
+  const logger = pino(
+    { name: 'mcp-gateway', level: config.logLevel, redact: [...LOG_REDACT_PATHS] },
+    pino.destination({ fd: 2, sync: true }),
+  );
   const gateway = await createGateway({
     upstreamUrl: config.upstreamUrl,
     upstreamApiKey: config.upstreamApiKey,
     openapi: config.openapi,
     pageSize: config.pageSize,
   });
-  for (const problem of gateway.problems) stderrLog('operation skipped', { problem });
+  for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   if (config.transport === 'stdio') {
-    stderrLog('serving MCP over stdio', { tools: gateway.tools.tools.length, upstream: config.upstreamUrl });
+    logger.info({ tools: gateway.tools.tools.length, upstream: config.upstreamUrl }, 'serving MCP over stdio');
     const stop = () => process.exit(0);
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
-    await serveStdio(gateway.server, { input: process.stdin, output: process.stdout, log: stderrLog });
+    await serveStdio(gateway.server, {
+      input: process.stdin,
+      output: process.stdout,
+      log: (message, details = {}) => logger.error(details, message),
+    });
     await gateway.close();
     process.exit(0);
   }
@@ -30,13 +39,9 @@ async function main(): Promise<void> {
   const { createSessionStore } = await import('./sessions/create-session-store.js');
   // The composition root: the session store (memory, or Redis shared by replicas) is made here.
   const store = await createSessionStore(config);
-  // Request logs (pino, JSON on stdout) at LOG_LEVEL; the Authorization header never appears.
-  const http = await serveHttp(gateway, {
-    ...config,
-    store,
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel, redact: ['req.headers.authorization'] },
-  });
-  stderrLog('serving MCP over Streamable HTTP', { url: `${http.url}/mcp`, tools: gateway.tools.tools.length });
+  // Request logs go through the same logger (the Authorization header never appears).
+  const http = await serveHttp(gateway, { ...config, store, loggerInstance: logger });
+  logger.info({ url: `${http.url}/mcp`, tools: gateway.tools.tools.length }, 'serving MCP over Streamable HTTP');
   let closing = false;
   const shutdown = async () => {
     if (closing) return;

@@ -130,7 +130,7 @@ describe('the mcp-gateway command', () => {
     expect(stderr()).toMatch(/^mcp-gateway: cannot read the OpenAPI document \/nonexistent\.json/);
   });
 
-  it('serves HTTP on the port it is given, and logs neither the upstream key nor the token', async () => {
+  it('serves HTTP on the port it is given, and logs neither the upstream key, the token nor the session id', async () => {
     const api = await startToyApi();
     const token = 't'.repeat(24);
     const { stderr } = await spawnGateway({
@@ -138,6 +138,7 @@ describe('the mcp-gateway command', () => {
       UPSTREAM_API_KEY: api.key,
       MCP_GATEWAY_TOKEN: token,
       PORT: '0',
+      LOG_LEVEL: 'debug',
     });
     await expect
       .poll(() => stderr(), { timeout: 5000, interval: 10 })
@@ -153,6 +154,23 @@ describe('the mcp-gateway command', () => {
       body: JSON.stringify(init('2025-11-25')),
     });
     expect(response.status).toBe(200);
+    const sessionId = response.headers.get('mcp-session-id') ?? '';
+    const ping = await fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    });
+    expect(ping.status).toBe(200);
+    // The request logs are there, on stderr, through the same logger.
+    await expect.poll(() => stderr().match(/"msg":"request completed"/g)?.length ?? 0).toBe(2);
+    expect(sessionId.length).toBeGreaterThan(16);
+    expect(stderr()).not.toContain(sessionId);
     expect(stderr()).not.toContain(api.key);
     expect(stderr()).not.toContain(token);
   });

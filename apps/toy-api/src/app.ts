@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { ErrorEnvelope, Health } from '@agentwire/schemas';
+import { ErrorEnvelope, Health, LOG_REDACT_PATHS } from '@agentwire/schemas';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -67,7 +67,7 @@ declare module 'fastify' {
   }
 }
 
-const REDACT = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
+const REDACT = [...LOG_REDACT_PATHS];
 
 /** Request logs include the headers (user agent, idempotency key, ...), with the secrets redacted. */
 const LOG_SERIALIZERS = {

@@ -1,4 +1,5 @@
 // Reads the toy API's settings from the environment, refusing to start without a key.
+import { readLogLevel } from '@agentwire/schemas';
 export interface ToyApiConfig {
   apiKey: string;
   readOnlyKey: string | undefined;
@@ -40,6 +41,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX || 'toy-api:',
     admin: admin === '1' || admin === 'true',
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: logLevelOf(env.LOG_LEVEL),
   };
+}
+
+function logLevelOf(value: string | undefined): string {
+  const read = readLogLevel(value);
+  if ('problem' in read) throw new ConfigError(read.problem);
+  return read.level;
 }

@@ -19,6 +19,9 @@ describe('readConfig', () => {
     const key = 'k'.repeat(16);
     expect(() => readConfig({})).toThrow(/TOY_API_KEY is not set/);
     expect(() => readConfig({ TOY_API_KEY: 'short' })).toThrow(/at least 8 characters/);
+    expect(() => readConfig({ TOY_API_KEY: key, LOG_LEVEL: 'loud' })).toThrow(
+      "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got 'loud'",
+    );
     expect(() => readConfig({ TOY_API_KEY: key, PORT: 'http' })).toThrow(
       "PORT must be an integer from 0 to 65535, got 'http'",
     );

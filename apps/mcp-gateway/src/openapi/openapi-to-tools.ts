@@ -53,10 +53,21 @@ export interface Tool {
   binding: ToolBinding;
 }
 
+/** An operation that could not become a tool, and why. */
+export interface SkippedOperation {
+  /** Absent when the whole path item could not be read. */
+  method?: string;
+  path: string;
+  operationId?: string;
+  reason: string;
+}
+
 export interface LoadResult {
   tools: Tool[];
   /** One line per operation that was skipped: `GET /path (operationId): reason`. */
   problems: string[];
+  /** The same, as fields (the gateway logs them so). */
+  skipped: SkippedOperation[];
   title: string;
 }
 
@@ -107,13 +118,13 @@ export function openApiToTools(document: unknown): LoadResult {
   const openapi30 = version.startsWith('3.0.');
   const names = new NameRegistry();
   const tools: Tool[] = [];
-  const problems: string[] = [];
+  const skipped: SkippedOperation[] = [];
   for (const [path, rawItem] of Object.entries((doc.paths ?? {}) as Record<string, unknown>)) {
     let pathItem: Record<string, unknown>;
     try {
       pathItem = deref(doc, rawItem) as Record<string, unknown>;
     } catch (error) {
-      problems.push(`${path}: ${(error as Error).message}`);
+      skipped.push({ path, reason: (error as Error).message });
       continue;
     }
     for (const method of METHODS) {
@@ -126,11 +137,19 @@ export function openApiToTools(document: unknown): LoadResult {
         );
         if (tool) tools.push(tool);
       } catch (error) {
-        const id = typeof operation.operationId === 'string' ? ` (${operation.operationId})` : '';
-        problems.push(`${method.toUpperCase()} ${path}${id}: ${(error as Error).message}`);
+        skipped.push({
+          method: method.toUpperCase(),
+          path,
+          ...(typeof operation.operationId === 'string' ? { operationId: operation.operationId } : {}),
+          reason: (error as Error).message,
+        });
       }
     }
   }
   const info = (doc.info ?? {}) as { title?: unknown };
-  return { tools, problems, title: typeof info.title === 'string' ? info.title : 'API' };
+  const problems = skipped.map(
+    (s) =>
+      `${s.method ? `${s.method} ` : ''}${s.path}${s.operationId === undefined ? '' : ` (${s.operationId})`}: ${s.reason}`,
+  );
+  return { tools, problems, skipped, title: typeof info.title === 'string' ? info.title : 'API' };
 }

@@ -4,7 +4,8 @@
 // answers, the guards in front (http/request-guards.ts), and one handler per verb in http/.
 // The session store comes from the caller (main.ts makes it); without one, sessions live in
 // memory here.
-import Fastify from 'fastify';
+import { LOG_REDACT_PATHS } from '@agentwire/schemas';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
@@ -41,7 +42,10 @@ export interface HttpOptions {
   maxSessions?: number | undefined;
   /** Heartbeat comments on GET streams. Default 15 000 ms. */
   heartbeatMs?: number | undefined;
+  /** pino options for request logs (the shared redaction list is always added), or false. */
   logger?: boolean | object | undefined;
+  /** A logger to use as it is (the gateway command passes its own). */
+  loggerInstance?: FastifyBaseLogger | undefined;
 }
 
 export interface HttpServer {
@@ -72,7 +76,9 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   const token = options.token ? tokenDigest(options.token) : undefined;
 
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.loggerInstance
+      ? { loggerInstance: options.loggerInstance }
+      : { logger: withRedaction(options.logger ?? false) }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     forceCloseConnections: true,
     return503OnClosing: false,
@@ -188,6 +194,12 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise
       app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
     );
   return { url: `http://${host}:${port}`, store, openConnections, close: () => app.close() };
+}
+
+/** Logger options with the shared redaction list, whatever the caller passed. */
+function withRedaction(logger: boolean | object): boolean | object {
+  if (logger === false) return false;
+  return { ...(logger === true ? {} : logger), redact: [...LOG_REDACT_PATHS] };
 }
 
 /** ioredis gave up on a command: the server is gone or the connection is down. */
