@@ -304,12 +304,14 @@ export async function provide({
   // How Docker fared: 'unused', 'absent', 'ready', or why its Redis container did not start.
   let dockerState = docker ? ((await dockerAnswers()) ? 'ready' : 'absent') : 'unused';
   let redis;
+  let containerError;
   if (!redisUrl && dockerState === 'ready') {
     try {
       redis = await startRedisContainer();
       started(redis);
     } catch (error) {
-      dockerState = firstLine(error);
+      containerError = firstLine(error);
+      dockerState = containerError;
     }
   }
 
@@ -343,8 +345,7 @@ export async function provide({
       }
       started(redis);
     }
-    const why = dockerState === 'ready' || dockerState === 'absent' || dockerState === 'unused' ? '' : dockerState;
-    redisNote = `Redis: ${redis.describe}${why ? ` (a container did not start: ${why})` : ''}`;
+    redisNote = `Redis: ${redis.describe}${containerError ? ` (a container did not start: ${containerError})` : ''}`;
   }
   const chromiumNote = `Chromium: ${chromium.path}${chromium.from === 'CHROMIUM_PATH' ? ' (CHROMIUM_PATH)' : ''}`;
   return {

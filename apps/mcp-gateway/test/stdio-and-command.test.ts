@@ -144,26 +144,17 @@ describe('the mcp-gateway command', () => {
       .poll(() => stderr(), { timeout: 5000, interval: 10 })
       .toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
     const url = /"url":"(http:[^"]+)"/.exec(stderr())?.[1] ?? '';
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify(init('2025-11-25')),
-    });
+    const headers = {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    };
+    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(init('2025-11-25')) });
     expect(response.status).toBe(200);
     const sessionId = response.headers.get('mcp-session-id') ?? '';
     const ping = await fetch(url, {
       method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-        'mcp-session-id': sessionId,
-        'mcp-protocol-version': '2025-11-25',
-      },
+      headers: { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
     });
     expect(ping.status).toBe(200);

@@ -6,7 +6,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { type Call, callFailure, type Wait } from './call.js';
+import { type Call, callFailure, remainingMs, type Wait } from './call.js';
 import type { ClientSettings } from './client-options.js';
 import type { HttpClientError } from './errors/client-error.js';
 import { DeadlineExceededError } from './errors/local-errors.js';
@@ -128,7 +128,7 @@ export async function sendAttempt(
   const notSent = (error: HttpClientError): Sent => ({ kind: 'error', error, reachedServer: false });
 
   if (call.signal?.aborted) return notSent(callFailure(call, undefined, call.timeoutMs));
-  const remaining = call.deadline === undefined ? Number.POSITIVE_INFINITY : call.deadline - settings.clock.now();
+  const remaining = remainingMs(call, settings.clock.now());
   if (remaining <= 0) {
     return notSent(
       new DeadlineExceededError('the deadline passed before the next attempt', {

@@ -97,6 +97,11 @@ export function prepareCall(
   };
 }
 
+/** Milliseconds left before the call's deadline (Infinity without one). */
+export function remainingMs(call: Call, now: number): number {
+  return call.deadline === undefined ? Number.POSITIVE_INFINITY : call.deadline - now;
+}
+
 /** What went wrong in this call (the caller's signal, our timer, the connection), as our error. */
 export function callFailure(
   call: Call,

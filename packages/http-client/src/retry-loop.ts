@@ -4,7 +4,7 @@
 // budget or the retry budget says no.
 import type { IncomingHttpHeaders } from 'node:http';
 import { type AttemptContext, type Buffered, type Mode, type Streaming, sendAttempt } from './attempt.js';
-import { type Call, callFailure, type Wait } from './call.js';
+import { type Call, callFailure, remainingMs, type Wait } from './call.js';
 import { APIError } from './errors/api-errors.js';
 import type { HttpClientError } from './errors/client-error.js';
 import { DeadlineExceededError } from './errors/local-errors.js';
@@ -137,7 +137,7 @@ export class RetryLoop {
 
   /** Milliseconds left before the call's deadline (Infinity without one). */
   remaining(call: Call): number {
-    return call.deadline === undefined ? Number.POSITIVE_INFINITY : call.deadline - this.#ctx.settings.clock.now();
+    return remainingMs(call, this.#ctx.settings.clock.now());
   }
 
   async #sleep(call: Call, ms: number, attemptsSoFar: number): Promise<void> {

@@ -28,15 +28,14 @@ function headerMismatch(
   message: { method: string; params?: Record<string, unknown> },
 ): string | undefined {
   const method = decodeHeaderValue(header(request, 'mcp-method'));
-  const name = decodeHeaderValue(header(request, 'mcp-name'));
   if (versionHeader !== metaVersion) {
     return `MCP-Protocol-Version header '${versionHeader ?? ''}' does not match _meta protocolVersion '${String(metaVersion)}'`;
   }
   if (method !== message.method)
     return `Mcp-Method header '${method ?? ''}' does not match the method '${message.method}'`;
-  if (message.method === 'tools/call' && name !== message.params?.name) {
-    return `Mcp-Name header '${name ?? ''}' does not match params.name`;
-  }
+  if (message.method !== 'tools/call') return undefined;
+  const name = decodeHeaderValue(header(request, 'mcp-name'));
+  if (name !== message.params?.name) return `Mcp-Name header '${name ?? ''}' does not match params.name`;
   return undefined;
 }
 
