@@ -5,7 +5,7 @@
 // Redis and Chromium, then it stops what it started.
 //
 //   pnpm test                                  everything
-//   pnpm test --filter=@agentwire/toy-api      other arguments go to turbo
+//   pnpm test -- --filter=@agentwire/toy-api   other arguments go to turbo (after --, see below)
 //   pnpm test --no-docker                      Redis from redis-server even when Docker answers
 //   pnpm test --no-install                     never install a package, only say what is missing
 //   node scripts/test.mjs --check              only find or provide the prerequisites, and say what
@@ -14,7 +14,11 @@ import { fileURLToPath } from 'node:url';
 import { PrerequisiteError, provide } from '../test-support/prerequisites.mjs';
 
 const OWN_FLAGS = ['--check', '--no-docker', '--no-install'];
-const args = process.argv.slice(2);
+// `pnpm test -- --filter=...`: pnpm keeps a bare `--filter` for itself (it would run one
+// package's own test script, past this file), so turbo's arguments come after `--`.
+const given = process.argv.slice(2);
+const dashes = given.indexOf('--');
+const args = dashes < 0 ? given : [...given.slice(0, dashes), ...given.slice(dashes + 1)];
 const turboArgs = args.filter((a) => !OWN_FLAGS.includes(a));
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = (name) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url));

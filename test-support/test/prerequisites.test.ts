@@ -140,10 +140,11 @@ describe('pnpm test, before any suite starts', () => {
     cleanups.push(() => redis.stop());
     const run = await runEntry(
       { PATH: pathWith('redis-server', 'git'), CHROMIUM_PATH: process.execPath, REDIS_URL: redis.url },
-      ['--filter=@agentwire/no-such-package'],
+      // As pnpm passes `pnpm test -- --filter=...`: the filter must reach turbo as a filter.
+      ['--', '--filter=@agentwire/no-such-package'],
     );
     expect(run.stdout).toContain('pnpm test: Redis from REDIS_URL');
-    expect(`${run.stdout}${run.stderr}`).toMatch(/no-such-package/);
+    expect(`${run.stdout}${run.stderr}`).toMatch(/No package found with name '@agentwire\/no-such-package'/);
     expect(run.code).not.toBe(0);
     expect(run.code).not.toBe(2);
   }, 20_000);
