@@ -41,6 +41,7 @@ async function post(url, headers, body) {
   return { status: r.statusCode, headers: r.headers, text: await r.body.text() };
 }
 const ratio = (s) => Math.round((median(s.after) / median(s.before)) * 1000) / 1000;
+const sides = (s) => ({ before: median(s.before), after: median(s.after), ratio: ratio(s) });
 
 // 1. The client: GETs of a fixed document from a bare server, 16 in flight.
 const doc = join(tmpdir(), `agentwire-own-cpu-${process.pid}.json`);
@@ -131,6 +132,70 @@ for (const [name, args] of tools) {
   gateway[name] = s;
 }
 
+// 3. The toy API's digest as an event stream (about 60 events, no pause), each build's own API,
+// 16 streams at a time read to the end; and the gateway's streamed answer (a tools/call with a
+// progressToken, which relays the digest's events as progress) against one API.
+const digest = { date: '2026-06-10', max_items: 5 };
+async function streamRound(url, streams = 1500) {
+  const apiHeaders = {
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+    authorization: `Bearer ${key}`,
+  };
+  let left = streams;
+  const pid = url.pid;
+  const c0 = cpuOf(pid);
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (left-- > 0) {
+        const r = await post(`${url.url}/digest?interval_ms=0`, apiHeaders, digest);
+        if (r.status !== 200 || !r.text.includes('event: done'))
+          throw new Error(`digest: ${r.status} ${r.text.slice(0, 200)}`);
+      }
+    }),
+  );
+  return (cpuOf(pid) - c0) / streams;
+}
+const apis = {};
+for (const [side, dir] of Object.entries(builds)) {
+  const a = await start(join(dir, 'bench/servers/toy-api.mjs'), [key]);
+  apis[side] = { url: a.url, pid: a.child.pid };
+}
+const stream = { before: [], after: [] };
+for (let r = 0; r < ROUNDS + 1; r++) {
+  for (const side of Object.keys(builds)) {
+    const us = await streamRound(apis[side]);
+    if (r > 0) stream[side].push(us);
+  }
+}
+const progressCall = (id) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'create_digest', arguments: { ...digest, interval_ms: 0 }, _meta: { progressToken: id } },
+});
+async function streamedAnswerRound(g, calls = 600) {
+  const g0 = cpuOf(g.child.pid);
+  let left = calls;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (left-- > 0) {
+        const r = await post(g.url, g.headers, progressCall(left));
+        if (r.status !== 200 || !r.text.includes('notifications/progress') || r.text.includes('"isError":true'))
+          throw new Error(`streamed answer: ${r.status} ${r.text.slice(0, 200)}`);
+      }
+    }),
+  );
+  return (cpuOf(g.child.pid) - g0) / calls;
+}
+const streamed = { before: [], after: [] };
+for (let r = 0; r < ROUNDS + 1; r++) {
+  for (const side of Object.keys(builds)) {
+    const us = await streamedAnswerRound(gateways[side]);
+    if (r > 0) streamed[side].push(us);
+  }
+}
+
 const rows = [
   {
     measure: 'http-client CPU per GET (µs)',
@@ -144,6 +209,8 @@ const rows = [
     after: median(gateway[name].after),
     ratio: ratio(gateway[name]),
   })),
+  { measure: 'toy API CPU per digest event stream (µs)', ...sides(stream) },
+  { measure: 'gateway CPU per streamed tools/call create_digest with progress (µs)', ...sides(streamed) },
 ];
 console.log(`own CPU per call, medians of ${ROUNDS} interleaved rounds`);
 for (const r of rows)

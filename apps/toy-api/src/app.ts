@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ErrorEnvelope, Health, LOG_REDACT_PATHS } from '@agentwire/schemas';
+import { fastifySSE } from '@fastify/sse';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -59,11 +60,9 @@ declare module 'fastify' {
     write?: boolean;
     /** Fault rules never apply to this route. */
     faults?: boolean;
-    /** The route can answer with an event stream (cut_stream faults apply). */
-    streams?: boolean;
   }
   interface FastifyInstance {
-    toy: { store: StateStore; faults: FaultInjector; activeSlowTimers: () => number };
+    toy: { store: StateStore; faults: FaultInjector; activeSlowTimers: () => number; openStreams: () => number };
   }
 }
 
@@ -102,6 +101,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     faults: new FaultInjector(),
     limited: options.limited ?? { max: 2, windowMs: 1000 },
     slowTimers: new Set(),
+    openStreams: new Set(),
   };
 
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -145,7 +145,12 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.decorate('toy', { store, faults: context.faults, activeSlowTimers: () => context.slowTimers.size });
+  app.decorate('toy', {
+    store,
+    faults: context.faults,
+    activeSlowTimers: () => context.slowTimers.size,
+    openStreams: () => context.openStreams.size,
+  });
   app.decorateRequest('caller', null);
   app.setValidatorCompiler(createValidatorCompiler());
   useJsonBodyParser(app as unknown as FastifyInstance);
@@ -189,6 +194,8 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  // Event streams (the digest); each stream sets its own heartbeat interval (heartbeat_ms).
+  await app.register(fastifySSE, { heartbeatInterval: 1000 });
 
   app.get(
     '/health',
@@ -233,6 +240,10 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     if (options.admin) await api.register(adminRoutes(context));
   });
 
+  // Open streams end first, or the server would wait for them to finish before closing.
+  app.addHook('preClose', async () => {
+    for (const stream of context.openStreams) stream.close();
+  });
   app.addHook('onClose', async () => {
     for (const timer of context.slowTimers) clearTimeout(timer);
     context.slowTimers.clear();
@@ -246,7 +257,8 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
 function injectFaultHooks(route: RouteOptions, faults: FaultInjector): void {
   if (route.config?.faults === false) return;
   for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
-    if (method !== 'HEAD') faults.addRoute(method, route.url, route.config?.streams === true);
+    // A route that can answer with an event stream (@fastify/sse's `sse` option) can be cut.
+    if (method !== 'HEAD') faults.addRoute(method, route.url, route.sse !== undefined);
   }
   const asArray = <T>(hook: T | T[] | undefined): T[] =>
     hook === undefined ? [] : Array.isArray(hook) ? hook : [hook];

@@ -1,6 +1,7 @@
 // What route modules share: the store, the fault injector, and typed access to the caller.
 
 import { ErrorEnvelope } from '@agentwire/schemas';
+import type { SSEReplyInterface } from '@fastify/sse';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type {
   FastifyBaseLogger,
@@ -25,6 +26,8 @@ export interface RouteContext {
   faults: FaultInjector;
   limited: { max: number; windowMs: number };
   slowTimers: Set<NodeJS.Timeout>;
+  /** The digest streams still running. */
+  openStreams: Set<SSEReplyInterface>;
 }
 
 /** The error responses a route can give, for its OpenAPI entry; any route may answer 500 or 503. */

@@ -1,12 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readEventStream } from './support/sse.js';
 import { type RunningApi, STORES, setFaults, startApi } from './support/toy-api.js';
 
 const DAY = { date: '2026-06-10', max_items: 3 };
 
-function stream(api: RunningApi, query = '', headers: Record<string, string> = {}) {
+function stream(api: RunningApi, query = '', headers: Record<string, string> = {}, signal?: AbortSignal) {
   return api.call(`/digest${query}`, {
     method: 'POST',
+    ...(signal ? { signal } : {}),
     headers: { accept: 'text/event-stream', 'content-type': 'application/json', ...headers },
     body: JSON.stringify(DAY),
   });
@@ -38,7 +39,7 @@ describe.each(STORES)('POST /digest (%s store)', (store) => {
     const api = await startApi(store);
     const json = (await api.json('/digest', { body: DAY })).body;
     const response = await stream(api, '?interval_ms=0');
-    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
     expect(response.headers.get('request-id')).toMatch(/^req_/);
     const read = await readEventStream(response);
     expect(read.cut).toBeUndefined();
@@ -53,10 +54,28 @@ describe.each(STORES)('POST /digest (%s store)', (store) => {
     expect(pieces.map((p) => p.text).join('')).toBe(json.text);
   });
 
-  it('sends ": ping" heartbeats while it streams', async () => {
+  it('sends heartbeat comments at the interval each request asks for', async () => {
     const api = await startApi(store);
-    const read = await readEventStream(await stream(api, '?interval_ms=40&heartbeat_ms=10'));
-    expect(read.comments.filter((c) => c.trim() === 'ping').length).toBeGreaterThan(0);
+    const often = await readEventStream(await stream(api, '?interval_ms=40&heartbeat_ms=10'));
+    const heartbeats = often.comments.filter((c) => c.trim() === 'heartbeat');
+    // About four per 40 ms pause; at least one per two pauses even on a busy machine.
+    expect(heartbeats.length).toBeGreaterThanOrEqual(often.events.length / 2);
+    // The plugin's own interval (1 s) would put one in this ~1 s stream; 60 s puts none.
+    const rare = await readEventStream(await stream(api, '?interval_ms=40&heartbeat_ms=60000'));
+    expect(rare.events.at(-1)?.event).toBe('done');
+    expect(rare.comments).toEqual([]);
+  });
+
+  it('stops the stream when the client goes away', async () => {
+    const api = await startApi(store);
+    const left = new AbortController();
+    const response = await stream(api, '?interval_ms=1000', {}, left.signal);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('retry: 1000\n\n');
+    expect(api.app.toy.openStreams()).toBe(1);
+    left.abort();
+    // With an event a second, the whole digest would take half a minute.
+    await vi.waitFor(() => expect(api.app.toy.openStreams()).toBe(0), { timeout: 3000, interval: 20 });
   });
 
   it('drops the connection after cut_after events, and resumes after Last-Event-ID', async () => {

@@ -1,6 +1,6 @@
 // Reads server-sent events from a response body with eventsource-parser (CR, LF and CRLF,
 // split anywhere across chunks; multi-line data; comments; the retry field). An idle timer
-// counts events, not bytes: `: ping` heartbeats do not keep a dead stream alive.
+// counts events, not bytes: heartbeat comments do not keep a dead stream alive.
 import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 

@@ -45,7 +45,12 @@ export const DigestQuery = Type.Object(
       Type.Integer({ minimum: 0, maximum: 1000, default: 15, description: 'Streaming only: pause between events.' }),
     ),
     heartbeat_ms: Type.Optional(
-      Type.Integer({ minimum: 10, maximum: 60_000, default: 1000, description: 'Streaming only: `: ping` interval.' }),
+      Type.Integer({
+        minimum: 10,
+        maximum: 60_000,
+        default: 1000,
+        description: 'Streaming only: interval of the heartbeat comments.',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -5,6 +5,7 @@
 // The session store comes from the caller (main.ts makes it); without one, sessions live in
 // memory here.
 import { LOG_REDACT_PATHS } from '@agentwire/schemas';
+import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
@@ -40,7 +41,7 @@ export interface HttpOptions {
   /** For the memory store made when no `store` is given. */
   sessionIdleMs?: number | undefined;
   maxSessions?: number | undefined;
-  /** Heartbeat comments on GET streams. Default 15 000 ms. */
+  /** Interval of the heartbeat comments on event streams (GET streams, streamed answers). Default 15 000 ms. */
   heartbeatMs?: number | undefined;
   /** pino options for request logs (the shared redaction list is always added), or false. */
   logger?: boolean | object | undefined;
@@ -88,7 +89,6 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     store,
     inFlight: new InFlightRequests(store),
     getStreams: new Map(),
-    heartbeatMs: options.heartbeatMs ?? 15_000,
     log: app.log,
   };
 
@@ -152,7 +152,11 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
 
   app.get('/health', async () => ({ ok: true, tools: gateway.tools.tools.length, sessions: store.kind }));
 
-  app.post('/mcp', async (request, reply) => {
+  // Event streams: the GET stream, and POST answers that stream. Both routes decide for
+  // themselves whether to stream ('manual'), and answer JSON-RPC errors as JSON.
+  await app.register(fastifySSE, { heartbeatInterval: options.heartbeatMs ?? 15_000 });
+
+  app.post('/mcp', { sse: 'manual' }, async (request, reply) => {
     if (!accepts(request, 'application/json') || !accepts(request, 'text/event-stream')) {
       return rpcError(
         reply,
@@ -170,12 +174,12 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     if (isStateless(single, versionHeader)) return postStateless(ctx, request, reply, body, versionHeader);
     return postSession(ctx, request, reply, body, versionHeader);
   });
-  app.get('/mcp', (request, reply) => getStream(ctx, request, reply));
+  app.get('/mcp', { sse: 'manual' }, (request, reply) => getStream(ctx, request, reply));
   app.delete('/mcp', (request, reply) => deleteSession(ctx, request, reply));
 
   app.addHook('onClose', async () => {
     ctx.inFlight.close();
-    for (const sse of ctx.getStreams.values()) sse.end();
+    for (const sse of ctx.getStreams.values()) sse.close();
     ctx.inFlight.abortAll('server closing');
     if (ownStore) await store.close();
   });

@@ -13,14 +13,15 @@ import {
   ReplyList,
   ReplyRequest,
 } from '@agentwire/schemas';
+import type { SSEMessage, SSEReplyInterface } from '@fastify/sse';
 import Type from 'typebox';
 import { EMAILS, findEmail } from '../data/company.js';
 import { buildDigest, wordDeltas } from '../digest.js';
 import { decodeCursor, encodeCursor } from '../email-cursor.js';
 import { EnvelopeError } from '../envelope-error.js';
+import { streamEvents } from '../event-stream.js';
 import type { createIdempotency } from '../idempotency.js';
 import { type App, errorResponses, type RouteContext } from '../route-context.js';
-import { type SseEvent, streamEvents } from '../sse-stream.js';
 
 const IdParams = Type.Object({ email_id: EmailId }, { additionalProperties: false });
 
@@ -141,7 +142,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
     app.post(
       '/digest',
       {
-        config: { streams: true },
+        sse: 'dual',
         schema: {
           operationId: 'create_digest',
           // A POST that only computes: tell MCP gateways it is safe to repeat (and read-only).
@@ -174,10 +175,11 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
       },
       async (request, reply) => {
         const digest = buildDigest(request.body.date, request.body.max_items ?? 5);
-        if (!(request.headers.accept ?? '').includes('text/event-stream')) return digest;
+        // The plugin's 'dual' gate: an event stream only for an Accept that names text/event-stream.
+        if (!(reply.sse as SSEReplyInterface | undefined)) return digest;
 
         const deltas = wordDeltas(digest.text);
-        const events: SseEvent[] = [
+        const events: SSEMessage[] = [
           ...deltas.map((text, index) => ({ id: String(index), event: 'delta', data: { index, text } })),
           { id: String(deltas.length), event: 'done', data: digest },
         ];
@@ -188,13 +190,18 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         }
         const injectedCut = context.faults.take(request, ['cut_stream']);
         const cutAfter = injectedCut ? (injectedCut.after_events ?? 3) : request.query.cut_after;
-        await streamEvents(request, reply, events.slice(resumeFrom), {
-          intervalMs: request.query.interval_ms ?? 15,
-          heartbeatMs: request.query.heartbeat_ms ?? 1000,
-          retryMs: 1000,
-          cutAfter,
-        });
-        return reply;
+        context.openStreams.add(reply.sse);
+        try {
+          await streamEvents(request, reply, events.slice(resumeFrom), {
+            intervalMs: request.query.interval_ms ?? 15,
+            heartbeatMs: request.query.heartbeat_ms ?? 1000,
+            retryMs: 1000,
+            cutAfter,
+          });
+        } finally {
+          context.openStreams.delete(reply.sse);
+        }
+        return undefined;
       },
     );
   };

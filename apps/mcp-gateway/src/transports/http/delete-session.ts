@@ -9,6 +9,6 @@ export async function deleteSession(ctx: HttpContext, request: FastifyRequest, r
   if (!sessionId) return needsSession(reply, 'DELETE needs a session (Mcp-Session-Id)');
   const existed = await ctx.store.delete(sessionId);
   if (!existed) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
-  ctx.getStreams.get(sessionId)?.end();
+  ctx.getStreams.get(sessionId)?.close();
   return reply.code(204).send();
 }

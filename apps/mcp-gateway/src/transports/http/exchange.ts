@@ -11,15 +11,14 @@ import {
 } from '../../protocol/json-rpc.js';
 import type { McpServer, Outcome, SessionState } from '../../protocol/mcp-server.js';
 import type { SessionStore } from '../../sessions/session-store.js';
-import { SseWriter } from './sse-writer.js';
+import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 
 export interface HttpContext {
   server: McpServer;
   store: SessionStore;
   inFlight: InFlightRequests;
   /** The open GET stream of each session on this replica (one at a time: events go to one stream). */
-  getStreams: Map<string, SseWriter>;
-  heartbeatMs: number;
+  getStreams: Map<string, EventStream>;
   log: FastifyBaseLogger;
 }
 
@@ -64,24 +63,21 @@ export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, opti
 
 /**
  * Answers on an SSE stream: the work's notifications as they come, then its response.
- * Whatever happens, the stream is ended; an unexpected failure is sent as an internal error.
+ * An unexpected failure is sent as an internal error; the plugin ends the stream when the
+ * handler returns.
  */
 export async function streamAnswer(
   ctx: HttpContext,
   reply: FastifyReply,
-  work: (stream: SseWriter) => Promise<Outcome>,
-): Promise<FastifyReply> {
-  reply.hijack();
-  const stream = new SseWriter(reply.raw);
-  stream.start();
+  work: (notify: (notification: JsonRpcNotification) => void) => Promise<Outcome>,
+): Promise<void> {
+  const stream = openEventStream(reply);
+  const send = (message: unknown) => sendMessage(ctx.log, stream, message);
   try {
-    const outcome = await work(stream);
-    if (outcome.kind === 'response') stream.send(outcome.response);
+    const outcome = await work(send);
+    if (outcome.kind === 'response') send(outcome.response);
   } catch (error) {
     ctx.log.error({ err: error }, 'request failed');
-    stream.send(errorResponse(null, INTERNAL_ERROR, 'Internal error'));
-  } finally {
-    stream.end();
+    send(errorResponse(null, INTERNAL_ERROR, 'Internal error'));
   }
-  return reply;
 }

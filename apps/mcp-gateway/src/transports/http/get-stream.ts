@@ -5,9 +5,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INVALID_REQUEST, SESSION_NOT_FOUND } from '../../protocol/json-rpc.js';
 import { features } from '../../protocol/revisions.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
+import { openEventStream, sendMessage } from './event-stream.js';
 import type { HttpContext } from './exchange.js';
 import { accepts, header, needsSession, rpcError } from './replies.js';
-import { SseWriter } from './sse-writer.js';
 
 export async function getStream(ctx: HttpContext, request: FastifyRequest, reply: FastifyReply) {
   const sessionId = header(request, 'mcp-session-id');
@@ -26,12 +26,12 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
       `Last-Event-ID '${lastEventId.slice(0, 40)}' is not an id from this session's stream`,
     );
   }
-  reply.hijack();
-  ctx.getStreams.get(sessionId)?.end();
-  const sse = new SseWriter(reply.raw);
+  // The stream stays open after the handler returns, until the client leaves, a newer GET for
+  // the session replaces it, the session is deleted, or the server closes.
+  reply.sse.keepAlive();
+  ctx.getStreams.get(sessionId)?.close();
+  const sse = openEventStream(reply);
   ctx.getStreams.set(sessionId, sse);
-  sse.start();
-  if (features(session.protocolVersion).ssePriming) sse.field('retry: 1000');
   // Everything that must be undone is set up before the first await, and undone on close.
   let lastSent = lastEventId === undefined ? -1 : Number(lastEventId);
   let replaying = true;
@@ -39,20 +39,27 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   const deliver = (event: StoredEvent) => {
     if (Number(event.id) <= lastSent) return; // already sent: replayed and live can overlap
     lastSent = Number(event.id);
-    sse.send(event.message, event.id);
+    sendMessage(ctx.log, sse, event.message, event.id);
   };
   // Live events that arrive while the replay is read are held, then sent in order after it.
   const unsubscribe = ctx.store.subscribe(sessionId, (event) => (replaying ? held.push(event) : deliver(event)));
-  const heartbeat = setInterval(() => sse.comment('ping'), ctx.heartbeatMs);
-  reply.raw.once('close', () => {
-    clearInterval(heartbeat);
+  sse.onClose(() => {
     unsubscribe();
     if (ctx.getStreams.get(sessionId) === sse) ctx.getStreams.delete(sessionId);
   });
-  if (lastEventId !== undefined) {
-    for (const event of await ctx.store.eventsAfter(sessionId, lastEventId)) deliver(event);
+  // The priming event of 2025-11-25: a bare `retry:` field, no event for the client's handler.
+  if (features(session.protocolVersion).ssePriming) await sse.send({ data: undefined, retry: 1000 });
+  try {
+    await sse.replay(async (after) => {
+      for (const event of await ctx.store.eventsAfter(sessionId, after)) deliver(event);
+    });
+  } catch (error) {
+    // The head is sent, so no error status can follow: end the stream, and the client resumes.
+    ctx.log.warn({ err: error }, 'GET stream replay failed; ending the stream');
+    sse.close();
+    return undefined;
   }
   replaying = false;
   for (const event of held.sort((a, b) => Number(a.id) - Number(b.id))) deliver(event);
-  return reply;
+  return undefined;
 }

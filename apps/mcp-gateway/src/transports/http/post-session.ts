@@ -15,9 +15,9 @@ import type { Outcome } from '../../protocol/mcp-server.js';
 import { takeIn } from '../../protocol/message-intake.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { SessionLimitError } from '../../sessions/session-store.js';
+import { openEventStream } from './event-stream.js';
 import { type HttpContext, runRequest, streamAnswer, watchClient } from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
-import { SseWriter } from './sse-writer.js';
 
 /** initialize: one request on its own, without a session id; answers with the new session's id. */
 async function initialize(
@@ -116,8 +116,8 @@ export async function postSession(
   if (single && metaOf(single.params).progressToken !== undefined) {
     // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
     // Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
-    return streamAnswer(ctx, reply, async (stream) => {
-      const outcome = await runRequest(ctx, single, { session, sessionId, notify: (n) => stream.send(n), client });
+    return streamAnswer(ctx, reply, async (notify) => {
+      const outcome = await runRequest(ctx, single, { session, sessionId, notify, client });
       await persist(outcome);
       return outcome;
     });
@@ -130,11 +130,9 @@ export async function postSession(
   if (client.gone) return reply;
   if (responses.length === 0) {
     // Every request was cancelled: no response may be sent for them, so the answer is an
-    // event stream that ends without one.
-    reply.hijack();
-    new SseWriter(reply.raw).start();
-    reply.raw.end();
-    return reply;
+    // event stream that ends without one (the plugin ends it when the handler returns).
+    openEventStream(reply);
+    return undefined;
   }
   return sendJson(reply, 200, intake.batch ? responses : responses[0]);
 }

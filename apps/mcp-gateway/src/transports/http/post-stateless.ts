@@ -69,7 +69,7 @@ export async function postStateless(
 
   const client = watchClient(reply);
   if (meta.progressToken !== undefined || meta[META.logLevel] !== undefined) {
-    return streamAnswer(ctx, reply, (stream) => runRequest(ctx, message, { notify: (n) => stream.send(n), client }));
+    return streamAnswer(ctx, reply, (notify) => runRequest(ctx, message, { notify, client }));
   }
   const outcome = await runRequest(ctx, message, { notify: () => undefined, client });
   if (outcome.kind === 'cancelled') {
