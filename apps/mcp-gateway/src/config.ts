@@ -18,6 +18,8 @@ export interface GatewayConfig {
   logLevel: string;
   /** Tools per tools/list page. */
   pageSize: number;
+  /** Advertise outputSchemas and send structuredContent (OUTPUT_SCHEMAS=off for a hopeless spec). */
+  outputSchemas: boolean;
 }
 
 export class ConfigError extends Error {
@@ -27,7 +29,7 @@ export class ConfigError extends Error {
 export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--host H] [--port N]
 environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
-  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), LOG_LEVEL`;
+  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), LOG_LEVEL`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -93,7 +95,14 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     redisPrefix: env.REDIS_PREFIX || 'mcp-gateway:',
     logLevel: logLevelOf(env.LOG_LEVEL),
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),
+    outputSchemas: outputSchemasOf(env.OUTPUT_SCHEMAS),
   };
+}
+
+function outputSchemasOf(value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === 'on') return true;
+  if (value === 'off') return false;
+  throw new ConfigError(`OUTPUT_SCHEMAS must be on or off, got '${value}'`);
 }
 
 function pageSizeOf(value: string | undefined): number {

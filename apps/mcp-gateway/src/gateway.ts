@@ -18,6 +18,11 @@ export interface GatewayOptions {
   defaultDeadlineMs?: number | undefined;
   /** Upstream per-attempt timeout. Default 30 000 ms. */
   upstreamTimeoutMs?: number | undefined;
+  /**
+   * Advertise each operation's (loosened) outputSchema and answer with structuredContent.
+   * Default true; false for a spec whose response schemas are hopeless: text results only.
+   */
+  outputSchemas?: boolean | undefined;
 }
 
 export interface Gateway {
@@ -47,7 +52,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     document = await loadSpec(source, headers);
   }
   const loaded: LoadResult = openApiToTools(document);
-  const tools = new ToolRegistry(loaded.tools, options.pageSize ?? 100);
+  const served =
+    options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
+  const tools = new ToolRegistry(served, options.pageSize ?? 100);
   const server = new McpServer({
     name: 'agentwire-mcp-gateway',
     title: `${loaded.title} (via agentwire)`,

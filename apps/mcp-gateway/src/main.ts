@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     upstreamApiKey: config.upstreamApiKey,
     openapi: config.openapi,
     pageSize: config.pageSize,
+    outputSchemas: config.outputSchemas,
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   if (config.transport === 'stdio') {

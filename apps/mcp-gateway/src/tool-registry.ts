@@ -12,6 +12,7 @@ export class ToolRegistry {
   readonly pageSize: number;
   readonly #byName: Map<string, Tool>;
   readonly #validators = new Map<string, Validate<Record<string, unknown>>>();
+  readonly #outputValidators = new Map<string, Validate<unknown>>();
 
   constructor(tools: readonly Tool[], pageSize = 100) {
     this.tools = tools;
@@ -32,6 +33,22 @@ export class ToolRegistry {
       this.#validators.set(tool.name, validate);
     }
     return validate(args ?? {});
+  }
+
+  /**
+   * Checks a result's structuredContent against the tool's advertised (loosened) outputSchema,
+   * as every client will. Throws when the schema itself cannot be compiled.
+   */
+  checkOutput(tool: Tool, value: unknown): { ok: true } | { ok: false; errors: string[] } {
+    if (!tool.outputSchema) return { ok: true };
+    let validate = this.#outputValidators.get(tool.name);
+    if (!validate) {
+      ajv ??= createAjv({ useDefaults: false });
+      validate = compileValidator<unknown>(tool.outputSchema, ajv);
+      this.#outputValidators.set(tool.name, validate);
+    }
+    const checked = validate(value);
+    return checked.ok ? { ok: true } : { ok: false, errors: checked.errors };
   }
 
   /** One page of tools; the cursor is the offset, opaque to clients. */

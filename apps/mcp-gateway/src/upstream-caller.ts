@@ -103,7 +103,16 @@ export class UpstreamCaller {
     try {
       if (b.streams && ctx.onProgress) return await this.#stream(tool, common, ctx, ledger, started);
       const response = await this.#client.request(common);
-      return this.#result(tool, response.status, response.data, response.headers['content-type'], ctx, ledger, started);
+      return this.#result(
+        tool,
+        path,
+        response.status,
+        response.data,
+        response.headers['content-type'],
+        ctx,
+        ledger,
+        started,
+      );
     } catch (error) {
       if (error instanceof HttpClientError) return errorResult(describeError(error), error.retryable, ledger, started);
       throw error;
@@ -146,11 +155,12 @@ export class UpstreamCaller {
         // The stream's text is the result.
       }
     }
-    return this.#result(tool, 200, data, 'application/json', ctx, ledger, started);
+    return this.#result(tool, common.path, 200, data, 'application/json', ctx, ledger, started);
   }
 
   #result(
     tool: Tool,
+    path: string,
     status: number,
     data: unknown,
     contentType: string | string[] | undefined,
@@ -159,21 +169,33 @@ export class UpstreamCaller {
     started: number,
   ): ToolResult {
     const meta = { [META.upstream]: upstreamMeta(ledger, started, status) };
-    if (tool.binding.output.kind === 'image' && Buffer.isBuffer(data)) {
-      const mimeType =
-        String(Array.isArray(contentType) ? contentType[0] : (contentType ?? 'image/png')).split(';')[0] ?? 'image/png';
-      return {
-        content: [{ type: 'image', data: data.toString('base64'), mimeType }],
-        isError: false,
-        _meta: meta,
-      };
+    const type = String((Array.isArray(contentType) ? contentType[0] : contentType) ?? '').split(';')[0] ?? '';
+    const result: ToolResult = { content: [], isError: false, _meta: meta };
+    if (Buffer.isBuffer(data)) {
+      const mimeType = type || 'application/octet-stream';
+      result.content.push(
+        mimeType.startsWith('image/')
+          ? { type: 'image', data: data.toString('base64'), mimeType }
+          : // Other bytes travel as an embedded resource, named by the URL they came from.
+            {
+              type: 'resource',
+              resource: { uri: `${this.#client.baseUrl}${path}`, mimeType, blob: data.toString('base64') },
+            },
+      );
+      return result;
     }
-    const text =
-      data === undefined ? `HTTP ${status} (no content)` : typeof data === 'string' ? data : JSON.stringify(data);
-    const result: ToolResult = { content: [{ type: 'text', text }], isError: false, _meta: meta };
-    if (ctx.structured && tool.outputSchema && data !== undefined) {
+    // No body (204, or an empty 200): a success with no content.
+    if (data !== undefined) {
+      result.content.push({ type: 'text', text: typeof data === 'string' ? data : JSON.stringify(data) });
+    }
+    if (ctx.structured && tool.outputSchema) {
+      // Checked against the advertised schema by the caller (the tool registry) before it is sent.
       result.structuredContent =
-        tool.binding.output.kind === 'json' && tool.binding.output.wrapped ? { result: data } : data;
+        data === undefined
+          ? {}
+          : tool.binding.output.kind === 'json' && tool.binding.output.wrapped
+            ? { result: data }
+            : data;
     }
     return result;
   }

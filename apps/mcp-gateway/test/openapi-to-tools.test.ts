@@ -120,9 +120,13 @@ describe('OpenAPI to tools', () => {
     );
     expect(problems).toEqual([]);
     const nodes = tools.find((t) => t.name === 'nodes');
+    // A root $ref is inlined so that `type: "object"` stands at the root, as MCP clients require;
+    // the output schema is loosened (every value may be null).
+    const children = { type: ['array', 'null'], items: { anyOf: [{ $ref: '#/$defs/Node' }, { type: 'null' }] } };
     expect(nodes?.outputSchema).toEqual({
-      $ref: '#/$defs/Node',
-      $defs: { Node: { type: 'object', properties: { children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+      type: 'object',
+      properties: { children },
+      $defs: { Node: { type: ['object', 'null'], properties: { children } } },
     });
   });
 
@@ -227,11 +231,7 @@ describe('OpenAPI to tools', () => {
       }),
     );
     expect(tools.map((t) => t.name)).toEqual(['count', 'logo', 'delete_thing']);
-    expect(tools[0]?.outputSchema).toEqual({
-      type: 'object',
-      properties: { result: { type: 'integer' } },
-      required: ['result'],
-    });
+    expect(tools[0]?.outputSchema).toEqual({ type: 'object', properties: { result: { type: ['number', 'null'] } } });
     expect(tools[1]?.binding.output).toEqual({ kind: 'image' });
     expect(tools[2]).toMatchObject({
       description: 'Deletes the thing.',

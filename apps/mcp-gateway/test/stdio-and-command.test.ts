@@ -175,4 +175,14 @@ describe('configuration', () => {
     ).toThrow("MCP_GATEWAY_AUTH=none is only allowed on loopback; HOST is '0.0.0.0'");
     expect(readConfig([], { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' }).token).toBeUndefined();
   });
+
+  it('reads OUTPUT_SCHEMAS as on (the default) or off, and refuses anything else', async () => {
+    const { readConfig } = await import('../src/config.js');
+    const env = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
+    expect(readConfig([], env).outputSchemas).toBe(true);
+    expect(readConfig([], { ...env, OUTPUT_SCHEMAS: 'off' }).outputSchemas).toBe(false);
+    expect(() => readConfig([], { ...env, OUTPUT_SCHEMAS: 'no' })).toThrow(
+      "OUTPUT_SCHEMAS must be on or off, got 'no'",
+    );
+  });
 });

@@ -6,7 +6,7 @@ import { annotationsOf } from './annotations.js';
 import { inputOf } from './input-schema.js';
 import { deref, type JsonSchema, SpecError } from './json-schema.js';
 import { type OperationContext, operationContext } from './operation-context.js';
-import { outputOf } from './output-schema.js';
+import { loosenOutputSchema, outputOf } from './output-schema.js';
 import { parametersOf } from './parameters.js';
 import { requestBodyOf } from './request-body.js';
 import { securityFor } from './security.js';
@@ -34,7 +34,7 @@ export interface ToolBinding {
     | { mode: 'merged'; props: Array<{ arg: string; name: string }>; required: boolean }
     | { mode: 'whole'; arg: string; required: boolean }
     | undefined;
-  output: { kind: 'json'; wrapped: boolean } | { kind: 'image' } | { kind: 'text' };
+  output: { kind: 'json'; wrapped: boolean } | { kind: 'image' } | { kind: 'binary' } | { kind: 'text' };
   /** The operation can answer with an event stream (progress can be forwarded). */
   streams: boolean;
   /** How the upstream key is sent, from the spec's security scheme; empty: no auth. */
@@ -101,7 +101,7 @@ function convertOperation(ctx: OperationContext, names: NameRegistry): Tool | un
     binding,
   };
   if (text.title) tool.title = text.title;
-  if (output.schema) tool.outputSchema = ctx.output.withDefs(output.schema);
+  if (output.schema) tool.outputSchema = loosenOutputSchema(ctx.output.withDefs(output.schema));
   return tool;
 }
 

@@ -1,6 +1,18 @@
-// What a tool answers with, from the operation's main 2xx response: a JSON object schema as it
-// is, any other JSON wrapped as `{result}` (the MCP schema wants an object at the root), an
-// image, or text; and whether the operation can stream events (progress can be forwarded).
+// What a tool answers with, from the operation's main 2xx response, and the outputSchema it
+// advertises for it.
+//
+// Every client checks `structuredContent` against the advertised schema, and the 2025 revisions
+// want `type: "object"` at the schema's root. So:
+// - a JSON object schema is advertised with `type: "object"` at the root (a root `$ref` is
+//   inlined there); any other JSON (an array, a union, a scalar) is wrapped as `{result}`;
+// - the schema is loosened, because real APIs answer outside their specs (a null in a field
+//   not marked nullable, a missing required field, an enum value the spec does not list, an
+//   extra property): no `required`, every value may be null, no enum/const/format/pattern or
+//   size bounds, no closed objects, integers are numbers, oneOf becomes anyOf. The gateway
+//   checks each answer against this schema; one that still fails becomes an isError result
+//   with the reason and the body, never a result a client would reject;
+// - an operation whose success has no body (204, or no content) advertises no schema;
+// - text answers are text, images image content, other binary an embedded resource.
 import { deref, type JsonSchema, targetOf } from './json-schema.js';
 import type { ToolBinding } from './openapi-to-tools.js';
 import type { OperationContext } from './operation-context.js';
@@ -15,25 +27,110 @@ function mainSuccess(ctx: OperationContext): Record<string, { schema?: unknown }
   const responses = (ctx.operation.responses ?? {}) as Record<string, unknown>;
   const key = ['200', '201', '202', '203', '206', '2XX', '2xx', '204'].find((k) => k in responses);
   if (!key) return undefined;
+  if (key === '204') return {};
   const response = deref(ctx.document, responses[key]) as { content?: Record<string, { schema?: unknown }> };
   return response?.content ?? {};
 }
+
+const isJson = (type: string) => type === 'application/json' || /\+json$/.test(type) || type === '*/*';
 
 export function outputOf(ctx: OperationContext): Output {
   const output: Output = { schema: undefined, kind: { kind: 'text' }, streams: false };
   const success = mainSuccess(ctx);
   if (!success) return output;
-  const types = Object.keys(success);
+  const types = Object.keys(success).map((t) => t.split(';')[0]?.trim().toLowerCase() ?? '');
   output.streams = types.includes('text/event-stream');
-  const jsonType = types.find((t) => t === 'application/json' || /\+json$/.test(t));
-  if (jsonType) {
+  const jsonIndex = types.findIndex((t) => t === 'application/json' || /\+json$/.test(t));
+  const jsonType = jsonIndex >= 0 ? Object.keys(success)[jsonIndex] : undefined;
+  if (jsonType !== undefined) {
     const schema = ctx.output.convert(success[jsonType]?.schema ?? {});
     const target = targetOf(schema, ctx.output.defs);
-    const isObject = target.type === 'object' || (target.properties !== undefined && target.type === undefined);
-    output.schema = isObject ? schema : { type: 'object', properties: { result: schema }, required: ['result'] };
+    const isObject =
+      target.type === 'object' ||
+      (target.type === undefined && target.properties !== undefined && !target.oneOf && !target.anyOf);
+    if (isObject) {
+      // A root $ref is inlined, so that `type: "object"` stands at the root.
+      const { $ref: _ref, ...siblings } = schema;
+      output.schema = { ...(schema === target ? schema : { ...target, ...siblings }), type: 'object' };
+    } else {
+      output.schema = { type: 'object', properties: { result: schema }, required: ['result'] };
+    }
     output.kind = { kind: 'json', wrapped: !isObject };
-  } else if (types.some((t) => t.startsWith('image/'))) {
+  } else if (types.length > 0 && types.every((t) => t.startsWith('image/'))) {
     output.kind = { kind: 'image' };
+  } else if (
+    types.some((t) => !t.startsWith('text/') && !isJson(t) && !t.endsWith('+xml') && t !== 'application/xml')
+  ) {
+    output.kind = { kind: 'binary' };
   }
   return output;
+}
+
+const DROPPED = new Set([
+  'required',
+  'enum',
+  'const',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'minProperties',
+  'maxProperties',
+  'propertyNames',
+  'dependentRequired',
+  'not',
+  'if',
+  'then',
+  'else',
+  'readOnly',
+  'writeOnly',
+  'contentEncoding',
+  'contentMediaType',
+]);
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas']);
+
+/** The advertised outputSchema: the tool's schema loosened as described above, `type: "object"` at the root. */
+export function loosenOutputSchema(schema: JsonSchema): JsonSchema {
+  const root = loosen(schema, 0) as JsonSchema;
+  // The root stays an object (not nullable): the MCP schema wants `type: "object"` there.
+  return { ...root, type: 'object' };
+}
+
+function loosen(node: unknown, depth: number): unknown {
+  if (typeof node !== 'object' || node === null || Array.isArray(node) || depth > 128) return node;
+  const source = node as JsonSchema;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (DROPPED.has(key)) continue;
+    if (SCHEMA_MAPS.has(key) && typeof value === 'object' && value !== null) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, loosen(v, depth + 1)]));
+    } else if (key === 'oneOf' || key === 'anyOf' || key === 'allOf' || key === 'prefixItems') {
+      out[key === 'oneOf' ? 'anyOf' : key] = Array.isArray(value) ? value.map((v) => loosen(v, depth + 1)) : value;
+    } else if (key === 'items' || key === 'additionalProperties' || key === 'unevaluatedProperties') {
+      // A closed object (`false`) is opened; a schema for the extra values is loosened.
+      if (typeof value === 'object' && value !== null) out[key] = loosen(value, depth + 1);
+    } else if (key === 'type') {
+      const types = (Array.isArray(value) ? value : [value]).map((t) => (t === 'integer' ? 'number' : t));
+      out.type = [...new Set([...types, 'null'])];
+    } else {
+      out[key] = value;
+    }
+  }
+  // Without a type of its own (a $ref, a union), null is allowed beside it.
+  if (out.type === undefined && (out.$ref !== undefined || out.anyOf !== undefined || out.allOf !== undefined)) {
+    const { $defs, ...rest } = out;
+    return { ...($defs ? { $defs } : {}), anyOf: [rest, { type: 'null' }] };
+  }
+  return out;
 }

@@ -2,6 +2,7 @@
 // (initialize + session) revisions and the stateless 2026-07-28 one, tools/list and
 // tools/call, logging, ping, and the error rules of each revision. Transports hand it one
 // JSON-RPC request at a time with a context and send back what it returns.
+import type { Tool } from '../openapi/openapi-to-tools.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ToolResult, UpstreamCaller } from '../upstream-caller.js';
 import {
@@ -249,8 +250,30 @@ export class McpServer {
       structured: f.structuredOutput,
     });
     if (ctx.signal.aborted) return { kind: 'cancelled' };
-    this.#log(ctx, logLevel, name, result);
-    return this.#ok(id, result as unknown as Record<string, unknown>);
+    const answer = this.#checkStructured(tool, result);
+    this.#log(ctx, logLevel, name, answer);
+    return this.#ok(id, answer as unknown as Record<string, unknown>);
+  }
+
+  /**
+   * A result whose structuredContent fails the advertised schema would make a client throw:
+   * it becomes an error result that says why, with the body as it came.
+   */
+  #checkStructured(tool: Tool, result: ToolResult): ToolResult {
+    if (result.isError || result.structuredContent === undefined) return result;
+    let problems: string[];
+    try {
+      const checked = this.#options.tools.checkOutput(tool, result.structuredContent);
+      if (checked.ok) return result;
+      problems = checked.errors;
+    } catch (error) {
+      problems = [`its output schema from the OpenAPI document is not usable (${(error as Error).message})`];
+    }
+    const shown = problems.slice(0, 10);
+    const more = problems.length > shown.length ? `\n... and ${problems.length - shown.length} more` : '';
+    const text = `The upstream answer does not match the output schema of tool ${tool.name}:\n${shown.join('\n')}${more}\nThe body as received follows.`;
+    const { structuredContent: _dropped, ...rest } = result;
+    return { ...rest, isError: true, content: [{ type: 'text', text }, ...result.content] };
   }
 
   /** Tells a client that asked for logs what happened upstream when it was not plain sailing. */

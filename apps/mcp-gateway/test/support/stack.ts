@@ -13,7 +13,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterEach } from 'vitest';
-import { createGateway } from '../../src/gateway.js';
+import { createGateway, type GatewayOptions } from '../../src/gateway.js';
 import { type HttpOptions, type HttpServer, serveHttp } from '../../src/transports/http.js';
 
 export const GATEWAY_BIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -71,6 +71,25 @@ export async function startHttpGateway(api: ToyApi, extra: Partial<HttpOptions> 
   const token = `gw-${randomBytes(16).toString('hex')}`;
   const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key, pageSize: 5 });
   const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [], ...extra });
+  cleanups.push(async () => {
+    await http.close();
+    await gateway.close();
+  });
+  return {
+    url: http.url,
+    mcpUrl: `${http.url}/mcp`,
+    token,
+    store: http.store,
+    openConnections: http.openConnections,
+    close: () => http.close(),
+  };
+}
+
+/** A gateway over HTTP for any upstream and spec (the options of createGateway). */
+export async function startHttpGatewayFor(options: GatewayOptions): Promise<HttpGateway> {
+  const token = `gw-${randomBytes(16).toString('hex')}`;
+  const gateway = await createGateway(options);
+  const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
   cleanups.push(async () => {
     await http.close();
     await gateway.close();
