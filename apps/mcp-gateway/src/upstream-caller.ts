@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { APIError, type HttpClient, HttpClientError, Ledger, type SseEvent } from '@agentwire/http-client';
 import type { Tool } from './openapi/openapi-to-tools.js';
+import { cookiePairs, headerValue, pathValue, queryPairs } from './openapi/parameter-styles.js';
 import { META } from './protocol/revisions.js';
 
 export interface CallContext {
@@ -22,16 +23,6 @@ export interface ToolResult {
   _meta: Record<string, unknown>;
 }
 
-/**
- * Encodes one path segment, '/' included, so a value cannot add segments. '.' and '..' cannot
- * be encoded safely (URL parsers treat %2E%2E as '..'), so they are refused.
- */
-function encodeSegment(value: unknown): string | undefined {
-  const text = String(value);
-  if (text === '' || text === '.' || text === '..') return undefined;
-  return encodeURIComponent(text);
-}
-
 export class UpstreamCaller {
   readonly #client: HttpClient;
   readonly #apiKey: string | undefined;
@@ -46,35 +37,37 @@ export class UpstreamCaller {
     const ledger = new Ledger();
     const started = performance.now();
     const headers: Record<string, string> = {};
-    const query: Record<string, string | string[]> = {};
+    const query: Record<string, string[]> = {};
+    const cookies: string[] = [];
     let path = b.path;
     for (const p of b.params) {
       const value = args[p.arg];
       if (value === undefined) continue;
       if (p.in === 'path') {
-        const segment = encodeSegment(value);
-        if (segment === undefined)
+        const segment = pathValue(p, value);
+        // '.' and '..' cannot be encoded safely (URL parsers treat %2E%2E as '..'): refused.
+        if (segment === '' || segment === '.' || segment === '..') {
           return errorResult(`path parameter ${p.name} cannot be empty, '.' or '..'`, false, ledger, started);
+        }
         path = path.replace(`{${p.name}}`, segment);
       } else if (p.in === 'query') {
-        // OpenAPI's default for query arrays is form, exploded: tags=a&tags=b. Objects go as JSON.
-        query[p.name] = Array.isArray(value)
-          ? value.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v)))
-          : typeof value === 'object' && value !== null
-            ? JSON.stringify(value)
-            : String(value);
+        for (const [name, text] of queryPairs(p, value)) query[name] = [...(query[name] ?? []), text];
+      } else if (p.in === 'cookie') {
+        cookies.push(...cookiePairs(p, value));
       } else {
-        const text = String(value);
+        const text = headerValue(p, value);
         if (/[\r\n]/.test(text))
           return errorResult(`header ${p.name} must not contain line breaks`, false, ledger, started);
         headers[p.name.toLowerCase()] = text;
       }
     }
+    // Only the operation's own cookie parameters: a caller cannot supply a Cookie header.
+    if (cookies.length > 0) headers.cookie = cookies.join('; ');
     for (const auth of b.auth) {
       if (!this.#apiKey) break;
       if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
       else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
-      else query[auth.name] = this.#apiKey;
+      else query[auth.name] = [this.#apiKey];
     }
     let json: unknown;
     if (b.body?.mode === 'merged') {

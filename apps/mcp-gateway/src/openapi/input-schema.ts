@@ -29,7 +29,15 @@ export function inputOf(params: Parameter[], body: RequestBody | undefined): Inp
     const arg = argName(p.name, p.in);
     properties[arg] = p.schema;
     if (p.required) required.push(arg);
-    input.params.push({ arg, name: p.name, in: p.in, required: p.required });
+    input.params.push({
+      arg,
+      name: p.name,
+      in: p.in,
+      style: p.style,
+      explode: p.explode,
+      ...(p.json ? { json: true } : {}),
+      required: p.required,
+    });
     if (p.in === 'header' && p.name.toLowerCase() === 'idempotency-key') input.idempotencyKeyArg = arg;
   }
   if (body?.props) {

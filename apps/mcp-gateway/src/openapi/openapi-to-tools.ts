@@ -7,13 +7,14 @@ import { inputOf } from './input-schema.js';
 import { deref, type JsonSchema, SpecError } from './json-schema.js';
 import { type OperationContext, operationContext } from './operation-context.js';
 import { loosenOutputSchema, outputOf } from './output-schema.js';
+import type { ParamStyle } from './parameter-styles.js';
 import { parametersOf } from './parameters.js';
 import { requestBodyOf } from './request-body.js';
 import { securityFor } from './security.js';
 import { NameRegistry } from './tool-names.js';
 import { toolTextOf } from './tool-text.js';
 
-export type ParamLocation = 'path' | 'query' | 'header';
+export type { ParamLocation } from './parameter-styles.js';
 
 export interface ToolAnnotations {
   title?: string;
@@ -29,7 +30,8 @@ export interface ToolBinding {
   method: string;
   /** The path template, e.g. `/emails/{id}/reply`. */
   path: string;
-  params: Array<{ arg: string; name: string; in: ParamLocation; required: boolean }>;
+  /** Each argument that is a parameter: where it goes and how it is serialized. */
+  params: Array<ParamStyle & { arg: string; required: boolean }>;
   body:
     | { mode: 'merged'; props: Array<{ arg: string; name: string }>; required: boolean }
     | { mode: 'whole'; arg: string; required: boolean }
