@@ -20,6 +20,8 @@ export interface GatewayConfig {
   pageSize: number;
   /** Advertise outputSchemas and send structuredContent (OUTPUT_SCHEMAS=off for a hopeless spec). */
   outputSchemas: boolean;
+  /** Decoded bytes of files and binary bodies one tool call may send upstream. */
+  maxUploadBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -29,7 +31,7 @@ export class ConfigError extends Error {
 export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--host H] [--port N]
 environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
-  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), LOG_LEVEL`;
+  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), MAX_UPLOAD_BYTES (10485760), LOG_LEVEL`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -96,7 +98,15 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logLevel: logLevelOf(env.LOG_LEVEL),
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),
     outputSchemas: outputSchemasOf(env.OUTPUT_SCHEMAS),
+    maxUploadBytes: maxUploadBytesOf(env.MAX_UPLOAD_BYTES),
   };
+}
+
+function maxUploadBytesOf(value: string | undefined): number {
+  const n = Number(value || 10 * 1024 * 1024);
+  if (!Number.isInteger(n) || n < 0 || n > 1024 * 1024 * 1024)
+    throw new ConfigError(`MAX_UPLOAD_BYTES must be an integer from 0 to 1073741824, got '${value}'`);
+  return n;
 }
 
 function outputSchemasOf(value: string | undefined): boolean {

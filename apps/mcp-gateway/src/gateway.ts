@@ -23,6 +23,8 @@ export interface GatewayOptions {
    * Default true; false for a spec whose response schemas are hopeless: text results only.
    */
   outputSchemas?: boolean | undefined;
+  /** Decoded bytes of files and binary bodies one tool call may send. Default 10 MiB. */
+  maxUploadBytes?: number | undefined;
 }
 
 export interface Gateway {
@@ -61,7 +63,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     version: GATEWAY_VERSION,
     instructions: `Tools for ${loaded.title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`,
     tools,
-    upstream: new UpstreamCaller(client, options.upstreamApiKey),
+    upstream: new UpstreamCaller(client, options.upstreamApiKey, options.maxUploadBytes),
     ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
   });
   return { server, tools, problems: loaded.problems, skipped: loaded.skipped, client, close: () => client.close() };

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     openapi: config.openapi,
     pageSize: config.pageSize,
     outputSchemas: config.outputSchemas,
+    maxUploadBytes: config.maxUploadBytes,
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   if (config.transport === 'stdio') {

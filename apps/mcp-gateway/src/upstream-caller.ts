@@ -7,6 +7,7 @@ import { APIError, type HttpClient, HttpClientError, Ledger, type SseEvent } fro
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from './openapi/parameter-styles.js';
 import { META } from './protocol/revisions.js';
+import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './upstream-body.js';
 
 export interface CallContext {
   signal: AbortSignal;
@@ -26,17 +27,19 @@ export interface ToolResult {
 export class UpstreamCaller {
   readonly #client: HttpClient;
   readonly #apiKey: string | undefined;
+  readonly #maxUploadBytes: number;
 
-  constructor(client: HttpClient, apiKey: string | undefined) {
+  constructor(client: HttpClient, apiKey: string | undefined, maxUploadBytes = DEFAULT_MAX_UPLOAD_BYTES) {
     this.#client = client;
     this.#apiKey = apiKey;
+    this.#maxUploadBytes = maxUploadBytes;
   }
 
   async call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
     const b = tool.binding;
     const ledger = new Ledger();
     const started = performance.now();
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { accept: b.accept };
     const query: Record<string, string[]> = {};
     const cookies: string[] = [];
     let path = b.path;
@@ -69,13 +72,12 @@ export class UpstreamCaller {
       else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
       else query[auth.name] = [this.#apiKey];
     }
-    let json: unknown;
-    if (b.body?.mode === 'merged') {
-      const body: Record<string, unknown> = {};
-      for (const prop of b.body.props) if (args[prop.arg] !== undefined) body[prop.name] = args[prop.arg];
-      if (b.body.required || Object.keys(body).length > 0) json = body;
-    } else if (b.body?.mode === 'whole' && args[b.body.arg] !== undefined) {
-      json = args[b.body.arg];
+    let encoded: EncodedBody;
+    try {
+      encoded = b.body ? await encodeBody(b.body, args, this.#maxUploadBytes) : undefined;
+    } catch (error) {
+      if (error instanceof BodyError) return errorResult(error.message, false, ledger, started);
+      throw error;
     }
     // A write the operation lets us make idempotent gets a key, so it may be retried safely.
     if (b.idempotencyKeyArg && headers['idempotency-key'] === undefined) headers['idempotency-key'] = randomUUID();
@@ -91,7 +93,7 @@ export class UpstreamCaller {
       ledger,
       // An operation the spec marks idempotent (x-mcp annotations) may be retried even as a POST.
       ...(tool.annotations.idempotentHint ? { idempotent: true } : {}),
-      ...(json === undefined ? {} : { json }),
+      ...encoded,
     };
     try {
       if (b.streams && ctx.onProgress) return await this.#stream(tool, common, ctx, ledger, started);
@@ -122,7 +124,10 @@ export class UpstreamCaller {
     let progress = 0;
     let last: SseEvent | undefined;
     const texts: string[] = [];
-    for await (const event of this.#client.stream({ ...common, headers: { ...common.headers } })) {
+    for await (const event of this.#client.stream({
+      ...common,
+      headers: { ...common.headers, accept: 'text/event-stream' },
+    })) {
       last = event;
       progress++;
       let message = event.data;

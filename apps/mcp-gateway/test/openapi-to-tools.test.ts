@@ -151,7 +151,13 @@ describe('OpenAPI to tools', () => {
     );
     expect(problems).toEqual([]);
     expect(tools.map((t) => t.name)).toEqual(['add_note']);
-    expect(tools[0]?.binding.body).toEqual({ mode: 'whole', arg: 'body', required: true });
+    expect(tools[0]?.binding.body).toEqual({
+      mode: 'whole',
+      arg: 'body',
+      required: true,
+      mediaType: 'application/json',
+      encoding: 'json',
+    });
   });
 
   it('reports an operation it cannot use by name and reason, and loads the rest', () => {
@@ -164,7 +170,7 @@ describe('OpenAPI to tools', () => {
         '/upload': {
           post: {
             operationId: 'upload',
-            requestBody: { content: { 'multipart/form-data': { schema: {} } } },
+            requestBody: { content: { 'multipart/mixed': { schema: {} } } },
             responses: ok,
           },
         },
@@ -174,7 +180,7 @@ describe('OpenAPI to tools', () => {
     expect(tools.map((t) => t.name)).toEqual(['fine']);
     expect(problems).toEqual([
       "GET /remote (remote): external $ref 'https://evil.example/params.json' is not followed (only local refs are)",
-      'POST /upload (upload): request body type multipart/form-data is not supported (only JSON)',
+      'POST /upload (upload): request body type multipart/mixed is not supported (JSON, form-urlencoded, multipart/form-data, text and binary types are)',
       "GET /missing/{id} (undeclared): path parameter '{id}' is not declared",
     ]);
   });
@@ -313,7 +319,13 @@ describe('OpenAPI to tools, edge cases', () => {
       body__query: { type: 'integer' },
       body__body: { type: 'object', additionalProperties: true },
     });
-    expect(tools[0]?.binding.body).toEqual({ mode: 'whole', arg: 'body__body', required: true });
+    expect(tools[0]?.binding.body).toEqual({
+      mode: 'whole',
+      arg: 'body__body',
+      required: true,
+      mediaType: 'application/json',
+      encoding: 'json',
+    });
   });
 
   it('prunes $defs per schema: an input schema carries none of the response models', () => {

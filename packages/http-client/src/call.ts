@@ -61,6 +61,13 @@ export function prepareCall(
   if (ownOrigin && settings.authHeader) headers[settings.authHeader[0]] = settings.authHeader[1];
   for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
   let body = rawBody;
+  if (options.json !== undefined && options.body !== undefined) {
+    throw new TypeError('pass either json or body, not both');
+  }
+  if (options.body !== undefined) {
+    body = options.body.bytes;
+    headers['content-type'] = options.body.contentType;
+  }
   if (options.json !== undefined) {
     body = Buffer.from(JSON.stringify(options.json));
     headers['content-type'] = 'application/json';

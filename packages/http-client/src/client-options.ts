@@ -69,6 +69,8 @@ export interface CallOptions<S extends TSchema | undefined = undefined> {
   query?: Query | undefined;
   /** A value sent as JSON. */
   json?: unknown;
+  /** Bytes sent as they are, with their Content-Type (a form, a file, text); not with `json`. */
+  body?: { bytes: Uint8Array; contentType: string } | undefined;
   headers?: Record<string, string> | undefined;
   signal?: AbortSignal | undefined;
   timeoutMs?: number | undefined;

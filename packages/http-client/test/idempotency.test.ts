@@ -37,6 +37,25 @@ describe('retrying writes', () => {
     expect(await api.replies('m-0007')).toHaveLength(1);
   });
 
+  it('sends raw bytes with their Content-Type, the same bytes on every attempt', async () => {
+    const api = await startToyApi();
+    await api.setFaults(fail503(2));
+    const { http, ledger } = client(api.url, api.key);
+    const bytes = Buffer.from('{"body":"Sent as bytes."}');
+    const response = await http.request({
+      method: 'POST',
+      path: REPLY,
+      body: { bytes, contentType: 'application/json; charset=utf-8' },
+      idempotencyKey: true,
+    });
+    expect(response.status).toBe(201);
+    expect(ledger.attempts.map((a) => a.bytesSent)).toEqual([bytes.length, bytes.length, bytes.length]);
+    expect((await api.replies('m-0007')).map((r: { body: string }) => r.body)).toEqual(['Sent as bytes.']);
+    await expect(
+      http.request({ method: 'POST', path: REPLY, json: {}, body: { bytes, contentType: 'x/y' } }),
+    ).rejects.toThrow('pass either json or body, not both');
+  });
+
   it('gets the stored reply replayed when the first response was lost on the way back', async () => {
     const api = await startToyApi();
     await api.setFaults({ rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' }] });

@@ -13,6 +13,16 @@ export interface Input {
   idempotencyKeyArg: string | undefined;
 }
 
+/** How a body is sent, as the binding keeps it. */
+function how(body: RequestBody) {
+  return {
+    required: body.required,
+    mediaType: body.mediaType,
+    encoding: body.encoding,
+    ...(body.files.size > 0 ? { files: Object.fromEntries(body.files) } : {}),
+  };
+}
+
 export function inputOf(params: Parameter[], body: RequestBody | undefined): Input {
   const occurrences = new Map<string, number>();
   const count = (name: string) => occurrences.set(name, (occurrences.get(name) ?? 0) + 1);
@@ -48,12 +58,12 @@ export function inputOf(params: Parameter[], body: RequestBody | undefined): Inp
       if (body.required && body.requiredProps.has(name)) required.push(arg);
       props.push({ arg, name });
     }
-    input.body = { mode: 'merged', props, required: body.required };
+    input.body = { mode: 'merged', props, ...how(body) };
   } else if (body) {
     const arg = argName('body', 'body');
     properties[arg] = body.schema;
     if (body.required) required.push(arg);
-    input.body = { mode: 'whole', arg, required: body.required };
+    input.body = { mode: 'whole', arg, ...how(body) };
   }
   input.schema = { type: 'object', properties, additionalProperties: false };
   if (required.length > 0) input.schema.required = required;

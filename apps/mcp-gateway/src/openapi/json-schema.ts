@@ -1,7 +1,7 @@
 // Turns OpenAPI schemas into self-contained JSON Schema 2020-12 for one tool: local $refs to
 // components/schemas become $defs (only those the tool reaches, so a big spec does not bloat
 // every tool), OpenAPI 3.0 dialect (nullable, boolean exclusive bounds, example) is converted,
-// and external $refs are refused rather than fetched.
+// oneOf is read as anyOf, and external $refs are refused rather than fetched.
 export type JsonSchema = Record<string, unknown>;
 
 export class SpecError extends Error {
@@ -74,6 +74,11 @@ export class SchemaConverter {
       } else if (key === 'default' || key === 'enum' || key === 'const' || key === 'examples' || key === 'example') {
         // Values, not schemas: copied as they are.
         out[key] = value;
+      } else if (key === 'oneOf' && Array.isArray(value)) {
+        // Read as anyOf: specs often list branches that overlap (open objects, a discriminator
+        // JSON Schema does not know), and exactly-one would refuse every value; the upstream
+        // still checks its own rules.
+        out.anyOf = this.#walk(value, depth + 1);
       } else if (key === 'nullable' || key === 'discriminator' || key === 'xml' || key === 'externalDocs') {
         // Not JSON Schema keywords (nullable is applied below).
       } else if (typeof value === 'object' && value !== null) {

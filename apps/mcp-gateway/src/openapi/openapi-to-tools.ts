@@ -9,7 +9,7 @@ import { type OperationContext, operationContext } from './operation-context.js'
 import { loosenOutputSchema, outputOf } from './output-schema.js';
 import type { ParamStyle } from './parameter-styles.js';
 import { parametersOf } from './parameters.js';
-import { requestBodyOf } from './request-body.js';
+import { type BodyEncoding, requestBodyOf } from './request-body.js';
 import { securityFor } from './security.js';
 import { NameRegistry } from './tool-names.js';
 import { toolTextOf } from './tool-text.js';
@@ -32,18 +32,29 @@ export interface ToolBinding {
   path: string;
   /** Each argument that is a parameter: where it goes and how it is serialized. */
   params: Array<ParamStyle & { arg: string; required: boolean }>;
-  body:
-    | { mode: 'merged'; props: Array<{ arg: string; name: string }>; required: boolean }
-    | { mode: 'whole'; arg: string; required: boolean }
-    | undefined;
+  body: BodyBinding | undefined;
   output: { kind: 'json'; wrapped: boolean } | { kind: 'image' } | { kind: 'binary' } | { kind: 'text' };
   /** The operation can answer with an event stream (progress can be forwarded). */
   streams: boolean;
+  /** The Accept header for the operation's answers. */
+  accept: string;
   /** How the upstream key is sent, from the spec's security scheme; empty: no auth. */
   auth: UpstreamAuth[];
   /** The argument that carries an Idempotency-Key header, when the operation has one. */
   idempotencyKeyArg: string | undefined;
 }
+
+/** Where the body's arguments are, and how it is sent. */
+export type BodyBinding = (
+  | { mode: 'merged'; props: Array<{ arg: string; name: string }> }
+  | { mode: 'whole'; arg: string }
+) & {
+  required: boolean;
+  mediaType: string;
+  encoding: BodyEncoding;
+  /** Multipart: the properties that are files, and whether each is an array of files. */
+  files?: Record<string, { many: boolean }>;
+};
 
 export interface Tool {
   name: string;
@@ -92,6 +103,7 @@ function convertOperation(ctx: OperationContext, names: NameRegistry): Tool | un
     body: input.body,
     output: output.kind,
     streams: output.streams,
+    accept: output.accept,
     auth,
     idempotencyKeyArg: input.idempotencyKeyArg,
   };

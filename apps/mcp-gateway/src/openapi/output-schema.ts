@@ -21,6 +21,8 @@ export interface Output {
   schema: JsonSchema | undefined;
   kind: ToolBinding['output'];
   streams: boolean;
+  /** The Accept header to send: the success's media types (JSON first), then anything. */
+  accept: string;
 }
 
 function mainSuccess(ctx: OperationContext): Record<string, { schema?: unknown }> | undefined {
@@ -35,10 +37,15 @@ function mainSuccess(ctx: OperationContext): Record<string, { schema?: unknown }
 const isJson = (type: string) => type === 'application/json' || /\+json$/.test(type) || type === '*/*';
 
 export function outputOf(ctx: OperationContext): Output {
-  const output: Output = { schema: undefined, kind: { kind: 'text' }, streams: false };
+  const output: Output = { schema: undefined, kind: { kind: 'text' }, streams: false, accept: 'application/json' };
   const success = mainSuccess(ctx);
   if (!success) return output;
   const types = Object.keys(success).map((t) => t.split(';')[0]?.trim().toLowerCase() ?? '');
+  const offered = types.filter((t) => t !== 'text/event-stream' && !t.includes('*'));
+  if (offered.length > 0) {
+    const ordered = [...offered.filter(isJson), ...offered.filter((t) => !isJson(t))];
+    output.accept = [...new Set(ordered), '*/*;q=0.1'].join(', ');
+  }
   output.streams = types.includes('text/event-stream');
   const jsonIndex = types.findIndex((t) => t === 'application/json' || /\+json$/.test(t));
   const jsonType = jsonIndex >= 0 ? Object.keys(success)[jsonIndex] : undefined;

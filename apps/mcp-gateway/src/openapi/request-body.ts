@@ -1,8 +1,14 @@
-// An operation's JSON request body. A JSON object with declared properties (and no additional
-// ones, no union) spreads into the tool's top-level arguments; anything else stays one `body`
-// argument with its own schema.
+// An operation's request body, in the media type the gateway will send: JSON when the
+// operation offers it, else a URL-encoded form, a multipart form, text, or bytes.
+// - JSON and both forms: an object with declared properties (and no additional ones, no
+//   union) spreads into the tool's top-level arguments; anything else stays one `body`.
+// - Multipart: a file property (format binary, or a contentMediaType) becomes an argument
+//   `{data (base64), filename?, mediaType?}`, an array of files an array of those.
+// - Text: one `body` string. Bytes: one `body` string of base64.
 import { deref, type JsonSchema, SpecError, targetOf } from './json-schema.js';
 import type { OperationContext } from './operation-context.js';
+
+export type BodyEncoding = 'json' | 'form' | 'multipart' | 'text' | 'binary';
 
 export interface RequestBody {
   schema: JsonSchema;
@@ -11,7 +17,45 @@ export interface RequestBody {
   props: Record<string, JsonSchema> | undefined;
   /** Required property names of a spread body. */
   requiredProps: Set<string>;
+  /** The media type sent (as the spec names it). */
+  mediaType: string;
+  encoding: BodyEncoding;
+  /** Multipart: the properties that are files, and whether each is an array of files. */
+  files: Map<string, { many: boolean }>;
 }
+
+/** What a model passes for a file: its bytes as base64, and optionally a name and a media type. */
+export const FILE_ARGUMENT: JsonSchema = {
+  type: 'object',
+  description: 'A file: its bytes as base64 (data), with an optional file name and media type.',
+  properties: {
+    data: { type: 'string', contentEncoding: 'base64', description: 'The bytes, base64-encoded.' },
+    filename: { type: 'string' },
+    mediaType: { type: 'string', description: 'Default: the part type from the spec, else application/octet-stream.' },
+  },
+  required: ['data'],
+  additionalProperties: false,
+};
+
+const BYTES_ARGUMENT: JsonSchema = {
+  type: 'string',
+  contentEncoding: 'base64',
+  description: 'The bytes to send, base64-encoded.',
+};
+
+function encodingOf(type: string): BodyEncoding | undefined {
+  if (type === 'application/json' || /\+json$/.test(type)) return 'json';
+  if (type === 'application/x-www-form-urlencoded') return 'form';
+  if (type === 'multipart/form-data') return 'multipart';
+  if (type.startsWith('text/') || type === 'application/xml' || /\+xml$/.test(type)) return 'text';
+  if (type.startsWith('multipart/')) return undefined;
+  return 'binary';
+}
+const PREFERENCE: readonly BodyEncoding[] = ['json', 'form', 'multipart', 'text', 'binary'];
+
+const isFile = (schema: JsonSchema | undefined) =>
+  schema !== undefined &&
+  (schema.format === 'binary' || schema.contentMediaType !== undefined || schema.contentEncoding !== undefined);
 
 export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
   if (ctx.operation.requestBody === undefined) return undefined;
@@ -20,13 +64,32 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
     content?: Record<string, { schema?: unknown }>;
   };
   const content = requestBody.content ?? {};
-  const jsonType = Object.keys(content).find((t) => t === 'application/json' || /\+json$/.test(t));
-  if (!jsonType) {
+  const offered = Object.keys(content).map((type) => ({
+    type,
+    encoding: encodingOf(type.split(';')[0]?.trim().toLowerCase() ?? ''),
+  }));
+  const chosen = PREFERENCE.map((e) => offered.find((o) => o.encoding === e)).find((o) => o !== undefined);
+  if (!chosen?.encoding) {
     throw new SpecError(
-      `request body type ${Object.keys(content).join(', ') || '(none)'} is not supported (only JSON)`,
+      `request body type ${Object.keys(content).join(', ') || '(none)'} is not supported ` +
+        '(JSON, form-urlencoded, multipart/form-data, text and binary types are)',
     );
   }
-  const schema = ctx.input.convert(content[jsonType]?.schema ?? {});
+  const encoding = chosen.encoding;
+  const base = {
+    required: requestBody.required === true,
+    mediaType: chosen.type,
+    encoding,
+    files: new Map<string, { many: boolean }>(),
+  };
+  if (encoding === 'text' || encoding === 'binary') {
+    const schema =
+      encoding === 'text'
+        ? { type: 'string', description: `The body, as ${chosen.type}.` }
+        : { ...BYTES_ARGUMENT, description: `The body (${chosen.type}), base64-encoded.` };
+    return { ...base, schema, props: undefined, requiredProps: new Set() };
+  }
+  const schema = ctx.input.convert(content[chosen.type]?.schema ?? {});
   const target = targetOf(schema, ctx.input.defs);
   const spread =
     target.properties &&
@@ -35,10 +98,28 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
     !target.oneOf &&
     !target.anyOf &&
     !target.allOf;
+  const props = spread ? { ...(target.properties as Record<string, JsonSchema>) } : undefined;
+  if (props && encoding === 'multipart') {
+    for (const [name, prop] of Object.entries(props)) {
+      const one = targetOf(prop, ctx.input.defs);
+      const items = one.type === 'array' ? targetOf((one.items ?? {}) as JsonSchema, ctx.input.defs) : undefined;
+      if (isFile(one)) {
+        base.files.set(name, { many: false });
+        props[name] = { ...FILE_ARGUMENT, ...(one.description ? { description: one.description } : {}) };
+      } else if (isFile(items)) {
+        base.files.set(name, { many: true });
+        props[name] = {
+          type: 'array',
+          items: FILE_ARGUMENT,
+          ...(one.description ? { description: one.description } : {}),
+        };
+      }
+    }
+  }
   return {
+    ...base,
     schema,
-    required: requestBody.required === true,
-    props: spread ? (target.properties as Record<string, JsonSchema>) : undefined,
+    props,
     // Read only for a spread body, as the names of its required properties (a body that stays
     // whole keeps its schema, `required` and all, whatever its shape).
     requiredProps: new Set(spread ? ((target.required as string[] | undefined) ?? []) : []),
