@@ -62,8 +62,8 @@ export class HttpClient {
 
   /**
    * Sends a request and reads the whole response: JSON bodies are parsed (and validated with
-   * `schema`), binary ones (image, audio, video, octet-stream, PDF, ZIP) come back as a Buffer,
-   * others as text.
+   * `schema`), text types (text/*, XML, JavaScript, forms, YAML) as a string, and every other
+   * type (images, archives, PDF, spreadsheets, ...) as a Buffer.
    */
   async request<S extends TSchema | undefined = undefined>(options: CallOptions<S>): Promise<HttpResponse<Data<S>>> {
     const call = prepareCall(this.#settings, options);

@@ -1,5 +1,5 @@
 // A whole response body as the caller gets it: JSON parsed (and checked against the call's
-// schema, compiled once per schema), binary types as bytes, anything else as text.
+// schema, compiled once per schema), text types as text, anything else as bytes.
 import { compileValidator, type Validate } from '@agentwire/schemas/validation';
 import type { TSchema } from 'typebox';
 import type { Buffered } from './attempt.js';
@@ -7,14 +7,18 @@ import type { Call } from './call.js';
 import { InvalidResponseError } from './errors/local-errors.js';
 import { firstHeader } from './headers.js';
 
+/** Media types read as text: text/*, JSON and XML (with their +json/+xml kin), scripts, forms, YAML. */
+const TEXTUAL =
+  /^\s*(text\/|application\/([\w.-]+\+)?(json|xml)\b|application\/(javascript|ecmascript|x-www-form-urlencoded|(x-)?yaml|graphql|x-ndjson|jsonl)\b)/i;
+
 export class ResponseBodies {
   readonly #validators = new WeakMap<object, Validate<unknown>>();
 
   parse(call: Call, sent: Buffered, schema: TSchema | undefined): unknown {
     if (sent.buffer.length === 0) return undefined;
     const type = firstHeader(sent.headers, 'content-type') ?? '';
-    // Binary bodies (images, archives, ...) come back as bytes; text as a string; JSON parsed.
-    if (/^(image|audio|video)\/|octet-stream|application\/(pdf|zip)/i.test(type)) return sent.buffer;
+    // Text as a string, JSON parsed; every other type (images, archives, spreadsheets, ...) as bytes.
+    if (type !== '' && !TEXTUAL.test(type)) return sent.buffer;
     const text = sent.buffer.toString('utf8');
     if (!type.includes('json')) return text;
     let data: unknown;
