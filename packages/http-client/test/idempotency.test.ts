@@ -50,7 +50,7 @@ describe('retrying writes', () => {
     });
     expect(response.status).toBe(201);
     expect(ledger.attempts.map((a) => a.bytesSent)).toEqual([bytes.length, bytes.length, bytes.length]);
-    expect((await api.replies('m-0007')).map((r: { body: string }) => r.body)).toEqual(['Sent as bytes.']);
+    expect((await api.replies('m-0007')).map((r) => (r as { body: string }).body)).toEqual(['Sent as bytes.']);
     await expect(
       http.request({ method: 'POST', path: REPLY, json: {}, body: { bytes, contentType: 'x/y' } }),
     ).rejects.toThrow('pass either json or body, not both');
