@@ -35,16 +35,58 @@ export function deref<T>(document: unknown, node: T, seen: Set<string> = new Set
   return deref(document, resolvePointer(document, ref) as T, seen);
 }
 
+/** What a loose schema leaves out: whatever a real answer outside its spec commonly breaks. */
+const LOOSE_DROPPED = new Set([
+  'required',
+  'enum',
+  'const',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'minProperties',
+  'maxProperties',
+  'propertyNames',
+  'dependentRequired',
+  'not',
+  'if',
+  'then',
+  'else',
+  'readOnly',
+  'writeOnly',
+  'contentEncoding',
+  'contentMediaType',
+  'nullable',
+]);
+
 /** Collects what one tool's schemas need: converted schemas and the $defs they reach. */
 export class SchemaConverter {
   readonly #document: unknown;
   readonly #openapi30: boolean;
+  readonly #loose: boolean;
   readonly defs = new Map<string, JsonSchema>();
   readonly #inProgress = new Set<string>();
 
-  constructor(document: unknown, openapi30: boolean) {
+  /**
+   * @param loose for answers rather than requests (see output-schema.ts): no `required`, every
+   *   value may be null, no enum/const/format/pattern or bounds, no closed objects, integers
+   *   as numbers. Done in the same walk as the conversion.
+   */
+  constructor(document: unknown, openapi30: boolean, loose = false) {
     this.#document = document;
     this.#openapi30 = openapi30;
+    this.#loose = loose;
   }
 
   convert(schema: unknown): JsonSchema {
@@ -64,7 +106,14 @@ export class SchemaConverter {
     const source = node as Record<string, unknown>;
     if (typeof source.$ref === 'string') return this.#ref(source.$ref, source, depth);
     const out: Record<string, unknown> = {};
+    const loose = this.#loose;
     for (const [key, value] of Object.entries(source)) {
+      if (loose && LOOSE_DROPPED.has(key)) continue;
+      if (loose && (key === 'additionalProperties' || key === 'unevaluatedProperties' || key === 'items')) {
+        // A closed object (`false`) is opened; a schema for the extra values is loosened.
+        if (typeof value === 'object' && value !== null) out[key] = this.#walk(value, depth + 1);
+        continue;
+      }
       if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
         out[key] = Object.fromEntries(
           Object.entries((value ?? {}) as Record<string, unknown>).map(([k, v]) => [k, this.#walk(v, depth + 1)]),
@@ -87,6 +136,7 @@ export class SchemaConverter {
         out[key] = value;
       }
     }
+    if (loose) return nullable(out);
     if (this.#openapi30) {
       if (source.nullable === true) {
         if (typeof out.type === 'string') out.type = [out.type, 'null'];
@@ -128,8 +178,32 @@ export class SchemaConverter {
     }
     // Siblings of $ref (allowed in 3.1) are kept next to it.
     const siblings = Object.fromEntries(Object.entries(source).filter(([k]) => k !== '$ref'));
-    return { $ref: `#/$defs/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, ...siblings };
+    const pointer = { $ref: `#/$defs/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, ...siblings };
+    return this.#loose ? nullable(pointer) : pointer;
   }
+}
+
+/** A loose schema also takes null (and an integer schema any number). */
+function nullable(schema: Record<string, unknown>): Record<string, unknown> {
+  const { type } = schema;
+  if (type === undefined) {
+    // Without a type of its own (a $ref, a union), null is allowed beside it.
+    if (schema.$ref === undefined && schema.anyOf === undefined && schema.allOf === undefined) return schema;
+    return { anyOf: [schema, { type: 'null' }] };
+  }
+  const types = (Array.isArray(type) ? type : [type]).map((t) => (t === 'integer' ? 'number' : t));
+  if (!types.includes('null')) types.push('null');
+  schema.type = [...new Set(types)];
+  return schema;
+}
+
+/** The schema a loose converter wrapped to take null, unwrapped. */
+export function withoutNull(schema: JsonSchema): JsonSchema {
+  const branches = schema.anyOf;
+  if (Array.isArray(branches) && branches.length === 2 && (branches[1] as JsonSchema)?.type === 'null') {
+    return branches[0] as JsonSchema;
+  }
+  return schema;
 }
 
 /** The object schema behind a schema that may be a $ref into $defs. */

@@ -6,7 +6,7 @@ import { annotationsOf } from './annotations.js';
 import { inputOf } from './input-schema.js';
 import { deref, type JsonSchema, SpecError } from './json-schema.js';
 import { type OperationContext, operationContext } from './operation-context.js';
-import { loosenOutputSchema, outputOf } from './output-schema.js';
+import { outputOf } from './output-schema.js';
 import type { ParamStyle } from './parameter-styles.js';
 import { parametersOf } from './parameters.js';
 import { type BodyEncoding, requestBodyOf } from './request-body.js';
@@ -115,7 +115,7 @@ function convertOperation(ctx: OperationContext, names: NameRegistry): Tool | un
     binding,
   };
   if (text.title) tool.title = text.title;
-  if (output.schema) tool.outputSchema = loosenOutputSchema(ctx.output.withDefs(output.schema));
+  if (output.schema) tool.outputSchema = ctx.output.withDefs(output.schema);
   return tool;
 }
 

@@ -16,7 +16,7 @@ export interface OperationContext {
   x: XMcp;
   /** For the input schema: parameters and body. */
   input: SchemaConverter;
-  /** For the output schema. */
+  /** For the output schema: loose (see output-schema.ts). */
   output: SchemaConverter;
 }
 
@@ -25,6 +25,6 @@ export function operationContext(operation: Omit<OperationContext, 'x' | 'input'
     ...operation,
     x: readXMcp(operation.operation['x-mcp']),
     input: new SchemaConverter(operation.document, operation.openapi30),
-    output: new SchemaConverter(operation.document, operation.openapi30),
+    output: new SchemaConverter(operation.document, operation.openapi30, true),
   };
 }

@@ -13,7 +13,7 @@
 //   with the reason and the body, never a result a client would reject;
 // - an operation whose success has no body (204, or no content) advertises no schema;
 // - text answers are text, images image content, other binary an embedded resource.
-import { deref, type JsonSchema, targetOf } from './json-schema.js';
+import { deref, type JsonSchema, targetOf, withoutNull } from './json-schema.js';
 import type { ToolBinding } from './openapi-to-tools.js';
 import type { OperationContext } from './operation-context.js';
 
@@ -50,17 +50,20 @@ export function outputOf(ctx: OperationContext): Output {
   const jsonIndex = types.findIndex((t) => t === 'application/json' || /\+json$/.test(t));
   const jsonType = jsonIndex >= 0 ? Object.keys(success)[jsonIndex] : undefined;
   if (jsonType !== undefined) {
-    const schema = ctx.output.convert(success[jsonType]?.schema ?? {});
+    // Converted loose; the root's own "or null" is taken off again, since the root is an object.
+    const loose = ctx.output.convert(success[jsonType]?.schema ?? {});
+    const schema = withoutNull(loose);
     const target = targetOf(schema, ctx.output.defs);
+    const types = Array.isArray(target.type) ? target.type : [target.type];
     const isObject =
-      target.type === 'object' ||
-      (target.type === undefined && target.properties !== undefined && !target.oneOf && !target.anyOf);
+      (types.includes('object') && types.every((t) => t === 'object' || t === 'null')) ||
+      (target.type === undefined && target.properties !== undefined && !target.anyOf);
     if (isObject) {
       // A root $ref is inlined, so that `type: "object"` stands at the root.
       const { $ref: _ref, ...siblings } = schema;
       output.schema = { ...(schema === target ? schema : { ...target, ...siblings }), type: 'object' };
     } else {
-      output.schema = { type: 'object', properties: { result: schema }, required: ['result'] };
+      output.schema = { type: 'object', properties: { result: loose } };
     }
     output.kind = { kind: 'json', wrapped: !isObject };
   } else if (types.length > 0 && types.every((t) => t.startsWith('image/'))) {
@@ -71,73 +74,4 @@ export function outputOf(ctx: OperationContext): Output {
     output.kind = { kind: 'binary' };
   }
   return output;
-}
-
-const DROPPED = new Set([
-  'required',
-  'enum',
-  'const',
-  'format',
-  'pattern',
-  'minLength',
-  'maxLength',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'minItems',
-  'maxItems',
-  'uniqueItems',
-  'contains',
-  'minContains',
-  'maxContains',
-  'minProperties',
-  'maxProperties',
-  'propertyNames',
-  'dependentRequired',
-  'not',
-  'if',
-  'then',
-  'else',
-  'readOnly',
-  'writeOnly',
-  'contentEncoding',
-  'contentMediaType',
-]);
-const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas']);
-
-/** The advertised outputSchema: the tool's schema loosened as described above, `type: "object"` at the root. */
-export function loosenOutputSchema(schema: JsonSchema): JsonSchema {
-  const root = loosen(schema, 0) as JsonSchema;
-  // The root stays an object (not nullable): the MCP schema wants `type: "object"` there.
-  return { ...root, type: 'object' };
-}
-
-function loosen(node: unknown, depth: number): unknown {
-  if (typeof node !== 'object' || node === null || Array.isArray(node) || depth > 128) return node;
-  const source = node as JsonSchema;
-  const out: JsonSchema = {};
-  for (const [key, value] of Object.entries(source)) {
-    if (DROPPED.has(key)) continue;
-    if (SCHEMA_MAPS.has(key) && typeof value === 'object' && value !== null) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, loosen(v, depth + 1)]));
-    } else if (key === 'oneOf' || key === 'anyOf' || key === 'allOf' || key === 'prefixItems') {
-      out[key === 'oneOf' ? 'anyOf' : key] = Array.isArray(value) ? value.map((v) => loosen(v, depth + 1)) : value;
-    } else if (key === 'items' || key === 'additionalProperties' || key === 'unevaluatedProperties') {
-      // A closed object (`false`) is opened; a schema for the extra values is loosened.
-      if (typeof value === 'object' && value !== null) out[key] = loosen(value, depth + 1);
-    } else if (key === 'type') {
-      const types = (Array.isArray(value) ? value : [value]).map((t) => (t === 'integer' ? 'number' : t));
-      out.type = [...new Set([...types, 'null'])];
-    } else {
-      out[key] = value;
-    }
-  }
-  // Without a type of its own (a $ref, a union), null is allowed beside it.
-  if (out.type === undefined && (out.$ref !== undefined || out.anyOf !== undefined || out.allOf !== undefined)) {
-    const { $defs, ...rest } = out;
-    return { ...($defs ? { $defs } : {}), anyOf: [rest, { type: 'null' }] };
-  }
-  return out;
 }
