@@ -118,3 +118,22 @@ describe.each(STORES)('POST /digest (%s store)', (store) => {
     expect((await response.json()).error.message).toMatch(/^Last-Event-ID must be an id this stream sent \(0 to \d+\)/);
   });
 });
+
+describe('POST /digest with a hostile body', () => {
+  it('answers a 64 KiB body of unknown properties with 20 problems and a count, even to the read-only key', async () => {
+    const api = await startApi('memory');
+    const body: Record<string, unknown> = { date: '2026-06-10' };
+    for (let i = 0; JSON.stringify(body).length < 64 * 1024 - 40; i++) body[`x${i}`] = 1;
+    const response = await fetch(`${api.url}/digest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${api.readKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    const lines = (JSON.parse(text) as { error: { message: string } }).error.message.split('\n');
+    expect(lines).toHaveLength(21);
+    expect(lines.at(-1)).toMatch(/^\.\.\. and \d{4} more$/);
+    expect(text.length).toBeLessThan(21 * 400);
+  });
+});

@@ -133,19 +133,44 @@ function describeSchema(schema: unknown): string {
   return 'a value of another shape';
 }
 
+/** At most this many problem lines are reported; the rest are counted in one last line. */
+export const MAX_REPORTED_PROBLEMS = 20;
+/** A problem line longer than this (a long allowed list, a deep path) is cut. */
+const MAX_LINE_LENGTH = 400;
+
 /**
  * One line per problem, `$.path: reason`. Errors inside a failed `anyOf`/`oneOf` are folded
  * into that one line, so the model sees the alternatives instead of every branch's complaint.
- * Requires an Ajv compiled with `allErrors` and `verbose` (for the values and allowed lists).
+ * At most `max` lines, then `... and N more`: ten thousand unknown properties cost linear work
+ * and a short answer. Requires an Ajv compiled with `allErrors` and `verbose` (for the values
+ * and allowed lists).
  */
-export function formatValidationErrors(errors: readonly ErrorObject[] | null | undefined): string[] {
+export function formatValidationErrors(
+  errors: readonly ErrorObject[] | null | undefined,
+  max = MAX_REPORTED_PROBLEMS,
+): string[] {
   if (!errors || errors.length === 0) return [];
-  const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => `${e.schemaPath}/`);
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.schemaPath));
+  const seen = new Set<string>();
   const lines: string[] = [];
+  let more = 0;
   for (const error of errors) {
-    if (unions.some((prefix) => error.schemaPath.startsWith(prefix))) continue;
-    const line = `${jsonPath(error.instancePath)}: ${describe(error)}`;
-    if (!lines.includes(line)) lines.push(line);
+    if (unions.size > 0 && insideUnion(error.schemaPath, unions)) continue;
+    let line = `${jsonPath(error.instancePath)}: ${describe(error)}`;
+    if (line.length > MAX_LINE_LENGTH) line = `${line.slice(0, MAX_LINE_LENGTH - 3)}...`;
+    if (seen.has(line)) continue;
+    seen.add(line);
+    if (lines.length < max) lines.push(line);
+    else more++;
   }
+  if (more > 0) lines.push(`... and ${more} more`);
   return lines;
+}
+
+/** Whether a schema path lies below one of the failed unions (`#/.../anyOf` then `/n/...`). */
+function insideUnion(schemaPath: string, unions: ReadonlySet<string>): boolean {
+  for (let i = schemaPath.indexOf('/'); i !== -1; i = schemaPath.indexOf('/', i + 1)) {
+    if (unions.has(schemaPath.slice(0, i))) return true;
+  }
+  return false;
 }

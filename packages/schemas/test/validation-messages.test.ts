@@ -147,3 +147,29 @@ describe('jsonPath', () => {
     expect(jsonPath('/odd key/x~1y')).toBe("$['odd key']['x/y']");
   });
 });
+
+describe('validation messages under hostile input', () => {
+  it('reports at most 20 problems and counts the rest, in linear work and a short answer', () => {
+    const body: Record<string, number> = { employee_id: 1 };
+    for (let i = 0; i < 10_000; i++) body[`extra_${i}`] = i;
+    const result = officeDays(body);
+    if (result.ok) throw new Error('expected problems');
+    expect(result.errors).toHaveLength(21);
+    expect(result.errors.at(-1)).toBe('... and 9981 more');
+    expect(result.errors.join('\n').length).toBeLessThan(21 * 400);
+  });
+
+  it('cuts a very long line, and still folds a union into one line', () => {
+    const many = Type.Object(
+      Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`field_${i}`, Type.Optional(Type.String())])),
+      { additionalProperties: false },
+    );
+    const result = compileValidator(many)({ nope: 1 });
+    if (result.ok) throw new Error('expected a problem');
+    expect(result.errors[0]).toMatch(/^\$: unexpected property 'nope' \(allowed: \['field_0', /);
+    expect(result.errors[0]?.length).toBe(400);
+    expect(result.errors[0]?.endsWith('...')).toBe(true);
+    const union = args({ note: 3 });
+    expect(union).toEqual({ ok: false, errors: ['$.note: must be one of: string; null; got 3'] });
+  });
+});
