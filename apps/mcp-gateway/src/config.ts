@@ -22,6 +22,12 @@ export interface GatewayConfig {
   outputSchemas: boolean;
   /** Decoded bytes of files and binary bodies one tool call may send upstream. */
   maxUploadBytes: number;
+  /** HTTP: a request must arrive in full within this time (408 otherwise). */
+  requestTimeoutMs: number;
+  /** HTTP: an idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: number;
+  /** HTTP: connections open at once. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -31,7 +37,8 @@ export class ConfigError extends Error {
 export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--host H] [--port N]
 environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
-  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), MAX_UPLOAD_BYTES (10485760), LOG_LEVEL`;
+  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), MAX_UPLOAD_BYTES (10485760),
+  REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -99,7 +106,17 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),
     outputSchemas: outputSchemasOf(env.OUTPUT_SCHEMAS),
     maxUploadBytes: maxUploadBytesOf(env.MAX_UPLOAD_BYTES),
+    requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
+    keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
+    maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
   };
+}
+
+function integerOf(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  const n = Number(value || fallback);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);
+  return n;
 }
 
 function maxUploadBytesOf(value: string | undefined): number {

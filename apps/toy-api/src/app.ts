@@ -117,6 +117,8 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
       requestTimeout: requestTimeoutMs,
       headersTimeout: requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, requestTimeoutMs),
+      // Checked in onRequest, so that its absence gets the envelope rather than Node's bare 400.
+      requireHostHeader: false,
     },
     // Requests that arrive while closing are served; the connections are closed right after.
     return503OnClosing: false,
@@ -158,6 +160,9 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     inFlight.set(request.raw.socket, { req: request.raw, res: reply.raw });
     reply.header('request-id', request.id);
+    if (request.headers.host === undefined) {
+      throw new EnvelopeError('invalid_request_error', 'a Host header is required (HTTP/1.1)');
+    }
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -24,6 +24,15 @@ function expectEnvelope(body: unknown, type: string): void {
 }
 
 describe.each(STORES)('one error envelope for every error (%s store)', (store) => {
+  it('400 invalid_request_error in the envelope for a request without Host, not a bare 400', async () => {
+    const api = await startApi(store);
+    const got = await raw(api.url, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(got).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { type: 'invalid_request_error', message: 'a Host header is required (HTTP/1.1)' },
+    });
+  });
+
   it('404 not_found_error for an unknown route', async () => {
     const api = await startApi(store);
     const { status, body } = await api.json('/nope');

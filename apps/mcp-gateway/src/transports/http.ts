@@ -4,6 +4,8 @@
 // answers, the guards in front (http/request-guards.ts), and one handler per verb in http/.
 // The session store comes from the caller (main.ts makes it); without one, sessions live in
 // memory here.
+
+import type { Socket } from 'node:net';
 import { LOG_REDACT_PATHS } from '@agentwire/schemas';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
@@ -47,6 +49,16 @@ export interface HttpOptions {
   logger?: boolean | object | undefined;
   /** A logger to use as it is (the gateway command passes its own). */
   loggerInstance?: FastifyBaseLogger | undefined;
+  /** A request (headers and body) must arrive in full within this time, else 408. Default 30 000 ms. */
+  requestTimeoutMs?: number | undefined;
+  /**
+   * An idle keep-alive connection is closed after this time. Default 65 000 ms: longer than the
+   * clients' and balancers' own idle timeouts (undici 4 s, common balancers 60 s), so that the
+   * server never closes a connection a client is about to reuse (seen as ECONNRESET at 5 s).
+   */
+  keepAliveTimeoutMs?: number | undefined;
+  /** Connections open at once; more are refused. Default 1 000. */
+  maxConnections?: number | undefined;
 }
 
 export interface HttpServer {
@@ -76,12 +88,24 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   const origins = allowedOrigins(options.allowedOrigins);
   const token = options.token ? tokenDigest(options.token) : undefined;
 
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
       : { logger: withRedaction(options.logger ?? false) }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     forceCloseConnections: true,
+    // A slow or stalled request body is cut (408), and an idle connection does not linger.
+    requestTimeout: requestTimeoutMs,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 65_000,
+    http: {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, requestTimeoutMs),
+      // Checked in onRequest, so that its absence gets a JSON-RPC answer rather than Node's bare 400.
+      requireHostHeader: false,
+    },
+    clientErrorHandler: writeClientError,
     return503OnClosing: false,
   });
   const ctx: HttpContext = {
@@ -132,6 +156,9 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
 
   // Security first: DNS rebinding (Host), browsers from other sites (Origin), then the token.
   app.addHook('onRequest', async (request, reply) => {
+    if (header(request, 'host') === undefined) {
+      return rpcError(reply, 400, INVALID_REQUEST, 'Bad Request: a Host header is required');
+    }
     const host = hostOf(header(request, 'host'));
     if (!hosts.has(host)) return rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Host '${host}' is not allowed`);
     const origin = header(request, 'origin');
@@ -189,6 +216,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
 
 export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise<HttpServer> {
   const { app, store } = await buildHttpApp(gateway, options);
+  app.server.maxConnections = options.maxConnections ?? 1_000;
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
@@ -211,5 +239,21 @@ function isRedisUnavailable(error: Error): boolean {
   return (
     error.name === 'MaxRetriesPerRequestError' ||
     /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(error.message)
+  );
+}
+
+/** Malformed or too slow HTTP never reaches the routes; it still gets a JSON-RPC error. */
+function writeClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
+  const [status, reason, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'Request Timeout: the request did not arrive in full in time']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'Request header fields too large']
+        : [400, 'Bad Request', `Bad Request: malformed HTTP (${error.code ?? 'parse error'})`];
+  const body = JSON.stringify(errorResponse(null, INVALID_REQUEST, message));
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
