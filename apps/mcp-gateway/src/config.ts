@@ -1,6 +1,6 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { parseArgs } from 'node:util';
-import { readLogLevel } from '@agentwire/schemas';
+import { readLogLevel, secretProblem } from '@agentwire/schemas';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -77,8 +77,10 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         'Set it (e.g. MCP_GATEWAY_TOKEN=$(openssl rand -hex 16)), or MCP_GATEWAY_AUTH=none to serve without auth on loopback.',
     );
   }
-  if (token !== undefined && token.length < 16)
-    throw new ConfigError('MCP_GATEWAY_TOKEN is too short: use at least 16 characters');
+  const tokenProblem = token === undefined ? undefined : secretProblem('MCP_GATEWAY_TOKEN', token, 16);
+  if (tokenProblem) throw new ConfigError(tokenProblem);
+  const keyProblem = env.UPSTREAM_API_KEY ? secretProblem('UPSTREAM_API_KEY', env.UPSTREAM_API_KEY, 1) : undefined;
+  if (keyProblem) throw new ConfigError(keyProblem);
   const host = flags.host ?? env.HOST ?? '127.0.0.1';
   if (transport === 'http' && authMode === 'none' && !['127.0.0.1', '::1', 'localhost'].includes(host)) {
     throw new ConfigError(

@@ -185,4 +185,21 @@ describe('configuration', () => {
       "OUTPUT_SCHEMAS must be on or off, got 'no'",
     );
   });
+
+  it('refuses the placeholder token of .env.example and a short one, saying how to make a real one', async () => {
+    const { readConfig } = await import('../src/config.js');
+    const { readFileSync } = await import('node:fs');
+    const { parseEnv } = await import('node:util');
+    const example = parseEnv(readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8'));
+    const env = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_TOKEN: example.MCP_GATEWAY_TOKEN };
+    expect(() => readConfig([], env)).toThrow(
+      "MCP_GATEWAY_TOKEN looks like a placeholder (it contains 'change-me'); make one with e.g. MCP_GATEWAY_TOKEN=$(openssl rand -hex 24)",
+    );
+    expect(() => readConfig([], { ...env, MCP_GATEWAY_TOKEN: 'a'.repeat(15) })).toThrow(
+      'MCP_GATEWAY_TOKEN is too short: use at least 16 characters',
+    );
+    expect(() =>
+      readConfig([], { ...env, MCP_GATEWAY_TOKEN: 'g'.repeat(32), UPSTREAM_API_KEY: example.TOY_API_KEY }),
+    ).toThrow("UPSTREAM_API_KEY looks like a placeholder (it contains 'change-me')");
+  });
 });

@@ -1,5 +1,5 @@
 // Reads the toy API's settings from the environment, refusing to start without a key.
-import { readLogLevel } from '@agentwire/schemas';
+import { readLogLevel, secretProblem } from '@agentwire/schemas';
 export interface ToyApiConfig {
   apiKey: string;
   readOnlyKey: string | undefined;
@@ -22,8 +22,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
       'TOY_API_KEY is not set. Set it to the key clients must send, e.g. TOY_API_KEY=$(openssl rand -hex 16)',
     );
   }
-  if (apiKey.length < 8) throw new ConfigError('TOY_API_KEY is too short: use at least 8 characters');
+  const keyProblem = secretProblem('TOY_API_KEY', apiKey, 8);
+  if (keyProblem) throw new ConfigError(keyProblem);
   const readOnlyKey = env.TOY_API_READONLY_KEY || undefined;
+  const readProblem = readOnlyKey && secretProblem('TOY_API_READONLY_KEY', readOnlyKey, 8);
+  if (readProblem) throw new ConfigError(readProblem);
   if (readOnlyKey === apiKey) throw new ConfigError('TOY_API_READONLY_KEY must differ from TOY_API_KEY');
   const port = Number(env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {

@@ -1,5 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../src/index.js';
+
+/** The settings of .env.example, as a user who copies it unchanged would start with. */
+const example = parseEnv(readFileSync(new URL('../../../.env.example', import.meta.url), 'utf8'));
 
 describe('readConfig', () => {
   it('uses 127.0.0.1:8080, memory and no admin by default', () => {
@@ -27,5 +32,22 @@ describe('readConfig', () => {
     );
     expect(() => readConfig({ TOY_API_KEY: key, TOY_API_ADMIN: 'yes' })).toThrow(/TOY_API_ADMIN must be 1 or 0/);
     expect(() => readConfig({ TOY_API_KEY: key, TOY_API_READONLY_KEY: key })).toThrow(/must differ/);
+  });
+
+  it('refuses the placeholder keys of .env.example, says how to make a real one, and never repeats the value', () => {
+    expect(example.TOY_API_KEY).toBeDefined();
+    let message = '';
+    try {
+      readConfig({ TOY_API_KEY: example.TOY_API_KEY });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toBe(
+      "TOY_API_KEY looks like a placeholder (it contains 'change-me'); make one with e.g. TOY_API_KEY=$(openssl rand -hex 24)",
+    );
+    expect(message).not.toContain(example.TOY_API_KEY);
+    expect(() => readConfig({ TOY_API_KEY: 'k'.repeat(16), TOY_API_READONLY_KEY: 'your-read-key' })).toThrow(
+      "TOY_API_READONLY_KEY looks like a placeholder (it contains 'your-')",
+    );
   });
 });

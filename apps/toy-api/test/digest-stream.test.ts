@@ -123,7 +123,12 @@ describe('POST /digest with a hostile body', () => {
   it('answers a 64 KiB body of unknown properties with 20 problems and a count, even to the read-only key', async () => {
     const api = await startApi('memory');
     const body: Record<string, unknown> = { date: '2026-06-10' };
-    for (let i = 0; JSON.stringify(body).length < 64 * 1024 - 40; i++) body[`x${i}`] = 1;
+    // Each property adds `"x<i>":1,` to the JSON; stop just under the 64 KiB body limit.
+    for (let i = 0, size = 30; size < 64 * 1024 - 40; i++) {
+      body[`x${i}`] = 1;
+      size += `x${i}`.length + 5;
+    }
+    expect(JSON.stringify(body).length).toBeLessThan(64 * 1024);
     const response = await fetch(`${api.url}/digest`, {
       method: 'POST',
       headers: { authorization: `Bearer ${api.readKey}`, 'content-type': 'application/json' },

@@ -37,6 +37,7 @@ export {
   MAX_SLOW_MS,
   SlowQuery,
 } from './requests.js';
+export { secretProblem } from './secrets.js';
 export { formatValidationErrors, jsonPath, jsonType } from './validation-messages.js';
 export {
   compileValidator,
