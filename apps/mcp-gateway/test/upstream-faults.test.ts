@@ -6,9 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createGateway } from '../src/gateway.js';
-import { serveHttp } from '../src/transports/http.js';
-import { httpV2, onCleanup } from './support/stack.js';
+import { httpV2, onCleanup, startHttpGatewayFor } from './support/stack.js';
 
 const ops = ['reset', 'truncated', 'garbage', 'slow', 'storm', 'ok'] as const;
 const SPEC = {
@@ -70,22 +68,7 @@ async function hostileUpstream() {
 }
 
 async function gatewayFor(upstreamUrl: string) {
-  const gateway = await createGateway({ upstreamUrl, openapi: SPEC, upstreamTimeoutMs: 2_000 });
-  const token = 'faults-token-0123456789';
-  const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
-  onCleanup(async () => {
-    await http.close();
-    await gateway.close();
-  });
-  const { client } = await httpV2({
-    url: http.url,
-    mcpUrl: `${http.url}/mcp`,
-    token,
-    store: http.store,
-    openConnections: http.openConnections,
-    close: () => http.close(),
-  });
-  return { client, gateway };
+  return httpV2(await startHttpGatewayFor({ upstreamUrl, openapi: SPEC, upstreamTimeoutMs: 2_000 }));
 }
 
 type Result = { isError?: boolean; content: Array<{ text: string }>; _meta?: Record<string, any> };

@@ -67,29 +67,18 @@ export interface HttpGateway {
   close(): Promise<void>;
 }
 
-export async function startHttpGateway(api: ToyApi, extra: Partial<HttpOptions> = {}): Promise<HttpGateway> {
-  const token = `gw-${randomBytes(16).toString('hex')}`;
-  const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key, pageSize: 5 });
-  const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [], ...extra });
-  cleanups.push(async () => {
-    await http.close();
-    await gateway.close();
-  });
-  return {
-    url: http.url,
-    mcpUrl: `${http.url}/mcp`,
-    token,
-    store: http.store,
-    openConnections: http.openConnections,
-    close: () => http.close(),
-  };
+export function startHttpGateway(api: ToyApi, extra: Partial<HttpOptions> = {}): Promise<HttpGateway> {
+  return startHttpGatewayFor({ upstreamUrl: api.url, upstreamApiKey: api.key, pageSize: 5 }, extra);
 }
 
-/** A gateway over HTTP for any upstream and spec (the options of createGateway). */
-export async function startHttpGatewayFor(options: GatewayOptions): Promise<HttpGateway> {
+/** A gateway over HTTP for any upstream and spec (the options of createGateway and serveHttp). */
+export async function startHttpGatewayFor(
+  options: GatewayOptions,
+  extra: Partial<HttpOptions> = {},
+): Promise<HttpGateway> {
   const token = `gw-${randomBytes(16).toString('hex')}`;
   const gateway = await createGateway(options);
-  const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
+  const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [], ...extra });
   cleanups.push(async () => {
     await http.close();
     await gateway.close();
