@@ -1,6 +1,7 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { parseArgs } from 'node:util';
 import { readLogLevel, secretProblem } from '@agentwire/schemas';
+import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -28,6 +29,7 @@ export interface GatewayConfig {
   keepAliveTimeoutMs: number;
   /** HTTP: connections open at once. */
   maxConnections: number;
+  batchLimits: BatchLimits;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +113,16 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
+    batchLimits: {
+      maxBatchSize: integerOf('MAX_BATCH_SIZE', env.MAX_BATCH_SIZE, DEFAULT_BATCH_LIMITS.maxBatchSize, 1, 10_000),
+      batchConcurrency: integerOf(
+        'BATCH_CONCURRENCY',
+        env.BATCH_CONCURRENCY,
+        DEFAULT_BATCH_LIMITS.batchConcurrency,
+        1,
+        1_000,
+      ),
+    },
   };
 }
 

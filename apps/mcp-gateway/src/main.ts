@@ -33,6 +33,7 @@ async function main(): Promise<void> {
       input: process.stdin,
       output: process.stdout,
       log: (message, details = {}) => logger.error(details, message),
+      batchLimits: config.batchLimits,
     });
     await gateway.close();
     process.exit(0);

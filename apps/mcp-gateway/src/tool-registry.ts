@@ -6,6 +6,8 @@ import { INVALID_PARAMS, RpcError } from './protocol/json-rpc.js';
 import { features, type Revision } from './protocol/revisions.js';
 
 let ajv: ReturnType<typeof createAjv> | undefined;
+// Schemas come from a document we may not have written: every pattern runs in linear time.
+const newAjv = () => createAjv({ useDefaults: false, linearPatterns: true });
 
 export class ToolRegistry {
   readonly tools: readonly Tool[];
@@ -28,7 +30,7 @@ export class ToolRegistry {
     let validate = this.#validators.get(tool.name);
     if (!validate) {
       // Created on first use: start-up does not pay for it.
-      ajv ??= createAjv({ useDefaults: false });
+      ajv ??= newAjv();
       validate = compileValidator<Record<string, unknown>>(tool.inputSchema, ajv);
       this.#validators.set(tool.name, validate);
     }
@@ -43,7 +45,7 @@ export class ToolRegistry {
     if (!tool.outputSchema) return { ok: true };
     let validate = this.#outputValidators.get(tool.name);
     if (!validate) {
-      ajv ??= createAjv({ useDefaults: false });
+      ajv ??= newAjv();
       validate = compileValidator<unknown>(tool.outputSchema, ajv);
       this.#outputValidators.set(tool.name, validate);
     }

@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import type { Ajv2020, Options } from 'ajv/dist/2020.js';
 import type addFormatsModule from 'ajv-formats';
+import { linearRegExp } from './linear-pattern.js';
 import { formatValidationErrors } from './validation-messages.js';
 
 // Ajv takes about 110 ms to load; it is loaded on the first compile, not on import, so a
@@ -26,6 +27,11 @@ export interface ValidatorOptions {
   coerceTypes?: boolean;
   /** Fill in `default`s from the schema (default true). */
   useDefaults?: boolean;
+  /**
+   * Run every `pattern` on the linear-time engine (see linear-pattern.ts): for schemas from
+   * documents we did not write. A pattern it cannot take makes compiling throw.
+   */
+  linearPatterns?: boolean;
 }
 
 /** An Ajv instance set up the way our messages need (allErrors, verbose, formats). */
@@ -37,6 +43,7 @@ export function createAjv(options: ValidatorOptions = {}, extra: Options = {}): 
     strict: false,
     coerceTypes: options.coerceTypes ?? false,
     useDefaults: options.useDefaults ?? true,
+    ...(options.linearPatterns ? { code: { regExp: linearRegExp } } : {}),
     ...extra,
   });
   addFormats(ajv);

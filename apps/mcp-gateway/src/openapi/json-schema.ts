@@ -2,7 +2,45 @@
 // components/schemas become $defs (only those the tool reaches, so a big spec does not bloat
 // every tool), OpenAPI 3.0 dialect (nullable, boolean exclusive bounds, example) is converted,
 // oneOf is read as anyOf, and external $refs are refused rather than fetched.
+import { MAX_PATTERN_COST, patternCost, patternProblem } from '@agentwire/schemas/validation';
+
 export type JsonSchema = Record<string, unknown>;
+
+/** A part of an operation left out while the rest of it loaded, and why. */
+export interface DroppedPart {
+  part: string;
+  reason: string;
+}
+
+/**
+ * What compiling a document's patterns may cost in all, in patternCost units: twenty patterns
+ * of the largest size allowed (about two seconds here). Real documents use a tiny part of it
+ * (GitHub's 17 distinct patterns: 6,495). Each distinct pattern is checked once.
+ */
+export const DOCUMENT_PATTERN_BUDGET = 20 * MAX_PATTERN_COST;
+
+/** Shared by every converter of one document: the patterns already checked, and the budget left. */
+export class PatternChecks {
+  readonly #seen = new Map<string, string | undefined>();
+  #left = DOCUMENT_PATTERN_BUDGET;
+
+  /** Why the pattern is left out, or undefined when it runs in linear time. */
+  problem(pattern: string): string | undefined {
+    if (this.#seen.has(pattern)) return this.#seen.get(pattern);
+    let problem: string | undefined;
+    // One refused for its size is not compiled, and costs only its reading.
+    const estimate = patternCost(pattern);
+    const cost = estimate > MAX_PATTERN_COST ? pattern.length : estimate;
+    if (this.#left < cost) {
+      problem = `the document's patterns together exceed what the gateway checks at load (${DOCUMENT_PATTERN_BUDGET} units)`;
+    } else {
+      this.#left -= cost;
+      problem = patternProblem(pattern);
+    }
+    this.#seen.set(pattern, problem);
+    return problem;
+  }
+}
 
 export class SpecError extends Error {
   override readonly name = 'SpecError';
@@ -31,6 +69,7 @@ export function deref<T>(document: unknown, node: T, seen: Set<string> = new Set
   const ref = (node as { $ref?: unknown } | undefined)?.$ref;
   if (typeof ref !== 'string') return node;
   if (seen.has(ref)) throw new SpecError(`$ref cycle through '${ref}'`);
+  if (seen.size >= 64) throw new SpecError(`$ref chain longer than 64 through '${ref}'`);
   seen.add(ref);
   return deref(document, resolvePointer(document, ref) as T, seen);
 }
@@ -77,16 +116,28 @@ export class SchemaConverter {
   readonly #loose: boolean;
   readonly defs = new Map<string, JsonSchema>();
   readonly #inProgress = new Set<string>();
+  readonly #patterns: PatternChecks;
+  readonly #dropped: DroppedPart[];
 
   /**
    * @param loose for answers rather than requests (see output-schema.ts): no `required`, every
    *   value may be null, no enum/const/format/pattern or bounds, no closed objects, integers
    *   as numbers. Done in the same walk as the conversion.
+   * @param patterns checks every `pattern` runs in linear time; one that cannot is left out
+   *   and reported in `dropped` (the upstream still applies it)
    */
-  constructor(document: unknown, openapi30: boolean, loose = false) {
+  constructor(
+    document: unknown,
+    openapi30: boolean,
+    loose = false,
+    patterns = new PatternChecks(),
+    dropped: DroppedPart[] = [],
+  ) {
     this.#document = document;
     this.#openapi30 = openapi30;
     this.#loose = loose;
+    this.#patterns = patterns;
+    this.#dropped = dropped;
   }
 
   convert(schema: unknown): JsonSchema {
@@ -113,6 +164,19 @@ export class SchemaConverter {
         // A closed object (`false`) is opened; a schema for the extra values is loosened.
         if (typeof value === 'object' && value !== null) out[key] = this.#walk(value, depth + 1);
         continue;
+      }
+      if (key === 'pattern' && typeof value === 'string') {
+        const problem = this.#patterns.problem(value);
+        if (problem === undefined) out.pattern = value;
+        else this.#dropped.push({ part: `pattern ${clip(value)}`, reason: problem });
+        continue;
+      }
+      if (key === 'patternProperties' && typeof value === 'object' && value !== null) {
+        for (const name of Object.keys(value)) {
+          const problem = this.#patterns.problem(name);
+          // Left out, the key's values would meet additionalProperties instead: refused whole.
+          if (problem !== undefined) throw new SpecError(`patternProperties key ${clip(name)}: ${problem}`);
+        }
       }
       if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
         out[key] = Object.fromEntries(
@@ -171,6 +235,7 @@ export class SchemaConverter {
     }
     const name = unescapePointer(match[1] ?? '');
     if (!this.defs.has(name) && !this.#inProgress.has(name)) {
+      refusePureCycle(this.#document, name);
       this.#inProgress.add(name);
       const converted = this.#walk(resolvePointer(this.#document, ref), depth + 1) as JsonSchema;
       this.#inProgress.delete(name);
@@ -181,6 +246,36 @@ export class SchemaConverter {
     const pointer = { $ref: `#/$defs/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, ...siblings };
     return this.#loose ? nullable(pointer) : pointer;
   }
+}
+
+/**
+ * A schema that is only a $ref back to itself, directly or through other bare $refs, describes
+ * nothing, and a validator following it would recurse until the stack runs out. Refused.
+ */
+function refusePureCycle(document: unknown, name: string): void {
+  const chain = [name];
+  let node = resolvePointer(document, `#/components/schemas/${escapePointer(name)}`);
+  while (typeof node === 'object' && node !== null && typeof (node as { $ref?: unknown }).$ref === 'string') {
+    const ref = (node as { $ref: string }).$ref;
+    const next = SCHEMA_REF.exec(ref);
+    if (!next) return;
+    const nextName = unescapePointer(next[1] ?? '');
+    if (chain.includes(nextName)) {
+      throw new SpecError(`$ref cycle with no schema in it: ${[...chain, nextName].join(' -> ')}`);
+    }
+    if (chain.length >= 64) throw new SpecError(`$ref chain longer than 64 from '${name}'`);
+    chain.push(nextName);
+    node = resolvePointer(document, ref);
+  }
+}
+
+function escapePointer(name: string): string {
+  return name.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/** A pattern quoted in a message, cut to a readable length. */
+function clip(pattern: string): string {
+  return JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 77)}...` : pattern);
 }
 
 /** A loose schema also takes null (and an integer schema any number). */

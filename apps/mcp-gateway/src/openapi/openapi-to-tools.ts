@@ -4,7 +4,7 @@
 // An operation that cannot be used is reported by name with the reason; the rest still load.
 import { annotationsOf } from './annotations.js';
 import { inputOf } from './input-schema.js';
-import { deref, type JsonSchema, SpecError } from './json-schema.js';
+import { deref, type JsonSchema, PatternChecks, SpecError } from './json-schema.js';
 import { type OperationContext, operationContext } from './operation-context.js';
 import { outputOf } from './output-schema.js';
 import type { ParamStyle } from './parameter-styles.js';
@@ -66,18 +66,23 @@ export interface Tool {
   binding: ToolBinding;
 }
 
-/** An operation that could not become a tool, and why. */
+/** An operation that could not become a tool, or a part left out of one that did, and why. */
 export interface SkippedOperation {
   /** Absent when the whole path item could not be read. */
   method?: string;
   path: string;
   operationId?: string;
+  /** Present when only this part was left out (a pattern, a parameter): the tool loaded without it. */
+  part?: string;
   reason: string;
 }
 
 export interface LoadResult {
   tools: Tool[];
-  /** One line per operation that was skipped: `GET /path (operationId): reason`. */
+  /**
+   * One line per operation that was skipped, `GET /path (operationId): reason`, or part left
+   * out, `GET /path (operationId): left out pattern "...": reason`.
+   */
   problems: string[];
   /** The same, as fields (the gateway logs them so). */
   skipped: SkippedOperation[];
@@ -92,8 +97,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
  */
 function convertOperation(ctx: OperationContext, names: NameRegistry): Tool | undefined {
   if (ctx.x.hidden) return undefined;
-  const input = inputOf(parametersOf(ctx), requestBodyOf(ctx));
   const auth = securityFor(ctx.document, ctx.operation);
+  const input = inputOf(parametersOf(ctx, auth), requestBodyOf(ctx));
   const output = outputOf(ctx);
   const text = toolTextOf(ctx);
   const binding: ToolBinding = {
@@ -131,6 +136,7 @@ export function openApiToTools(document: unknown): LoadResult {
   }
   const openapi30 = version.startsWith('3.0.');
   const names = new NameRegistry();
+  const patterns = new PatternChecks();
   const tools: Tool[] = [];
   const skipped: SkippedOperation[] = [];
   for (const [path, rawItem] of Object.entries((doc.paths ?? {}) as Record<string, unknown>)) {
@@ -144,26 +150,27 @@ export function openApiToTools(document: unknown): LoadResult {
     for (const method of METHODS) {
       const operation = pathItem?.[method] as Record<string, unknown> | undefined;
       if (!operation) continue;
+      const where = {
+        method: method.toUpperCase(),
+        path,
+        ...(typeof operation.operationId === 'string' ? { operationId: operation.operationId } : {}),
+      };
       try {
-        const tool = convertOperation(
-          operationContext({ document: doc, openapi30, method, path, pathItem, operation }),
-          names,
-        );
-        if (tool) tools.push(tool);
+        const ctx = operationContext({ document: doc, openapi30, method, path, pathItem, operation }, patterns);
+        const tool = convertOperation(ctx, names);
+        if (tool) {
+          tools.push(tool);
+          for (const { part, reason } of ctx.dropped) skipped.push({ ...where, part, reason });
+        }
       } catch (error) {
-        skipped.push({
-          method: method.toUpperCase(),
-          path,
-          ...(typeof operation.operationId === 'string' ? { operationId: operation.operationId } : {}),
-          reason: (error as Error).message,
-        });
+        skipped.push({ ...where, reason: (error as Error).message });
       }
     }
   }
   const info = (doc.info ?? {}) as { title?: unknown };
   const problems = skipped.map(
     (s) =>
-      `${s.method ? `${s.method} ` : ''}${s.path}${s.operationId === undefined ? '' : ` (${s.operationId})`}: ${s.reason}`,
+      `${s.method ? `${s.method} ` : ''}${s.path}${s.operationId === undefined ? '' : ` (${s.operationId})`}: ${s.part === undefined ? '' : `left out ${s.part}: `}${s.reason}`,
   );
   return { tools, problems, skipped, title: typeof info.title === 'string' ? info.title : 'API' };
 }

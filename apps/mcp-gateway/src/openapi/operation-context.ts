@@ -1,7 +1,7 @@
 // What every step of turning one operation into a tool reads: the document, the operation and
 // where it sits, its x-mcp extension, and the schema converters (one per schema, so each
 // keeps only the $defs it uses itself).
-import { SchemaConverter } from './json-schema.js';
+import { type DroppedPart, type PatternChecks, SchemaConverter } from './json-schema.js';
 import { readXMcp, type XMcp } from './x-mcp.js';
 
 export interface OperationContext {
@@ -18,13 +18,20 @@ export interface OperationContext {
   input: SchemaConverter;
   /** For the output schema: loose (see output-schema.ts). */
   output: SchemaConverter;
+  /** Parts left out of the tool (a pattern, a parameter), each named among the skipped parts. */
+  dropped: DroppedPart[];
 }
 
-export function operationContext(operation: Omit<OperationContext, 'x' | 'input' | 'output'>): OperationContext {
+export function operationContext(
+  operation: Omit<OperationContext, 'x' | 'input' | 'output' | 'dropped'>,
+  patterns: PatternChecks,
+): OperationContext {
+  const dropped: DroppedPart[] = [];
   return {
     ...operation,
     x: readXMcp(operation.operation['x-mcp']),
-    input: new SchemaConverter(operation.document, operation.openapi30),
-    output: new SchemaConverter(operation.document, operation.openapi30, true),
+    input: new SchemaConverter(operation.document, operation.openapi30, false, patterns, dropped),
+    output: new SchemaConverter(operation.document, operation.openapi30, true, patterns, dropped),
+    dropped,
   };
 }

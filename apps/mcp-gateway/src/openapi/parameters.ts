@@ -1,8 +1,10 @@
 // An operation's parameters: path-level ones, overridden by operation-level ones with the same
 // name and location; each with its schema, description and example, and how it is serialized
 // (style and explode, or JSON for one described by `content`). Path parameters are always
-// required and must all be declared.
+// required and must all be declared. A parameter that would let the model set what the gateway
+// owns (the Host, the framing, the key) is left out and reported; the tool loads without it.
 import { deref, type JsonSchema, SpecError } from './json-schema.js';
+import type { UpstreamAuth } from './openapi-to-tools.js';
 import type { OperationContext } from './operation-context.js';
 import { type ParamLocation, type ParamStyle, styleOf } from './parameter-styles.js';
 
@@ -11,11 +13,44 @@ export interface Parameter extends ParamStyle {
   schema: JsonSchema;
 }
 
-// Sent by the gateway itself: a tool argument for them would only conflict.
-const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization', 'cookie']);
+// Set by the gateway and documented as such in specs (content negotiation): left out quietly.
+const IGNORED_HEADERS = new Set(['accept', 'content-type']);
+// Never the model's to set: the virtual host (undici honours a Host header, and the key would
+// go with it), the message framing, hop-by-hop headers (RFC 9110 section 7.6.1), and the
+// headers that carry credentials or the cookies the gateway builds from cookie parameters.
+const REFUSED_HEADERS = new Map<string, string>([
+  ['host', 'the gateway sends to the configured upstream only'],
+  ['content-length', 'the gateway frames the body itself'],
+  ['transfer-encoding', 'the gateway frames the body itself'],
+  ['connection', 'a hop-by-hop header'],
+  ['keep-alive', 'a hop-by-hop header'],
+  ['proxy-connection', 'a hop-by-hop header'],
+  ['te', 'a hop-by-hop header'],
+  ['trailer', 'a hop-by-hop header'],
+  ['upgrade', 'a hop-by-hop header'],
+  ['proxy-authorization', 'it carries credentials'],
+  ['authorization', 'it carries the upstream key'],
+  ['cookie', 'the gateway builds it from the cookie parameters'],
+]);
 const LOCATIONS = new Set(['path', 'query', 'header', 'cookie']);
 
-export function parametersOf(ctx: OperationContext): Parameter[] {
+/** Why a parameter is not offered to the model, or undefined when it is. */
+function refusal(location: string, name: string, auth: readonly UpstreamAuth[]): string | undefined {
+  const lower = name.toLowerCase();
+  if (location === 'header') {
+    const why = REFUSED_HEADERS.get(lower);
+    if (why !== undefined) return `the ${name} header is not the model's to set: ${why}`;
+    if (auth.some((a) => a.type === 'header' && a.name.toLowerCase() === lower)) {
+      return `the ${name} header carries the upstream key`;
+    }
+  }
+  if (location === 'query' && auth.some((a) => a.type === 'query' && a.name === name)) {
+    return `the ${name} query parameter carries the upstream key`;
+  }
+  return undefined;
+}
+
+export function parametersOf(ctx: OperationContext, auth: readonly UpstreamAuth[] = []): Parameter[] {
   const { document, pathItem, operation, path } = ctx;
   const merged = new Map<string, Record<string, unknown>>();
   for (const raw of [...((pathItem.parameters ?? []) as unknown[]), ...((operation.parameters ?? []) as unknown[])]) {
@@ -27,6 +62,11 @@ export function parametersOf(ctx: OperationContext): Parameter[] {
   for (const p of merged.values()) {
     const location = p.in as string;
     if (location === 'header' && IGNORED_HEADERS.has(String(p.name).toLowerCase())) continue;
+    const refused = refusal(location, String(p.name), auth);
+    if (refused !== undefined) {
+      ctx.dropped.push({ part: `${location} parameter '${String(p.name)}'`, reason: refused });
+      continue;
+    }
     if (!LOCATIONS.has(location)) {
       throw new SpecError(`parameter '${String(p.name)}' has an unknown location '${location}'`);
     }

@@ -24,14 +24,33 @@ export interface Intake {
   cancelled: Array<{ requestId: JsonRpcId; reason: string }>;
 }
 
+/** How much one batch may ask for (one body could otherwise start thousands of upstream calls). */
+export interface BatchLimits {
+  /** Messages in one batch (MAX_BATCH_SIZE); a larger batch is refused whole. */
+  maxBatchSize: number;
+  /** Requests of one batch running at once (BATCH_CONCURRENCY); the rest wait their turn. */
+  batchConcurrency: number;
+}
+
+export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxBatchSize: 50, batchConcurrency: 8 };
+
 /**
  * Sorts a body for a session at `revision` (undefined before initialize). A batch the revision
- * does not allow is refused whole, with the message to send back.
+ * does not allow, or larger than `maxBatchSize`, is refused whole, with the message to send back.
  */
-export function takeIn(body: unknown, revision: Revision | undefined): Intake | { refused: string } {
+export function takeIn(
+  body: unknown,
+  revision: Revision | undefined,
+  maxBatchSize = DEFAULT_BATCH_LIMITS.maxBatchSize,
+): Intake | { refused: string } {
   const batch = Array.isArray(body);
   if (batch) {
     if (body.length === 0) return { refused: 'Invalid request: an empty JSON-RPC batch' };
+    if (body.length > maxBatchSize) {
+      return {
+        refused: `Invalid request: a batch of ${body.length} messages; at most ${maxBatchSize} are taken (MAX_BATCH_SIZE)`,
+      };
+    }
     if (revision === undefined || !features(revision).batches) {
       return {
         refused: `Invalid request: JSON-RPC batches are not part of revision ${revision ?? '(none yet: send initialize first)'}; only 2025-03-26 has them`,
@@ -55,4 +74,22 @@ export function takeIn(body: unknown, revision: Revision | undefined): Intake | 
     // A response: we send no requests, so there is nothing to match it to.
   }
   return intake;
+}
+
+/** Runs `work` on every item, at most `limit` at a time; the results in the items' order. */
+export async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }

@@ -12,6 +12,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
+import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../protocol/message-intake.js';
 import { isStateless } from '../protocol/revisions.js';
 import { MemorySessionStore } from '../sessions/memory-session-store.js';
 import type { SessionStore } from '../sessions/session-store.js';
@@ -59,6 +60,8 @@ export interface HttpOptions {
   keepAliveTimeoutMs?: number | undefined;
   /** Connections open at once; more are refused. Default 1 000. */
   maxConnections?: number | undefined;
+  /** Messages in one 2025-03-26 batch (default 50), and its requests running at once (default 8). */
+  batchLimits?: BatchLimits | undefined;
 }
 
 export interface HttpServer {
@@ -114,6 +117,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     inFlight: new InFlightRequests(store),
     getStreams: new Map(),
     log: app.log,
+    batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
   };
 
   app.removeContentTypeParser(['application/json', 'text/plain']);

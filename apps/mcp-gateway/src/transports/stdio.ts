@@ -15,17 +15,20 @@ import {
   PARSE_ERROR,
 } from '../protocol/json-rpc.js';
 import type { McpServer, SessionState } from '../protocol/mcp-server.js';
-import { takeIn } from '../protocol/message-intake.js';
+import { type BatchLimits, DEFAULT_BATCH_LIMITS, mapLimited, takeIn } from '../protocol/message-intake.js';
 
 export interface StdioOptions {
   input: Readable;
   output: Writable;
   /** For diagnostics; must not write to `output`. */
   log: (message: string, details?: Record<string, unknown>) => void;
+  /** Default 50 messages a batch, 8 of its requests at once. */
+  batchLimits?: BatchLimits | undefined;
 }
 
 export function serveStdio(server: McpServer, options: StdioOptions): Promise<void> {
   const { input, output, log } = options;
+  const limits = options.batchLimits ?? DEFAULT_BATCH_LIMITS;
   // One client, one session: it is this process's.
   let session: SessionState | undefined;
   const inFlight = new InFlightRequests();
@@ -33,19 +36,30 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
     output.write(`${JSON.stringify(message)}\n`);
   };
 
-  const run = async (request: JsonRpcRequest): Promise<JsonRpcResponse | undefined> => {
+  /**
+   * Registers a request at once (so a cancellation later in the same batch finds it, even while
+   * it waits for its turn) and returns how to run it.
+   */
+  const register = (request: JsonRpcRequest): (() => Promise<JsonRpcResponse | undefined>) => {
     if (inFlight.has(undefined, request.id)) {
-      return errorResponse(request.id, INVALID_REQUEST, `Invalid request: id ${String(request.id)} is already in use`);
+      const refusal = errorResponse(
+        request.id,
+        INVALID_REQUEST,
+        `Invalid request: id ${String(request.id)} is already in use`,
+      );
+      return async () => refusal;
     }
     const cancellation = inFlight.start(undefined, request.id);
-    try {
-      const outcome = await server.handle(request, { session, signal: cancellation.signal, notify: write });
-      if (outcome.kind === 'cancelled') return undefined;
-      if (outcome.session) session = outcome.session;
-      return outcome.response;
-    } finally {
-      inFlight.finish(undefined, request.id);
-    }
+    return async () => {
+      try {
+        const outcome = await server.handle(request, { session, signal: cancellation.signal, notify: write });
+        if (outcome.kind === 'cancelled') return undefined;
+        if (outcome.session) session = outcome.session;
+        return outcome.response;
+      } finally {
+        inFlight.finish(undefined, request.id);
+      }
+    };
   };
 
   const onLine = async (line: string) => {
@@ -58,17 +72,18 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
       return;
     }
     try {
-      const intake = takeIn(value, session?.protocolVersion);
+      const intake = takeIn(value, session?.protocolVersion, limits.maxBatchSize);
       if ('refused' in intake) {
         write(errorResponse(null, INVALID_REQUEST, intake.refused));
         return;
       }
       if (intake.initialized && session) session = { ...session, initialized: true };
-      // The batch's requests start (and are registered) first, so that a cancellation in the
-      // same batch finds the request it names.
-      const running = intake.requests.map(run);
+      // The batch's requests are registered first, so that a cancellation in the same batch
+      // finds the request it names; then they run, BATCH_CONCURRENCY at a time.
+      const queued = intake.requests.map(register);
       for (const { requestId, reason } of intake.cancelled) await inFlight.cancel(undefined, requestId, reason);
-      const answers = [...intake.invalid, ...(await Promise.all(running))].filter((r) => r !== undefined);
+      const results = await mapLimited(queued, limits.batchConcurrency, (go) => go());
+      const answers = [...intake.invalid, ...results].filter((r) => r !== undefined);
       if (answers.length === 0) return;
       write(intake.batch ? answers : answers[0]);
     } catch (error) {

@@ -10,6 +10,7 @@ import {
   type JsonRpcRequest,
 } from '../../protocol/json-rpc.js';
 import type { McpServer, Outcome, SessionState } from '../../protocol/mcp-server.js';
+import type { BatchLimits } from '../../protocol/message-intake.js';
 import type { SessionStore } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 
@@ -20,6 +21,7 @@ export interface HttpContext {
   /** The open GET stream of each session on this replica (one at a time: events go to one stream). */
   getStreams: Map<string, EventStream>;
   log: FastifyBaseLogger;
+  batchLimits: BatchLimits;
 }
 
 /** One HTTP exchange's client: whether it went away, and the calls to stop when it does. */

@@ -12,7 +12,7 @@ import {
   SESSION_NOT_FOUND,
 } from '../../protocol/json-rpc.js';
 import type { Outcome } from '../../protocol/mcp-server.js';
-import { takeIn } from '../../protocol/message-intake.js';
+import { mapLimited, takeIn } from '../../protocol/message-intake.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { SessionLimitError } from '../../sessions/session-store.js';
 import { openEventStream } from './event-stream.js';
@@ -88,7 +88,7 @@ export async function postSession(
   if (!session) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
   // A supported MCP-Protocol-Version other than the negotiated one is tolerated (the spec only
   // requires a 400 for unsupported ones, checked above); the session's version decides behaviour.
-  const intake = takeIn(body, session.protocolVersion);
+  const intake = takeIn(body, session.protocolVersion, ctx.batchLimits.maxBatchSize);
   if ('refused' in intake) return rpcError(reply, 400, INVALID_REQUEST, intake.refused);
   if (intake.initialized && !session.initialized) {
     session = { ...session, initialized: true };
@@ -122,8 +122,9 @@ export async function postSession(
       return outcome;
     });
   }
-  const outcomes = await Promise.all(
-    requests.map((r) => runRequest(ctx, r, { session, sessionId, notify: toGetStream, client })),
+  // A batch's requests run BATCH_CONCURRENCY at a time.
+  const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, (r) =>
+    runRequest(ctx, r, { session, sessionId, notify: toGetStream, client }),
   );
   for (const outcome of outcomes) await persist(outcome);
   const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
