@@ -30,6 +30,7 @@ export interface GatewayConfig {
   /** HTTP: connections open at once. */
   maxConnections: number;
   batchLimits: BatchLimits;
+  maxResponseBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -113,6 +114,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
+    maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     batchLimits: {
       maxBatchSize: integerOf('MAX_BATCH_SIZE', env.MAX_BATCH_SIZE, DEFAULT_BATCH_LIMITS.maxBatchSize, 1, 10_000),
       batchConcurrency: integerOf(

@@ -25,6 +25,8 @@ export interface GatewayOptions {
   outputSchemas?: boolean | undefined;
   /** Decoded bytes of files and binary bodies one tool call may send. Default 10 MiB. */
   maxUploadBytes?: number | undefined;
+  /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
+  maxResponseBytes?: number | undefined;
 }
 
 export interface Gateway {
@@ -44,6 +46,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     layer: 'gateway',
     timeoutMs: options.upstreamTimeoutMs ?? 30_000,
     redact: options.upstreamApiKey ? [options.upstreamApiKey] : [],
+    maxResponseBytes: options.maxResponseBytes,
   });
   const source = options.openapi ?? `${client.baseUrl}/openapi.json`;
   let document: unknown = source;

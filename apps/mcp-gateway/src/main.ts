@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     pageSize: config.pageSize,
     outputSchemas: config.outputSchemas,
     maxUploadBytes: config.maxUploadBytes,
+    maxResponseBytes: config.maxResponseBytes,
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   if (config.transport === 'stdio') {

@@ -3,7 +3,14 @@
 // security scheme says, sends it through the resilient client within the caller's deadline,
 // and turns the answer into an MCP tool result, errors included (isError, never a throw).
 import { randomUUID } from 'node:crypto';
-import { APIError, type HttpClient, HttpClientError, Ledger, type SseEvent } from '@agentwire/http-client';
+import {
+  APIError,
+  type HttpClient,
+  HttpClientError,
+  Ledger,
+  ResponseTooLargeError,
+  type SseEvent,
+} from '@agentwire/http-client';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from './openapi/parameter-styles.js';
 import { META } from './protocol/revisions.js';
@@ -203,6 +210,9 @@ function describeError(error: HttpClientError): string {
   const hint = error.retryable ? 'trying again later may help' : 'retrying the same call will not help';
   if (error instanceof APIError) {
     return `upstream answered HTTP ${error.status} ${error.type}: ${error.serverMessage ?? '(no message)'} (${hint})`;
+  }
+  if (error instanceof ResponseTooLargeError) {
+    return `upstream answer too large (response_too_large): more than MAX_RESPONSE_BYTES (${error.limitBytes} bytes); it was not read further. Ask for less: a smaller page or a narrower filter (${hint})`;
   }
   return `upstream call failed (${error.type}): ${error.message} (${hint})`;
 }

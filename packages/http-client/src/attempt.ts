@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { type Call, callFailure, remainingMs, type Wait } from './call.js';
 import type { ClientSettings } from './client-options.js';
 import type { HttpClientError } from './errors/client-error.js';
-import { DeadlineExceededError } from './errors/local-errors.js';
+import { DeadlineExceededError, ResponseTooLargeError } from './errors/local-errors.js';
 import { errorFromResponse, type TimerReason } from './failure.js';
 import { firstHeader } from './headers.js';
 import type { AttemptRecord } from './ledger.js';
@@ -167,6 +167,27 @@ export async function sendAttempt(
     });
     status = response.statusCode;
     requestId = firstHeader(response.headers, 'request-id');
+    const headers = settings.scrubber.headers(response.headers);
+    const tooLarge = (what: string) =>
+      new ResponseTooLargeError(
+        `the ${status} response ${what}; the client takes at most ${settings.maxResponseBytes} bytes (maxResponseBytes)`,
+        {
+          method: call.method,
+          path: call.path,
+          status: status ?? undefined,
+          requestId,
+          limitBytes: settings.maxResponseBytes,
+        },
+      );
+    const declared = Number(firstHeader(response.headers, 'content-length') ?? Number.NaN);
+    if (declared > settings.maxResponseBytes) {
+      // Refused before a byte of the body is read.
+      clearTimeout(timer);
+      response.body.destroy();
+      const error = tooLarge(`declares ${declared} bytes`);
+      record(status, error.type, 0, requestId);
+      return { kind: 'error', error, reachedServer: true };
+    }
     if (mode === 'stream' && status < 400) {
       clearTimeout(timer);
       handedOver = true;
@@ -177,7 +198,7 @@ export async function sendAttempt(
       return {
         kind: 'stream',
         status,
-        headers: response.headers,
+        headers,
         body: response.body,
         finish,
         timeLeftMs: limit - (performance.now() - started),
@@ -186,22 +207,30 @@ export async function sendAttempt(
     const chunks: Buffer[] = [];
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
       bytesReceived += chunk.length;
+      if (bytesReceived > settings.maxResponseBytes) {
+        // Stopped as the bytes arrive: nothing past the limit is held.
+        clearTimeout(timer);
+        response.body.destroy();
+        const error = tooLarge(`went past the limit after ${bytesReceived} bytes`);
+        record(status, error.type, bytesReceived, requestId);
+        return { kind: 'error', error, reachedServer: true };
+      }
       chunks.push(chunk);
     }
     clearTimeout(timer);
-    const buffer = Buffer.concat(chunks);
+    const buffer = settings.scrubber.bytes(Buffer.concat(chunks));
     if (status >= 400) {
       const error = errorFromResponse(status, response.headers, buffer.toString('utf8'), {
         method: call.method,
         path: call.path,
         now: settings.clock.now(),
-        secrets: settings.secrets,
+        scrubber: settings.scrubber,
       });
       record(status, error.type, bytesReceived, requestId);
-      return { kind: 'error', error, reachedServer: true, response: { status, headers: response.headers, buffer } };
+      return { kind: 'error', error, reachedServer: true, response: { status, headers, buffer } };
     }
     record(status, null, bytesReceived, requestId);
-    return { kind: 'ok', status, headers: response.headers, buffer };
+    return { kind: 'ok', status, headers, buffer };
   } catch (cause) {
     clearTimeout(timer);
     const error = callFailure(call, cause, limit, fired);

@@ -1,5 +1,6 @@
 // What a client and a call can be told, with the defaults, and the check of a client's options
 // into the settings it runs with: a bad option fails when the client is made, with its name.
+
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Static, TSchema } from 'typebox';
 import type { Dispatcher } from 'undici';
@@ -8,6 +9,7 @@ import type { Ledger } from './ledger.js';
 import { RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
 import type { RunBudget } from './run-budget.js';
+import { Scrubber } from './scrubber.js';
 
 export interface AuthOptions {
   /** The secret itself. Prefer `env`: the key then never passes through your code. */
@@ -24,8 +26,17 @@ export interface ClientOptions {
   auth?: AuthOptions | undefined;
   /** Headers sent with every request. */
   headers?: Record<string, string> | undefined;
-  /** More secrets (keys sent per call) to scrub from anything the server sends back. */
+  /**
+   * More secrets (keys sent per call). These and the auth key are scrubbed from everything the
+   * server sends back: bodies, header values, stream events, error messages.
+   */
   redact?: readonly string[] | undefined;
+  /**
+   * The largest response body taken, in bytes (for a stream: all its events together). Past it
+   * the call fails with ResponseTooLargeError (`response_too_large`, not retried), checked as the
+   * bytes arrive. Default 10 MiB.
+   */
+  maxResponseBytes?: number | undefined;
   /** Per-attempt timeout covering the whole response, body included. Default 30 000 ms. */
   timeoutMs?: number | undefined;
   /** Retries after the first attempt. Default 2, as in the official SDKs. */
@@ -114,6 +125,7 @@ export const DEFAULTS = {
   maxRetryAfterMs: 60_000,
   streamIdleTimeoutMs: 30_000,
   maxResumes: 3,
+  maxResponseBytes: 10 * 1024 * 1024,
 };
 
 /** A count or a duration: a whole number, 0 allowed. */
@@ -129,6 +141,8 @@ export interface ClientSettings {
   origin: string;
   /** Strings scrubbed from anything the server sends back (a server may echo the key). */
   secrets: string[];
+  scrubber: Scrubber;
+  maxResponseBytes: number;
   authHeader: [string, string] | undefined;
   headers: Record<string, string>;
   timeoutMs: number;
@@ -166,10 +180,13 @@ export function resolveSettings(options: ClientOptions): ClientSettings {
   if (options.auth?.env && !key) {
     throw new TypeError(`auth: the environment variable ${options.auth.env} is not set`);
   }
+  const secrets = [...(key ? [key] : []), ...(options.redact ?? [])].filter((v) => v.length > 0);
   return {
     baseUrl: base.href.replace(/\/$/, ''),
     origin: base.origin,
-    secrets: [...(key ? [key] : []), ...(options.redact ?? [])].filter((v) => v.length > 0),
+    secrets,
+    scrubber: new Scrubber(secrets),
+    maxResponseBytes: nonNegativeInteger('maxResponseBytes', options.maxResponseBytes, DEFAULTS.maxResponseBytes),
     authHeader: key
       ? options.auth?.scheme === 'x-api-key'
         ? ['x-api-key', key]

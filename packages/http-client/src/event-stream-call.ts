@@ -4,18 +4,30 @@
 // already delivered events is not silently restarted (StreamInterruptedError). The deadline
 // covers the whole stream.
 import { type Call, callFailure, NO_WAIT } from './call.js';
-import { DeadlineExceededError, StreamInterruptedError, TimeoutError } from './errors/local-errors.js';
+import {
+  DeadlineExceededError,
+  ResponseTooLargeError,
+  StreamInterruptedError,
+  TimeoutError,
+} from './errors/local-errors.js';
 import { readEvents, type SseEvent, StreamIdleError } from './event-stream.js';
 import type { RetryLoop } from './retry-loop.js';
+import type { Scrubber } from './scrubber.js';
 
 /** Marks a stream body destroyed because the call's deadline passed. */
 class DeadlineReached extends Error {}
+/** Marks a stream body destroyed because the stream went past maxResponseBytes. */
+class SizeReached extends Error {}
 
 export interface StreamLimits {
   idleTimeoutMs: number;
   maxResumes: number;
   /** A server's `retry:` field is taken up to this long. */
   maxRetryAfterMs: number;
+  /** All the stream's bytes together, resumes included. */
+  maxResponseBytes: number;
+  /** Takes the client's secrets out of each event. */
+  scrubber: Scrubber;
   /** Called when a retryable failure ends a stream (the retry budget counts it). */
   onFailure: () => void;
 }
@@ -29,6 +41,7 @@ export async function* streamEvents(loop: RetryLoop, call: Call, limits: StreamL
   let resumes = 0;
   let attempt = 1;
   let wait = NO_WAIT;
+  let total = 0;
   for (;;) {
     const resumeHeaders = lastEventId === undefined ? {} : { 'last-event-id': lastEventId };
     const { sent, attempt: used } = await loop.execute(
@@ -52,6 +65,8 @@ export async function* streamEvents(loop: RetryLoop, call: Call, limits: StreamL
         },
         onBytes: (n) => {
           bytes += n;
+          total += n;
+          if (total > limits.maxResponseBytes) sent.body.destroy(new SizeReached());
         },
       })) {
         if (event.id !== undefined && event.id !== '' && delivered.has(event.id)) continue; // sent again after a resume
@@ -62,7 +77,13 @@ export async function* streamEvents(loop: RetryLoop, call: Call, limits: StreamL
           if (delivered.size > 10_000) delivered.delete(delivered.values().next().value as string);
         }
         count++;
-        yield event;
+        yield limits.scrubber.active
+          ? {
+              event: limits.scrubber.text(event.event),
+              data: limits.scrubber.text(event.data),
+              id: event.id === undefined ? undefined : limits.scrubber.text(event.id),
+            }
+          : event;
       }
       finished = true;
       sent.finish(null, bytes);
@@ -81,7 +102,12 @@ export async function* streamEvents(loop: RetryLoop, call: Call, limits: StreamL
                 method: call.method,
                 path: call.path,
               })
-            : callFailure(call, cause, idleTimeoutMs);
+            : cause instanceof SizeReached
+              ? new ResponseTooLargeError(
+                  `the stream went past the limit after ${count} events and ${total} bytes; the client takes at most ${limits.maxResponseBytes} bytes (maxResponseBytes)`,
+                  { method: call.method, path: call.path, limitBytes: limits.maxResponseBytes },
+                )
+              : callFailure(call, cause, idleTimeoutMs);
       sent.finish(error.type, bytes);
       error.attempts = used;
       if (!error.retryable) throw error;

@@ -1,5 +1,6 @@
 // Turns what went wrong in one attempt into one of our error classes: the caller's signal,
 // our own timer (timeout or deadline), an HTTP error status, or the connection itself.
+
 import type { IncomingHttpHeaders } from 'node:http';
 import { type APIError, apiErrorFor } from './errors/api-errors.js';
 import { HttpClientError } from './errors/client-error.js';
@@ -12,6 +13,7 @@ import {
 } from './errors/local-errors.js';
 import { firstHeader } from './headers.js';
 import { serverRetryDelay, serverRetryOverride } from './retry-policy.js';
+import type { Scrubber } from './scrubber.js';
 
 /** Why our own timer stopped an attempt. */
 export type TimerReason = 'timeout' | 'deadline';
@@ -87,11 +89,9 @@ export function errorFromResponse(
   status: number,
   headers: IncomingHttpHeaders,
   bodyText: string,
-  call: { method: string; path: string; now: number; secrets: readonly string[] },
+  call: { method: string; path: string; now: number; scrubber: Scrubber },
 ): APIError {
-  let text = bodyText;
-  for (const secret of call.secrets) text = text.replaceAll(secret, '[redacted]');
-  const envelope = readEnvelope(text);
+  const envelope = readEnvelope(call.scrubber.text(bodyText));
   return apiErrorFor({
     method: call.method,
     path: call.path,

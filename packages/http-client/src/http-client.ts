@@ -105,6 +105,8 @@ export class HttpClient {
       idleTimeoutMs: options.idleTimeoutMs ?? this.#settings.idleTimeoutMs,
       maxResumes: options.maxResumes ?? this.#settings.maxResumes,
       maxRetryAfterMs: this.#settings.maxRetryAfterMs,
+      maxResponseBytes: this.#settings.maxResponseBytes,
+      scrubber: this.#settings.scrubber,
       onFailure: () => this.#settings.retryBudget?.onFailure(),
     });
   }

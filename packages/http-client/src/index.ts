@@ -23,6 +23,7 @@ export {
   DeadlineExceededError,
   InvalidArgumentError,
   InvalidResponseError,
+  ResponseTooLargeError,
   StreamInterruptedError,
   TimeoutError,
 } from './errors/local-errors.js';

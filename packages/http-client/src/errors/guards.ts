@@ -19,6 +19,7 @@ import {
   DeadlineExceededError,
   InvalidArgumentError,
   InvalidResponseError,
+  ResponseTooLargeError,
   StreamInterruptedError,
   TimeoutError,
 } from './local-errors.js';
@@ -47,3 +48,4 @@ export const isAbortedError = guard(AbortedError);
 export const isInvalidArgumentError = guard(InvalidArgumentError);
 export const isInvalidResponseError = guard(InvalidResponseError);
 export const isStreamInterruptedError = guard(StreamInterruptedError);
+export const isResponseTooLargeError = guard(ResponseTooLargeError);

@@ -50,6 +50,21 @@ export class InvalidArgumentError extends HttpClientError {
   readonly retryable = false;
 }
 
+/**
+ * The response was larger than the client takes (`maxResponseBytes`): refused from its
+ * Content-Length, or cut off as the bytes arrived. Not retried: the next answer would be as big.
+ */
+export class ResponseTooLargeError extends HttpClientError {
+  readonly type = 'response_too_large';
+  readonly retryable = false;
+  readonly limitBytes: number;
+
+  constructor(message: string, details: ErrorDetails & { limitBytes: number }) {
+    super(message, details);
+    this.limitBytes = details.limitBytes;
+  }
+}
+
 /** A 2xx response whose body was not what it should be (not JSON, or not the expected shape). */
 export class InvalidResponseError extends HttpClientError {
   readonly type = 'invalid_response';

@@ -1,0 +1,120 @@
+// An upstream that answers too much, or echoes the gateway's key back. Through the gateway, with
+// the official v1 client: an endless answer (a body or a stream) becomes an isError result that
+// names MAX_RESPONSE_BYTES after one attempt, and no echo of the key reaches the model, in the
+// text, the structuredContent or a progress message. The upstream is a hand-written node:http
+// server; the key travels in the query, as specs that declare `apiKey in: query` want.
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { httpV1, onCleanup, startHttpGatewayFor } from './support/stack.js';
+
+const KEY = 'upstream-key-7f3a9c2e41d8b605';
+const LIMIT = 64 * 1024;
+const json = { 'application/json': { schema: { type: 'object' } } };
+const stream = { 'text/event-stream': { schema: { type: 'string' } }, ...json };
+const SPEC = {
+  openapi: '3.1.0',
+  info: { title: 'Hostile upstream', version: '1' },
+  security: [{ queryKey: [] }],
+  components: { securitySchemes: { queryKey: { type: 'apiKey', in: 'query', name: 'api_key' } } },
+  paths: {
+    '/huge': { get: { operationId: 'huge', responses: { 200: { description: 'ok', content: json } } } },
+    '/huge_stream': { get: { operationId: 'huge_stream', responses: { 200: { description: 'ok', content: stream } } } },
+    '/echo': { get: { operationId: 'echo', responses: { 200: { description: 'ok', content: json } } } },
+    '/echo_stream': { get: { operationId: 'echo_stream', responses: { 200: { description: 'ok', content: stream } } } },
+  },
+};
+
+function endless(res: ServerResponse, type: string, chunk: string) {
+  res.writeHead(200, { 'content-type': type });
+  const pump = () => {
+    while (!res.destroyed && res.write(chunk));
+    if (!res.destroyed) res.once('drain', pump);
+  };
+  pump();
+}
+
+async function hostileUpstream() {
+  const hits = new Map<string, number>();
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://upstream');
+    hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    const next = `https://upstream.example/items?page=2&api_key=${url.searchParams.get('api_key')}`;
+    switch (url.pathname) {
+      case '/huge':
+        return endless(res, 'application/json', `{"filler":"${'x'.repeat(16 * 1024)}"},`);
+      case '/huge_stream':
+        return endless(res, 'text/event-stream', `data: {"text":"${'y'.repeat(1000)}"}\n\n`);
+      case '/echo':
+        res.writeHead(200, { 'content-type': 'application/json', link: `<${next}>; rel="next"` });
+        res.end(JSON.stringify({ you_asked_for: req.url, next, items: [1, 2] }));
+        return;
+      case '/echo_stream':
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: {"text":"called with ${req.url}"}\n\nevent: done\ndata: {"next":"${next}"}\n\n`);
+        return;
+      default:
+        res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+}
+
+type Result = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: unknown };
+
+async function setUp() {
+  const upstream = await hostileUpstream();
+  const gw = await startHttpGatewayFor({
+    upstreamUrl: upstream.url,
+    upstreamApiKey: KEY,
+    openapi: SPEC,
+    maxResponseBytes: LIMIT,
+  });
+  return { upstream, client: (await httpV1(gw)).client };
+}
+
+describe('a hostile upstream, through the gateway', () => {
+  it('an endless answer is an isError result naming MAX_RESPONSE_BYTES, after one attempt', async () => {
+    const { upstream, client } = await setUp();
+    const result = (await client.callTool({ name: 'huge', arguments: {} })) as Result;
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toBe(
+      `upstream answer too large (response_too_large): more than MAX_RESPONSE_BYTES (${LIMIT} bytes); it was not read further. Ask for less: a smaller page or a narrower filter (retrying the same call will not help)`,
+    );
+    expect(upstream.hits.get('/huge')).toBe(1);
+  });
+
+  it('so is an endless stream, with the progress it made before', async () => {
+    const { upstream, client } = await setUp();
+    const progress: unknown[] = [];
+    const result = (await client.callTool({ name: 'huge_stream', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p),
+    })) as Result;
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toContain(`more than MAX_RESPONSE_BYTES (${LIMIT} bytes)`);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(upstream.hits.get('/huge_stream')).toBe(1);
+  });
+
+  it('the key the upstream echoes reaches the model nowhere: body, link, stream, progress', async () => {
+    const { client } = await setUp();
+    const echoed = (await client.callTool({ name: 'echo', arguments: {} })) as Result;
+    expect(echoed.isError).toBe(false);
+    expect(echoed.structuredContent).toEqual({
+      you_asked_for: '/echo?api_key=[redacted]',
+      next: 'https://upstream.example/items?page=2&api_key=[redacted]',
+      items: [1, 2],
+    });
+    const progress: Array<{ message?: string | undefined }> = [];
+    const streamed = (await client.callTool({ name: 'echo_stream', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p),
+    })) as Result;
+    expect(progress.map((p) => p.message)).toEqual(['called with /echo_stream?api_key=[redacted]', 'done']);
+    expect(streamed.structuredContent).toEqual({ next: 'https://upstream.example/items?page=2&api_key=[redacted]' });
+    const everything = JSON.stringify([echoed, streamed, progress]);
+    expect(everything).not.toContain(KEY);
+    expect(everything).toContain('[redacted]');
+  });
+});

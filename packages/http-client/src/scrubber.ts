@@ -1,0 +1,66 @@
+// Takes the client's secrets out of everything the server sends back, before the caller sees
+// it: every body (whatever its type), every header value, every event of a stream. A server may
+// echo the key it was sent (an `Authorization` reflected in a debug field, a `next` link that
+// repeats `?api_key=...`), and what the client returns often goes straight to a model.
+import type { IncomingHttpHeaders } from 'node:http';
+
+export const REDACTED = '[redacted]';
+
+export class Scrubber {
+  /** Each secret as it may appear: as sent, percent-encoded (in a URL), JSON-escaped. */
+  readonly #forms: string[];
+  readonly #byteForms: Buffer[];
+  readonly #replacement = Buffer.from(REDACTED);
+
+  constructor(secrets: readonly string[]) {
+    const forms = new Set<string>();
+    for (const secret of secrets) {
+      if (secret.length === 0) continue;
+      forms.add(secret);
+      forms.add(encodeURIComponent(secret));
+      forms.add(JSON.stringify(secret).slice(1, -1));
+    }
+    // Longest first, so that a form containing another is replaced whole.
+    this.#forms = [...forms].sort((a, b) => b.length - a.length);
+    this.#byteForms = this.#forms.map((form) => Buffer.from(form));
+  }
+
+  get active(): boolean {
+    return this.#forms.length > 0;
+  }
+
+  text(text: string): string {
+    let out = text;
+    for (const form of this.#forms) if (out.includes(form)) out = out.replaceAll(form, REDACTED);
+    return out;
+  }
+
+  bytes(buffer: Buffer): Buffer {
+    let out = buffer;
+    for (const form of this.#byteForms) {
+      if (out.indexOf(form) === -1) continue;
+      const parts: Buffer[] = [];
+      let from = 0;
+      for (let at = out.indexOf(form); at !== -1; at = out.indexOf(form, from)) {
+        parts.push(out.subarray(from, at), this.#replacement);
+        from = at + form.length;
+      }
+      parts.push(out.subarray(from));
+      out = Buffer.concat(parts);
+    }
+    return out;
+  }
+
+  headers(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+    if (!this.active) return headers;
+    const out: IncomingHttpHeaders = {};
+    for (const [name, value] of Object.entries(headers)) {
+      out[name] = Array.isArray(value)
+        ? value.map((v) => this.text(v))
+        : value === undefined
+          ? value
+          : this.text(value);
+    }
+    return out;
+  }
+}
