@@ -15,6 +15,7 @@ gateway_port=$(free_port)
 cat >"$envfile" <<ENV
 TOY_API_KEY=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
 MCP_GATEWAY_TOKEN=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
+REDIS_PASSWORD=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
 TOY_API_PORT=$api_port
 MCP_GATEWAY_PORT=$gateway_port
 ENV
@@ -46,6 +47,18 @@ while :; do
   sleep 1
 done
 echo "$states"
+
+log "redis: a password, a memory limit, and the password in no process list or log"
+redis_password=$(sed -n 's/^REDIS_PASSWORD=//p' "$envfile")
+noauth=$(dc exec -T redis redis-cli ping 2>&1 || true)
+grep -q NOAUTH <<<"$noauth" || { echo "compose-smoke: redis answered without a password: $noauth" >&2; exit 1; }
+policy=$(dc exec -T -e REDISCLI_AUTH="$redis_password" redis redis-cli config get maxmemory-policy | tail -1)
+[ "$policy" = noeviction ] || { echo "compose-smoke: maxmemory-policy is '$policy', not noeviction" >&2; exit 1; }
+if dc exec -T redis cat /proc/1/cmdline | tr '\0' ' ' | grep -qF "$redis_password" || dc logs 2>&1 | grep -qF "$redis_password"; then
+  echo "compose-smoke: the Redis password shows in a command line or a log" >&2
+  exit 1
+fi
+echo "redis: NOAUTH without the password, maxmemory-policy $policy"
 
 log "status codes with curl on 127.0.0.1:$api_port"
 table=$(TOY_API_KEY=$(sed -n 's/^TOY_API_KEY=//p' "$envfile") bash scripts/status-table.sh "http://127.0.0.1:$api_port")

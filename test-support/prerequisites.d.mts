@@ -30,9 +30,18 @@ export declare function dockerAnswers(): Promise<boolean>;
 export declare function freePort(): Promise<number>;
 export declare function answersPing(host: string, port: number, timeoutMs?: number): Promise<boolean>;
 export declare function redactUrl(url: string): string;
-export declare function startRedisProcess(options?: { port?: number; binary?: string }): Promise<RunningRedis>;
-export declare function startRedisContainer(options?: { port?: number; image?: string }): Promise<RunningRedis>;
-export declare function startRedis(options?: { port?: number }): Promise<RunningRedis>;
+/** `args`: more redis-server arguments, e.g. `['--requirepass', secret, '--maxmemory', '2mb']`. */
+export declare function startRedisProcess(options?: {
+  port?: number;
+  binary?: string;
+  args?: string[];
+}): Promise<RunningRedis>;
+export declare function startRedisContainer(options?: {
+  port?: number;
+  image?: string;
+  args?: string[];
+}): Promise<RunningRedis>;
+export declare function startRedis(options?: { port?: number; args?: string[] }): Promise<RunningRedis>;
 export declare function provide(options?: {
   log?: (line: string) => void;
   /** Install what is missing with apt-get when root (default true). */

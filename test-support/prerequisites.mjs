@@ -114,10 +114,10 @@ export function redactUrl(url) {
 }
 
 /** A private redis-server process on loopback, on the given port (to start it again where it was) or a free one. */
-export async function startRedisProcess({ port, binary = which('redis-server') } = {}) {
+export async function startRedisProcess({ port, binary = which('redis-server'), args = [] } = {}) {
   if (!binary) throw new PrerequisiteError('redis-server is not on PATH');
   const chosen = port ?? (await freePort());
-  const child = spawn(binary, ['--port', String(chosen), '--bind', '127.0.0.1', ...REDIS_ARGS], {
+  const child = spawn(binary, ['--port', String(chosen), '--bind', '127.0.0.1', ...REDIS_ARGS, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await new Promise((resolve, reject) => {
@@ -158,11 +158,15 @@ export async function startRedisProcess({ port, binary = which('redis-server') }
 }
 
 /** A Redis container (image REDIS_IMAGE, default redis:7-bookworm), its port published on the given host port or a free one. */
-export async function startRedisContainer({ port, image = process.env.REDIS_IMAGE || 'redis:7-bookworm' } = {}) {
+export async function startRedisContainer({
+  port,
+  image = process.env.REDIS_IMAGE || 'redis:7-bookworm',
+  args = [],
+} = {}) {
   process.env.TESTCONTAINERS_RYUK_DISABLED ??= 'true';
   const { GenericContainer, Wait } = await import('testcontainers');
   const container = await new GenericContainer(image)
-    .withCommand(['redis-server', ...REDIS_ARGS, '--protected-mode', 'no'])
+    .withCommand(['redis-server', ...REDIS_ARGS, '--protected-mode', 'no', ...args])
     .withExposedPorts(port === undefined ? 6379 : { container: 6379, host: port })
     .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
     .start();
@@ -190,9 +194,9 @@ export async function startRedisContainer({ port, image = process.env.REDIS_IMAG
  * A Redis of the test's own, which it may stop and start again on the same port: a redis-server
  * process when one is installed (it starts in milliseconds), else a container.
  */
-export async function startRedis({ port } = {}) {
-  if (which('redis-server')) return startRedisProcess({ port });
-  if (await dockerAnswers()) return startRedisContainer({ port });
+export async function startRedis({ port, args = [] } = {}) {
+  if (which('redis-server')) return startRedisProcess({ port, args });
+  if (await dockerAnswers()) return startRedisContainer({ port, args });
   throw new PrerequisiteError(missingMessage(['redis'], 'absent'));
 }
 

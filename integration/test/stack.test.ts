@@ -1,7 +1,7 @@
 // The stack as containers, built from this repository and driven for real: curl against the
 // published ports, the official MCP client over Streamable HTTP, and the agent image's task
 // through the API and the gateway (over HTTP and over stdio inside the agent's container).
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createConnection } from 'node:net';
 import { promisify } from 'node:util';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -171,9 +171,13 @@ describe('the agent image', () => {
     ]);
     expect(replies.status).toBe(200);
     expect((JSON.parse(replies.body) as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(3);
-    const stored = await stack.redis.exec(['redis-cli', '--scan', '--pattern', 'toy-api:*']);
+    const stored = await stack.redis.exec([
+      'sh',
+      '-c',
+      'REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli --scan --pattern "toy-api:*"',
+    ]);
     expect(stored.output).toMatch(/toy-api:/);
-    for (const secret of [stack.apiKey, stack.gatewayToken]) {
+    for (const secret of [stack.apiKey, stack.gatewayToken, stack.redisPassword]) {
       expect(stdout).not.toContain(secret);
       expect(stderr).not.toContain(secret);
     }
@@ -184,6 +188,27 @@ describe('the agent image', () => {
     expect(code).toBe(0);
     const result = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { summary: Array<{ via: string }> };
     expect(new Set(result.summary.map((r) => r.via))).toEqual(new Set(['mcp-http']));
+  });
+});
+
+describe('Redis in the stack', () => {
+  it('takes no command without the password, refuses writes at its limit rather than evicting, and its password shows in no command line or log', async () => {
+    const anonymous = await stack.redis.exec(['redis-cli', 'set', 'x', '1']);
+    expect(anonymous.output).toMatch(/NOAUTH/);
+    const policy = await stack.redis.exec([
+      'sh',
+      '-c',
+      'REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli config get maxmemory-policy',
+    ]);
+    expect(policy.output.trim().split('\n')).toEqual(['maxmemory-policy', 'noeviction']);
+    const cmdline = await stack.redis.exec(['cat', '/proc/1/cmdline']);
+    expect(cmdline.output).toContain('redis-server');
+    expect(cmdline.output).not.toContain(stack.redisPassword);
+    for (const container of [stack.redis, stack.api, stack.gateway]) {
+      const logs = spawnSync('docker', ['logs', container.getId()], { encoding: 'utf8' });
+      expect(logs.status).toBe(0);
+      expect(`${logs.stdout}${logs.stderr}`).not.toContain(stack.redisPassword);
+    }
   });
 });
 

@@ -15,6 +15,8 @@ export interface GatewayConfig {
   allowedOrigins: string[];
   allowedHosts: string[] | undefined;
   redisUrl: string | undefined;
+  redisPassword: string | undefined;
+  maxSessions: number;
   redisPrefix: string;
   logLevel: string;
   /** Tools per tools/list page. */
@@ -84,6 +86,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (tokenProblem) throw new ConfigError(tokenProblem);
   const keyProblem = env.UPSTREAM_API_KEY ? secretProblem('UPSTREAM_API_KEY', env.UPSTREAM_API_KEY, 1) : undefined;
   if (keyProblem) throw new ConfigError(keyProblem);
+  const redisPassword = env.REDIS_PASSWORD || undefined;
+  const redisProblem = redisPassword === undefined ? undefined : secretProblem('REDIS_PASSWORD', redisPassword, 16);
+  if (redisProblem) throw new ConfigError(redisProblem);
   const host = flags.host ?? env.HOST ?? '127.0.0.1';
   if (transport === 'http' && authMode === 'none' && !['127.0.0.1', '::1', 'localhost'].includes(host)) {
     throw new ConfigError(
@@ -106,6 +111,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     allowedOrigins: list(env.ALLOWED_ORIGINS),
     allowedHosts: env.ALLOWED_HOSTS ? list(env.ALLOWED_HOSTS) : undefined,
     redisUrl: env.REDIS_URL || undefined,
+    redisPassword,
+    maxSessions: integerOf('MAX_SESSIONS', env.MAX_SESSIONS, 10_000, 1, 10_000_000),
     redisPrefix: env.REDIS_PREFIX || 'mcp-gateway:',
     logLevel: logLevelOf(env.LOG_LEVEL),
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),

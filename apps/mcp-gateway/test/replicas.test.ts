@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { spawnGateway, startToyApi } from './support/stack.js';
+import { startRedis } from '../../../test-support/redis-server.js';
+import { onCleanup, spawnGateway, startToyApi } from './support/stack.js';
 
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -153,5 +156,71 @@ describe('two gateway replicas on one Redis', () => {
     // No response is sent for a cancelled request: the stream ends without one.
     expect(answer.headers.get('content-type')).toContain('text/event-stream');
     expect(await answer.text()).not.toContain('"id":42');
+  });
+});
+
+describe('replicas on a Redis with a password and a session cap', () => {
+  it('send REDIS_PASSWORD with AUTH, hold MAX_SESSIONS across replicas, and never print the password', async () => {
+    const password = randomUUID().replaceAll('-', '');
+    const redis = await startRedis({ args: ['--requirepass', password] });
+    onCleanup(() => redis.stop());
+    const api = await startToyApi();
+    const token = 'p'.repeat(24);
+    const env = {
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      MCP_GATEWAY_TOKEN: token,
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: `test-${randomUUID()}:`,
+      MAX_SESSIONS: '2',
+    };
+
+    const wrong = `wrong-${randomUUID()}`;
+    const refused = await spawnGateway({ ...env, PORT: '0', REDIS_PASSWORD: wrong });
+    const [code] = await once(refused.child, 'exit');
+    expect(code).toBe(2);
+    expect(refused.stderr()).toMatch(
+      /^mcp-gateway: cannot connect to Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): .*\(set REDIS_PASSWORD to the password Redis was started with\)\n$/,
+    );
+    expect(refused.stderr()).not.toContain(wrong);
+
+    const withPassword = { ...env, REDIS_PASSWORD: password };
+    const [a, b] = [await gatewayProcess(withPassword), await gatewayProcess(withPassword)] as [string, string];
+    const open = (url: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+        }),
+      });
+    const first = await open(a);
+    expect(first.status).toBe(200);
+    expect((await open(b)).status).toBe(200);
+    const third = await open(a);
+    expect(third.status).toBe(503);
+    expect(((await third.json()) as { error: { message: string } }).error.message).toBe(
+      'Server busy: too many open sessions (2, MAX_SESSIONS); try again later',
+    );
+    expect((await open(b)).status).toBe(503);
+
+    // A place is free again, but Redis is at its memory limit: refused, and said so.
+    const closed = await fetch(b, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}`, 'mcp-session-id': first.headers.get('mcp-session-id') ?? '' },
+    });
+    expect(closed.status).toBe(204);
+    const admin = new Redis(redis.url, { password });
+    onCleanup(async () => admin.disconnect());
+    await admin.config('SET', 'maxmemory-policy', 'noeviction');
+    await admin.config('SET', 'maxmemory', '1');
+    const full = await open(a);
+    expect(full.status).toBe(503);
+    expect(((await full.json()) as { error: { message: string } }).error.message).toBe(
+      'Server busy: the session store (Redis) is at its memory limit (maxmemory); try again later',
+    );
   });
 });

@@ -43,3 +43,46 @@ describe('sessions in memory', () => {
     await store.close();
   });
 });
+
+describe('sessions in Redis, shared by replicas', () => {
+  it('are capped across replicas (MAX_SESSIONS): the cap counts every replica, and frees on delete or expiry', async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
+    const prefix = `cap-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    let now = 1_000_000;
+    const replica = () =>
+      new RedisSessionStore({
+        redis: new Redis(process.env.REDIS_URL ?? ''),
+        prefix,
+        idleMs: 60_000,
+        maxSessions: 3,
+        now: () => now,
+        quitOnClose: true,
+      });
+    const a = replica();
+    const b = replica();
+    try {
+      const first = await a.create(state);
+      await a.create(state);
+      await b.create(state);
+      expect(await a.count()).toBe(3);
+      await expect(b.create(state)).rejects.toThrow(new SessionLimitError('too many open sessions (3, MAX_SESSIONS)'));
+      await expect(a.create(state)).rejects.toBeInstanceOf(SessionLimitError);
+      // A session closed on one replica frees a place on the other.
+      expect(await b.delete(first)).toBe(true);
+      const fourth = await a.create(state);
+      await expect(b.create(state)).rejects.toBeInstanceOf(SessionLimitError);
+      // Used sessions stay; idle ones leave the count when their time is up.
+      now += 50_000;
+      expect(await b.get(fourth)).toEqual(state);
+      now += 20_000;
+      expect(await a.count()).toBe(1);
+      await b.create(state);
+      await a.create(state);
+      expect(await b.count()).toBe(3);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

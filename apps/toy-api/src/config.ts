@@ -6,6 +6,8 @@ export interface ToyApiConfig {
   host: string;
   port: number;
   redisUrl: string | undefined;
+  /** Sent with AUTH, never part of the URL (so never in a message or a log line). */
+  redisPassword: string | undefined;
   redisPrefix: string;
   admin: boolean;
   logLevel: string;
@@ -28,6 +30,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
   const readProblem = readOnlyKey && secretProblem('TOY_API_READONLY_KEY', readOnlyKey, 8);
   if (readProblem) throw new ConfigError(readProblem);
   if (readOnlyKey === apiKey) throw new ConfigError('TOY_API_READONLY_KEY must differ from TOY_API_KEY');
+  const redisPassword = env.REDIS_PASSWORD || undefined;
+  const redisProblem = redisPassword && secretProblem('REDIS_PASSWORD', redisPassword, 16);
+  if (redisProblem) throw new ConfigError(redisProblem);
   const port = Number(env.PORT ?? 8080);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got '${env.PORT}'`);
@@ -42,6 +47,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
     host: env.HOST || '127.0.0.1',
     port,
     redisUrl: env.REDIS_URL || undefined,
+    redisPassword,
     redisPrefix: env.REDIS_PREFIX || 'toy-api:',
     admin: admin === '1' || admin === 'true',
     logLevel: logLevelOf(env.LOG_LEVEL),

@@ -1,7 +1,9 @@
 // Errors the toy API answers with, and how every other error (Fastify's own, Node's HTTP
 // parser's) is mapped onto the same envelope: {"error": {"type", "message"}}.
+
 import { ERROR_STATUS, type ErrorEnvelope, type ErrorType, errorTypeForStatus } from '@agentwire/schemas';
 import type { FastifyError } from 'fastify';
+import { isOutOfMemory } from './store/redis-store.js';
 
 /** An error with a status, an envelope type, and optionally extra response headers. */
 export class EnvelopeError extends Error {
@@ -42,6 +44,18 @@ export function toErrorResponse(
 ): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
   if (error instanceof EnvelopeError) {
     return { status: error.statusCode, body: envelope(error.type, error.message), headers: { ...error.headers } };
+  }
+  if (isOutOfMemory(error)) {
+    // Redis runs with maxmemory-policy noeviction: at its limit it refuses writes rather than
+    // silently dropping keys (idempotency records among them). The write did not happen.
+    return {
+      status: 503,
+      body: envelope(
+        'api_error',
+        "the API's state store (Redis) is at its memory limit (maxmemory) and refused the write; nothing was stored, try again later",
+      ),
+      headers: { 'retry-after': '5' },
+    };
   }
   if (isRedisUnavailable(error)) {
     return {

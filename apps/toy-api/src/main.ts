@@ -6,7 +6,7 @@ import { ConfigError, readConfig } from './config.js';
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPassword) : undefined;
   const app = await buildApp({
     apiKey: config.apiKey,
     readOnlyKey: config.readOnlyKey,
@@ -16,7 +16,9 @@ async function main(): Promise<void> {
     logger: { level: config.logLevel },
   });
   redis?.removeAllListeners('error');
-  redis?.on('error', (err: Error) => app.log.warn({ err: err.message }, 'redis error'));
+  redis?.on('error', (err: Error) =>
+    app.log.warn({ err: redactPassword(err.message, config.redisUrl ?? '', config.redisPassword) }, 'redis error'),
+  );
   await app.listen({ host: config.host, port: config.port });
   app.log.info({ store: app.toy.store.kind, admin: config.admin }, 'toy API ready');
 
@@ -34,8 +36,13 @@ async function main(): Promise<void> {
 }
 
 /** Connects before serving, so a wrong REDIS_URL is a clear start-up error, not a crash later. */
-async function connectRedis(url: string): Promise<Redis> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, lazyConnect: true, connectTimeout: 5000 });
+async function connectRedis(url: string, password: string | undefined): Promise<Redis> {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 2,
+    lazyConnect: true,
+    connectTimeout: 5000,
+    ...(password ? { password } : {}),
+  });
   let lastError: Error | undefined;
   redis.on('error', (err: Error) => {
     // Reported below when connect() fails; later errors are logged once the app exists.
@@ -54,8 +61,28 @@ async function connectRedis(url: string): Promise<Redis> {
         return 'the address in REDIS_URL';
       }
     })();
-    throw new ConfigError(`cannot connect to Redis at ${where} (REDIS_URL): ${(lastError ?? (err as Error)).message}`);
+    const reason = (lastError ?? (err as Error)).message;
+    const hint = /NOAUTH|WRONGPASS|invalid password|AUTH/i.test(reason)
+      ? ' (set REDIS_PASSWORD to the password Redis was started with)'
+      : '';
+    throw new ConfigError(
+      `cannot connect to Redis at ${where} (REDIS_URL): ${redactPassword(reason, url, password)}${hint}`,
+    );
   }
+}
+
+/** A password, from REDIS_PASSWORD or the URL, is never repeated in a message. */
+function redactPassword(text: string, url: string, password: string | undefined): string {
+  let out = text;
+  const fromUrl = (() => {
+    try {
+      return decodeURIComponent(new URL(url).password);
+    } catch {
+      return '';
+    }
+  })();
+  for (const secret of [password, fromUrl]) if (secret) out = out.replaceAll(secret, '[redacted]');
+  return out;
 }
 
 main().catch((err: unknown) => {

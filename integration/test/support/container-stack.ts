@@ -23,6 +23,7 @@ export interface ContainerStack {
   gateway: StartedTestContainer;
   apiKey: string;
   gatewayToken: string;
+  redisPassword: string;
   apiUrl: string;
   mcpUrl: string;
   /** The agent image, for one-shot runs on the stack's network. */
@@ -45,6 +46,7 @@ export async function startContainerStack(): Promise<ContainerStack> {
   const agentImage = await buildImage('agent');
   const apiKey = randomBytes(18).toString('hex');
   const gatewayToken = randomBytes(18).toString('hex');
+  const redisPassword = randomBytes(18).toString('hex');
 
   const network = await new Network().start();
   const started: StartedTestContainer[] = [];
@@ -56,14 +58,26 @@ export async function startContainerStack(): Promise<ContainerStack> {
     const redis = await new GenericContainer(REDIS_IMAGE)
       .withNetwork(network)
       .withNetworkAliases('redis')
-      .withCommand(['redis-server', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'])
+      .withEnvironment({ REDIS_PASSWORD: redisPassword })
+      .withUser('redis')
+      // As docker-compose.yml runs it: the password in a config file, never on the command line.
+      .withCommand([
+        'sh',
+        '-c',
+        "umask 077 && printf 'requirepass %s\\n' \"$REDIS_PASSWORD\" > /tmp/redis.conf && exec redis-server /tmp/redis.conf --save '' --appendonly no --protected-mode no --maxmemory 256mb --maxmemory-policy noeviction",
+      ])
       .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
       .start();
     started.push(redis);
     const api = await new GenericContainer(apiImage)
       .withNetwork(network)
       .withNetworkAliases('toy-api')
-      .withEnvironment({ TOY_API_KEY: apiKey, REDIS_URL: 'redis://redis:6379', LOG_LEVEL: 'debug' })
+      .withEnvironment({
+        TOY_API_KEY: apiKey,
+        REDIS_URL: 'redis://redis:6379',
+        REDIS_PASSWORD: redisPassword,
+        LOG_LEVEL: 'debug',
+      })
       .withExposedPorts(8080)
       .withWaitStrategy(Wait.forHealthCheck())
       .start();
@@ -77,6 +91,7 @@ export async function startContainerStack(): Promise<ContainerStack> {
         MCP_GATEWAY_TOKEN: gatewayToken,
         ALLOWED_HOSTS: 'mcp-gateway',
         REDIS_URL: 'redis://redis:6379',
+        REDIS_PASSWORD: redisPassword,
       })
       .withExposedPorts(8090)
       .withWaitStrategy(Wait.forHealthCheck())
@@ -89,6 +104,7 @@ export async function startContainerStack(): Promise<ContainerStack> {
       gateway,
       apiKey,
       gatewayToken,
+      redisPassword,
       apiUrl: `http://${api.getHost()}:${api.getMappedPort(8080)}`,
       mcpUrl: `http://${gateway.getHost()}:${gateway.getMappedPort(8090)}/mcp`,
       agentImage,

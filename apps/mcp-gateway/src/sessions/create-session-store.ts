@@ -2,6 +2,7 @@
 // connection, closed with the store), in memory otherwise. Called by the composition root
 // (main.ts), never by a transport.
 import { Redis } from 'ioredis';
+import { ConfigError } from '../config.js';
 import { MemorySessionStore } from './memory-session-store.js';
 import { RedisSessionStore } from './redis-session-store.js';
 import type { SessionStore } from './session-store.js';
@@ -11,8 +12,10 @@ export interface SessionStoreOptions {
   /** Default `mcp-gateway:`. */
   redisPrefix?: string | undefined;
   sessionIdleMs?: number | undefined;
-  /** Memory store only: the most sessions open at once. */
+  /** The most sessions open at once (MAX_SESSIONS); with Redis, across every replica. */
   maxSessions?: number | undefined;
+  /** Sent to Redis with AUTH; kept out of the URL (and so out of every log line). */
+  redisPassword?: string | undefined;
 }
 
 export async function createSessionStore(options: SessionStoreOptions = {}): Promise<SessionStore> {
@@ -22,14 +25,52 @@ export async function createSessionStore(options: SessionStoreOptions = {}): Pro
       ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
     });
   }
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true });
+  const redis = new Redis(options.redisUrl, {
+    maxRetriesPerRequest: 2,
+    lazyConnect: true,
+    ...(options.redisPassword ? { password: options.redisPassword } : {}),
+  });
   // Outages are answered per request (503 with Retry-After); the client reconnects by itself.
-  redis.on('error', () => undefined);
-  await redis.connect();
+  // The cause of a failed connect (a wrong password, say) arrives here, not in connect()'s rejection.
+  let lastError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    lastError = error;
+  });
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    let reason = (lastError ?? (error as Error)).message;
+    for (const secret of [options.redisPassword, passwordIn(options.redisUrl)]) {
+      if (secret) reason = reason.replaceAll(secret, '[redacted]');
+    }
+    const hint = /NOAUTH|WRONGPASS|AUTH/i.test(reason)
+      ? ' (set REDIS_PASSWORD to the password Redis was started with)'
+      : '';
+    const where = (() => {
+      try {
+        const url = new URL(options.redisUrl ?? '');
+        return `${url.hostname}:${url.port || 6379}`;
+      } catch {
+        return 'the address in REDIS_URL';
+      }
+    })();
+    // The message names the host only: a password in the URL or REDIS_PASSWORD is never repeated.
+    throw new ConfigError(`cannot connect to Redis at ${where} (REDIS_URL): ${reason}${hint}`);
+  }
   return new RedisSessionStore({
     redis,
     prefix: options.redisPrefix ?? 'mcp-gateway:',
     idleMs: options.sessionIdleMs,
+    maxSessions: options.maxSessions,
     quitOnClose: true,
   });
+}
+
+function passwordIn(url: string | undefined): string {
+  try {
+    return decodeURIComponent(new URL(url ?? '').password);
+  } catch {
+    return '';
+  }
 }

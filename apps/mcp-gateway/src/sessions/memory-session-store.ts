@@ -44,7 +44,8 @@ export class MemorySessionStore implements SessionStore {
 
   async create(state: SessionState): Promise<string> {
     this.#sweep();
-    if (this.#sessions.size >= this.#max) throw new SessionLimitError(`too many open sessions (${this.#max})`);
+    if (this.#sessions.size >= this.#max)
+      throw new SessionLimitError(`too many open sessions (${this.#max}, MAX_SESSIONS)`);
     const id = newSessionId();
     this.#sessions.set(id, { state, lastSeen: Date.now(), events: [], seq: 0 });
     return id;

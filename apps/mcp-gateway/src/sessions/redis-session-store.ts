@@ -1,10 +1,27 @@
 // Sessions in Redis, shared by every gateway replica: state and recent events as keys that
-// expire together, live events and cancellations over pub/sub (on a second connection).
+// expire together, live events and cancellations over pub/sub (on a second connection). One
+// sorted set indexes the open sessions by expiry time, so the cap on open sessions holds across
+// replicas: a new session is admitted (or refused) in one script, atomically.
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/mcp-server.js';
-import { MAX_EVENTS_PER_SESSION, newSessionId, type SessionStore, type StoredEvent } from './session-store.js';
+import {
+  MAX_EVENTS_PER_SESSION,
+  newSessionId,
+  SessionLimitError,
+  type SessionStore,
+  type StoredEvent,
+} from './session-store.js';
+
+// Admits a new session if there is room. Expired entries are dropped before, by a command of
+// its own: Redis checks maxmemory at a script's first write only, so that write must be the ZADD
+// (at the limit the script then fails whole, and nothing is stored).
+const ADMIT = `
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[6])
+return 1`;
 
 export interface RedisSessionStoreOptions {
   /** The command connection. */
@@ -15,6 +32,10 @@ export interface RedisSessionStoreOptions {
   idleMs?: number | undefined;
   /** Close the command connection too when the store closes (it was made for the store). */
   quitOnClose?: boolean;
+  /** Sessions open at once across every replica sharing the prefix (MAX_SESSIONS). Default 10,000. */
+  maxSessions?: number | undefined;
+  /** For tests: the time in ms. Replicas' clocks should agree to within a session's idle time. */
+  now?: () => number;
 }
 
 export class RedisSessionStore implements SessionStore {
@@ -27,10 +48,14 @@ export class RedisSessionStore implements SessionStore {
   #subscribed = false;
 
   readonly #quitOnClose: boolean;
+  readonly #max: number;
+  readonly #now: () => number;
 
   /** `redis` is used for commands; a duplicate connection is made for subscriptions. */
   constructor(options: RedisSessionStoreOptions) {
-    const { redis, prefix, idleMs = 30 * 60_000, quitOnClose = false } = options;
+    const { redis, prefix, idleMs = 30 * 60_000, quitOnClose = false, maxSessions = 10_000, now = Date.now } = options;
+    this.#max = maxSessions;
+    this.#now = now;
     this.#redis = redis;
     this.#subscriber = redis.duplicate();
     // Outages show on the command connection (as 503s); the subscriber just reconnects.
@@ -55,10 +80,34 @@ export class RedisSessionStore implements SessionStore {
     return `${this.#prefix}session:${id}:${part}`;
   }
 
+  get #index(): string {
+    return `${this.#prefix}sessions`;
+  }
+
   async create(state: SessionState): Promise<string> {
     const id = newSessionId();
-    await this.#redis.set(this.#key(id, 'state'), JSON.stringify(state), 'PX', this.#idleMs);
+    const now = this.#now();
+    await this.#redis.zremrangebyscore(this.#index, '-inf', now);
+    const admitted = await this.#redis.eval(
+      ADMIT,
+      2,
+      this.#index,
+      this.#key(id, 'state'),
+      now,
+      this.#max,
+      now + this.#idleMs,
+      id,
+      JSON.stringify(state),
+      this.#idleMs,
+    );
+    if (admitted !== 1) throw new SessionLimitError(`too many open sessions (${this.#max}, MAX_SESSIONS)`);
     return id;
+  }
+
+  /** Sessions open now, on every replica. */
+  async count(): Promise<number> {
+    await this.#redis.zremrangebyscore(this.#index, '-inf', this.#now());
+    return this.#redis.zcard(this.#index);
   }
 
   async get(id: string): Promise<SessionState | undefined> {
@@ -71,6 +120,7 @@ export class RedisSessionStore implements SessionStore {
       .pexpire(this.#key(id, 'state'), this.#idleMs)
       .pexpire(this.#key(id, 'events'), this.#idleMs)
       .pexpire(this.#key(id, 'seq'), this.#idleMs)
+      .zadd(this.#index, 'XX', this.#now() + this.#idleMs, id)
       .exec();
     return JSON.parse(raw) as SessionState;
   }
@@ -80,8 +130,13 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const removed = await this.#redis.del(this.#key(id, 'state'), this.#key(id, 'events'), this.#key(id, 'seq'));
-    return removed > 0;
+    const [deleted] =
+      (await this.#redis
+        .multi()
+        .del(this.#key(id, 'state'), this.#key(id, 'events'), this.#key(id, 'seq'))
+        .zrem(this.#index, id)
+        .exec()) ?? [];
+    return Number(deleted?.[1] ?? 0) > 0;
   }
 
   async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {

@@ -43,7 +43,16 @@ export class RedisStore implements StateStore {
     const fresh: IdempotencyRecord = { fingerprint };
     // Two tries: the existing record may expire between SET NX and GET.
     for (let attempt = 0; attempt < 2; attempt++) {
-      const claimed = await this.#redis.set(redisKey, JSON.stringify(fresh), 'PX', leaseMs, 'NX');
+      let claimed: string | null;
+      try {
+        claimed = await this.#redis.set(redisKey, JSON.stringify(fresh), 'PX', leaseMs, 'NX');
+      } catch (error) {
+        // At maxmemory (noeviction) every SET is refused, even one that would change nothing:
+        // a key already answered still replays; a new one gets the refusal.
+        const existing = isOutOfMemory(error) ? await this.#redis.get(redisKey) : null;
+        if (existing === null) throw error;
+        return resolveBegin(JSON.parse(existing) as IdempotencyRecord, fingerprint);
+      }
       if (claimed === 'OK') return { kind: 'started' };
       const raw = await this.#redis.get(redisKey);
       if (raw !== null) return resolveBegin(JSON.parse(raw) as IdempotencyRecord, fingerprint);
@@ -72,4 +81,9 @@ export class RedisStore implements StateStore {
   async close(): Promise<void> {
     // The Redis connection belongs to whoever created it.
   }
+}
+
+/** Redis at maxmemory with noeviction refuses writes with an OOM reply. */
+export function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ReplyError' && error.message.startsWith('OOM ');
 }

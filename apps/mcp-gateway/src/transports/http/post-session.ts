@@ -51,6 +51,15 @@ async function initialize(
     if (error instanceof SessionLimitError) {
       return rpcError(reply, 503, INTERNAL_ERROR, `Server busy: ${error.message}; try again later`);
     }
+    if ((error as Error).name === 'ReplyError' && (error as Error).message.startsWith('OOM ')) {
+      // Redis at maxmemory (noeviction) refused the write: nothing was stored.
+      return rpcError(
+        reply,
+        503,
+        INTERNAL_ERROR,
+        'Server busy: the session store (Redis) is at its memory limit (maxmemory); try again later',
+      );
+    }
     throw error;
   }
   return sendJson(reply, 200, outcome.response, { 'mcp-session-id': sessionId });
