@@ -4,13 +4,13 @@
 // Throughput on a shared machine swings by 2x between runs; CPU per call barely moves.
 // Usage: node bench/own-cpu-ab.mjs BEFORE_REPO_DIR AFTER_REPO_DIR   (both built: pnpm build)
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
-import { median } from './lib/util.mjs';
+import { cpuMicros, median } from './lib/util.mjs';
 
 const [beforeDir, afterDir] = process.argv.slice(2);
 if (!beforeDir || !afterDir) {
@@ -31,11 +31,7 @@ function start(file, args) {
     createInterface({ input: child.stdout }).once('line', (line) => resolve({ child, url: line.trim() })),
   );
 }
-/** CPU time (user + system) of a process so far, in µs; /proc counts in ticks of 10 ms. */
-function cpuOf(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
+const cpuOf = cpuMicros;
 async function post(url, headers, body) {
   const r = await request(url, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
   return { status: r.statusCode, headers: r.headers, text: await r.body.text() };

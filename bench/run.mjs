@@ -14,10 +14,11 @@ import * as latency from './comparisons/5-latency.mjs';
 import * as httpClient from './comparisons/6-http-client.mjs';
 import * as memory from './comparisons/7-memory.mjs';
 import * as startup from './comparisons/8-startup.mjs';
+import * as hostile from './comparisons/9-hostile.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
-const COMPARISONS = [toyApi, httpClient, toolsCallHttp, latency, stdio, memory, startup];
+const COMPARISONS = [toyApi, httpClient, toolsCallHttp, latency, stdio, memory, startup, hostile];
 
 const { values } = parseArgs({
   options: {

@@ -62,6 +62,12 @@ export async function runJson(script, input, { nodeArgs = [] } = {}) {
   return JSON.parse(out.trim().split('\n').at(-1));
 }
 
+/** CPU time (user + system) a process has used so far, in µs; /proc counts in ticks of 10 ms. */
+export function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 /** Resident set size of a process, from /proc (Linux), in MB. */
 export function rssMb(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

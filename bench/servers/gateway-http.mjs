@@ -1,9 +1,9 @@
 // Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions).
-// Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN -> prints the /mcp URL.
+// Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
 import { createGateway, serveHttp } from '@agentwire/mcp-gateway';
 
-const [upstreamUrl, upstreamApiKey, token] = process.argv.slice(2);
-const gateway = await createGateway({ upstreamUrl, upstreamApiKey });
+const [upstreamUrl, upstreamApiKey, token, openapi] = process.argv.slice(2);
+const gateway = await createGateway({ upstreamUrl, upstreamApiKey, ...(openapi ? { openapi } : {}) });
 const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
 console.log(`${http.url}/mcp`);
 // For the memory comparison: on SIGUSR2, collect garbage (when started with --expose-gc) and

@@ -1,5 +1,6 @@
 // --trace: the wire on stderr. HTTP attempts as request lines with their outcome, wait and
 // request id (headers are never printed, so neither is a key); tool calls with their results.
+import { createHash } from 'node:crypto';
 import { Ledger, type LedgerEntry } from '@agentwire/http-client';
 
 export function describeHttp(entry: LedgerEntry): string {
@@ -18,12 +19,23 @@ export function tracingLedger(enabled: boolean): Ledger | undefined {
   return ledger;
 }
 
-const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie', 'proxy-authorization']);
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie', 'set-cookie', 'proxy-authorization']);
+// Bearer credentials for one session: shown as a short hash, enough to tell sessions apart in a
+// trace and useless to anyone reading it.
+const HASHED_HEADERS = new Set(['mcp-session-id']);
+
+/** A header value as --trace prints it: secrets redacted, session ids as `sha256:` and 8 hex digits. */
+export function traceHeaderValue(name: string, value: string): string {
+  const lower = name.toLowerCase();
+  if (SECRET_HEADERS.has(lower)) return '[redacted]';
+  if (HASHED_HEADERS.has(lower)) return `sha256:${createHash('sha256').update(value).digest('hex').slice(0, 8)}`;
+  return value;
+}
 
 function headerLines(headers: Headers): string {
   const lines: string[] = [];
   headers.forEach((value, name) => {
-    lines.push(`${name}: ${SECRET_HEADERS.has(name.toLowerCase()) ? '[redacted]' : value}`);
+    lines.push(`${name}: ${traceHeaderValue(name, value)}`);
   });
   return lines.join(', ');
 }

@@ -176,6 +176,27 @@ describe('agent triage', () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/^http {2}mcp-http POST \/mcp #1 -> 200 /m);
     expect(run.stderr).toMatch(/^wire {2}-> POST \/mcp \{.*authorization: \[redacted\]/m);
+    // With a session (the legacy revisions), its id is a bearer credential for the session:
+    // only a short hash of it is printed.
+    const legacy = await agent(
+      [
+        'triage',
+        '--via',
+        'mcp-http',
+        '--api-url',
+        api.url,
+        '--mcp-url',
+        `${http.url}/mcp`,
+        '--trace',
+        '--mcp-mode',
+        'legacy',
+      ],
+      { TOY_API_KEY: api.key, MCP_GATEWAY_TOKEN: token },
+    );
+    expect(legacy.code).toBe(0);
+    expect(legacy.stderr).toMatch(/^wire {2}<- 200 \{.*mcp-session-id: sha256:[0-9a-f]{8}\b/m);
+    expect(legacy.stderr).toMatch(/^wire {2}-> POST \/mcp \{.*mcp-session-id: sha256:[0-9a-f]{8}\b/m);
+    expect(legacy.stderr).not.toMatch(/mcp-session-id: (?!sha256:[0-9a-f]{8}\b)/);
     for (const text of [run.stdout, run.stderr, JSON.stringify(run.entries)]) {
       expect(text).not.toContain(token);
       expect(text).not.toContain(api.key);

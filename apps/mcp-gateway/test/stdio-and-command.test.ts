@@ -201,5 +201,36 @@ describe('configuration', () => {
     expect(() =>
       readConfig([], { ...env, MCP_GATEWAY_TOKEN: 'g'.repeat(32), UPSTREAM_API_KEY: example.TOY_API_KEY }),
     ).toThrow("UPSTREAM_API_KEY looks like a placeholder (it contains 'change-me')");
+    const good = { ...env, MCP_GATEWAY_TOKEN: 'g'.repeat(32) };
+    expect(() => readConfig([], { ...good, REDIS_PASSWORD: example.REDIS_PASSWORD })).toThrow(
+      "REDIS_PASSWORD looks like a placeholder (it contains 'change-me')",
+    );
+  });
+
+  it('reads the limits from the environment, with defaults, and names a bad one', async () => {
+    const { readConfig } = await import('../src/config.js');
+    const env = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
+    const defaults = readConfig([], env);
+    expect(defaults.batchLimits).toEqual({ maxBatchSize: 50, batchConcurrency: 8 });
+    expect(defaults.maxSessions).toBe(10_000);
+    expect(defaults.maxResponseBytes).toBe(10 * 1024 * 1024);
+    const set = readConfig([], {
+      ...env,
+      MAX_BATCH_SIZE: '5',
+      BATCH_CONCURRENCY: '2',
+      MAX_SESSIONS: '7',
+      MAX_RESPONSE_BYTES: '65536',
+    });
+    expect([set.batchLimits, set.maxSessions, set.maxResponseBytes]).toEqual([
+      { maxBatchSize: 5, batchConcurrency: 2 },
+      7,
+      65_536,
+    ]);
+    expect(() => readConfig([], { ...env, MAX_BATCH_SIZE: '0' })).toThrow(
+      "MAX_BATCH_SIZE must be an integer from 1 to 10000, got '0'",
+    );
+    expect(() => readConfig([], { ...env, MAX_RESPONSE_BYTES: '10' })).toThrow(
+      "MAX_RESPONSE_BYTES must be an integer from 1024 to 1073741824, got '10'",
+    );
   });
 });

@@ -49,5 +49,13 @@ describe('readConfig', () => {
     expect(() => readConfig({ TOY_API_KEY: 'k'.repeat(16), TOY_API_READONLY_KEY: 'your-read-key' })).toThrow(
       "TOY_API_READONLY_KEY looks like a placeholder (it contains 'your-')",
     );
+    expect(example.REDIS_PASSWORD).toBeDefined();
+    expect(() => readConfig({ TOY_API_KEY: 'k'.repeat(16), REDIS_PASSWORD: example.REDIS_PASSWORD })).toThrow(
+      "REDIS_PASSWORD looks like a placeholder (it contains 'change-me')",
+    );
+    expect(() => readConfig({ TOY_API_KEY: 'k'.repeat(16), REDIS_PASSWORD: 'short-one' })).toThrow(/REDIS_PASSWORD/);
+    expect(readConfig({ TOY_API_KEY: 'k'.repeat(16), REDIS_PASSWORD: 'p'.repeat(16) }).redisPassword).toBe(
+      'p'.repeat(16),
+    );
   });
 });

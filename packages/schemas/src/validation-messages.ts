@@ -63,6 +63,12 @@ function allowedProperties(parentSchema: unknown): string {
   return names.length === 0 ? 'none' : list(names);
 }
 
+/** The line for one property a closed object does not allow, as formatValidationErrors writes it. */
+export function unexpectedPropertyLine(pointer: string, name: string, parentSchema: unknown): string {
+  const line = `${jsonPath(pointer)}: unexpected property ${quote(name)} (allowed: ${allowedProperties(parentSchema)})`;
+  return line.length > MAX_LINE_LENGTH ? `${line.slice(0, MAX_LINE_LENGTH - 3)}...` : line;
+}
+
 function describe(error: ErrorObject): string {
   const p = error.params as Record<string, unknown>;
   const data: unknown = error.data;

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type { Ajv2020, Options } from 'ajv/dist/2020.js';
 import type addFormatsModule from 'ajv-formats';
 import { linearRegExp } from './linear-pattern.js';
-import { formatValidationErrors } from './validation-messages.js';
+import { formatValidationErrors, MAX_REPORTED_PROBLEMS, unexpectedPropertyLine } from './validation-messages.js';
 
 // Ajv takes about 110 ms to load; it is loaded on the first compile, not on import, so a
 // program that never validates (or not yet: the gateway answering initialize) does not pay.
@@ -63,6 +63,39 @@ export function compileValidator<T>(schema: object, ajv?: Ajv2020): Validate<T> 
   if (ajv === undefined && shared === undefined) shared = createAjv();
   const instance = ajv ?? (shared as Ajv2020);
   const validate = instance.compile(schema);
-  return (data) =>
+  const check: Validate<T> = (data) =>
     validate(data) ? { ok: true, value: data as T } : { ok: false, errors: formatValidationErrors(validate.errors) };
+  const allowed = closedRoot(schema);
+  if (!allowed) return check;
+  return (data) => {
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) return check(data);
+    let unknown = 0;
+    for (const key of Object.keys(data)) if (!allowed.has(key)) unknown++;
+    if (unknown <= MAX_REPORTED_PROBLEMS) return check(data);
+    // Many unknown properties: Ajv would make (and we would describe) one error object each,
+    // tens of thousands for one request. They are listed here up to the limit and counted past
+    // it; the known properties are still checked, and their problems come first.
+    const record = data as Record<string, unknown>;
+    const known = Object.fromEntries(
+      Object.keys(record)
+        .filter((k) => allowed.has(k))
+        .map((k) => [k, record[k]]),
+    );
+    const checked = validate(known) ? [] : formatValidationErrors(validate.errors, Number.MAX_SAFE_INTEGER);
+    const lines = checked.slice(0, MAX_REPORTED_PROBLEMS);
+    for (const key of Object.keys(record)) {
+      if (lines.length >= MAX_REPORTED_PROBLEMS) break;
+      if (!allowed.has(key)) lines.push(unexpectedPropertyLine('', key, schema));
+    }
+    const more = checked.length + unknown - lines.length;
+    if (more > 0) lines.push(`... and ${more} more`);
+    return { ok: false, errors: lines };
+  };
+}
+
+/** The property names a schema's root object allows, when it allows no others. */
+function closedRoot(schema: object): Set<string> | undefined {
+  const s = schema as { additionalProperties?: unknown; patternProperties?: unknown; properties?: object };
+  if (s.additionalProperties !== false || s.patternProperties !== undefined) return undefined;
+  return new Set(Object.keys(s.properties ?? {}));
 }

@@ -157,6 +157,22 @@ describe('validation messages under hostile input', () => {
     expect(result.errors).toHaveLength(21);
     expect(result.errors.at(-1)).toBe('... and 9981 more');
     expect(result.errors.join('\n').length).toBeLessThan(21 * 400);
+    // The known property's own problem comes first; then the unknown ones, in the body's order.
+    expect(result.errors[0]).toMatch(/^\$\.employee_id: /);
+    expect(result.errors[1]).toBe("$: unexpected property 'extra_0' (allowed: ['employee_id'])");
+    expect(result.errors[19]).toBe("$: unexpected property 'extra_18' (allowed: ['employee_id'])");
+  });
+
+  it('gives the same lines on the fast path (over 20 unknown properties) as Ajv gives below it', () => {
+    const few: Record<string, unknown> = { employee_id: 'e-05' };
+    const many: Record<string, unknown> = { employee_id: 'e-05' };
+    for (let i = 0; i < 20; i++) few[`extra_${i}`] = i;
+    for (let i = 0; i < 21; i++) many[`extra_${i}`] = i;
+    const slow = officeDays(few);
+    const fast = officeDays(many);
+    if (slow.ok || fast.ok) throw new Error('expected problems');
+    expect(fast.errors.slice(0, 20)).toEqual(slow.errors);
+    expect(fast.errors[20]).toBe('... and 1 more');
   });
 
   it('cuts a very long line, and still folds a union into one line', () => {
