@@ -145,7 +145,11 @@ describe('the gateway container', () => {
       }
     }
     // The session-based revision kept its session in the shared Redis.
-    const keys = await stack.redis.exec(['redis-cli', '--scan', '--pattern', 'mcp-gateway:*']);
+    const keys = await stack.redis.exec([
+      'sh',
+      '-c',
+      'REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli --scan --pattern "mcp-gateway:*"',
+    ]);
     expect(keys.output).toMatch(/mcp-gateway:/);
   });
 });

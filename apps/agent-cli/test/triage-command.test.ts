@@ -42,11 +42,12 @@ async function runningApi() {
     url,
     key,
     async faults(rules: unknown[]) {
-      await fetch(`${url}/admin/faults`, {
+      const installed = await fetch(`${url}/admin/faults`, {
         method: 'PUT',
         headers: { ...auth, 'content-type': 'application/json' },
         body: JSON.stringify({ rules }),
       });
+      if (!installed.ok) throw new Error(`PUT /admin/faults answered ${installed.status}: ${await installed.text()}`);
     },
     async replies(id: string) {
       return ((await (await fetch(`${url}/emails/${id}/replies`, { headers: auth })).json()) as { data: unknown[] })
@@ -88,10 +89,31 @@ describe('agent triage', () => {
     const direct = await agent(['triage', '--via', 'api', '--api-url', api.url], { TOY_API_KEY: api.key });
     expect(direct.code).toBe(0);
     expect(await api.replies('m-0115')).toHaveLength(1);
+    // The faults really happened: the reply's first answer was lost and it was sent again with
+    // the same key; the first GET /emails got its 503.
+    const replyAttempts = (entries: typeof direct.entries, layer: string) =>
+      entries.filter(
+        (e) => e.kind === 'attempt' && e.layer === layer && e.method === 'POST' && /\/reply$/.test(e.path),
+      );
+    const sent = replyAttempts(direct.entries, 'api');
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    expect(sent[0]?.errorType).toBe('connection_error');
+    expect(sent.at(-1)?.errorType).toBeNull();
+    expect(new Set(sent.map((e) => e.idempotencyKey)).size).toBe(1);
+    expect(sent[0]?.idempotencyKey).toBeTruthy();
+    expect(direct.entries.some((e) => e.kind === 'attempt' && e.path === '/emails' && e.status === 503)).toBe(true);
     await api.faults([{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate' }]);
     const viaGateway = await agent(['triage', '--via', 'mcp-stdio', '--api-url', api.url], { TOY_API_KEY: api.key });
     expect(viaGateway.code).toBe(0);
     expect(await api.replies('m-0115')).toHaveLength(2);
+    // The gateway's attempts, as it reported them in _meta: the first answer lost, then a success.
+    const relayed = viaGateway.entries.filter(
+      (e) => e.kind === 'attempt' && e.layer === 'gateway' && e.tool === 'reply_to_email',
+    );
+    expect(relayed.map((e) => [e.attempt, e.errorType])).toEqual([
+      [1, 'connection_error'],
+      [2, null],
+    ]);
   });
 
   it('stops with exit code 3 when --max-requests is reached, and keeps the ledger so far', async () => {

@@ -158,7 +158,9 @@ describe('hostile input over stdio', () => {
     let buffered = '';
     const bad: string[] = [];
     const waiting = new Map<string, () => void>();
-    let answered = 0;
+    // Answers to the hostile lines themselves (the probes' pings are counted apart).
+    let parseErrors = 0;
+    const answeredIds: unknown[] = [];
     stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       let newline = buffered.indexOf('\n');
@@ -166,7 +168,6 @@ describe('hostile input over stdio', () => {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
         newline = buffered.indexOf('\n');
-        answered++;
         let message: unknown;
         try {
           message = JSON.parse(line);
@@ -176,8 +177,12 @@ describe('hostile input over stdio', () => {
         }
         const problem = wellFormedJsonRpc(message);
         if (problem) bad.push(`${problem}: ${line.slice(0, 200)}`);
-        const id = (message as { id?: unknown }).id;
-        if (typeof id === 'string') waiting.get(id)?.();
+        for (const answer of Array.isArray(message) ? message : [message]) {
+          const { id, error } = answer as { id?: unknown; error?: { code?: number } };
+          if (typeof id === 'string' && id.startsWith('probe-')) waiting.get(id)?.();
+          else if (id === null && error?.code === -32700) parseErrors++;
+          else if (id !== undefined && id !== null) answeredIds.push(id);
+        }
       }
     });
     const rssMb = () => {
@@ -204,18 +209,40 @@ describe('hostile input over stdio', () => {
     }
     await send(Buffer.from(''));
     const rssBefore = rssMb();
+    // What the hostile lines must get: a parse error for every line that is not JSON (and not
+    // blank), an answer for every well-formed request with an id.
+    let notJson = 0;
+    const requestIds: unknown[] = [];
 
     await fc.assert(
       fc.asyncProperty(hostileBody, async (body) => {
         // One message per line: newlines inside the bytes would split it into several.
         const line = Buffer.from(body.map((b) => (b === 0x0a || b === 0x0d ? 0x20 : b)));
+        const text = line.toString('utf8');
+        try {
+          const parsed = JSON.parse(text) as Record<string, unknown>;
+          if (
+            parsed?.jsonrpc === '2.0' &&
+            typeof parsed.method === 'string' &&
+            // An id that is not a string or an integer is itself invalid (answered with id null).
+            (typeof parsed.id === 'string' || Number.isInteger(parsed.id))
+          ) {
+            requestIds.push(parsed.id);
+          }
+        } catch {
+          if (text.trim() !== '') notJson++;
+        }
         await send(line);
         expect(bad).toEqual([]);
         expect(child.exitCode).toBeNull();
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-    expect(answered).toBeGreaterThanOrEqual(RUNS);
+    expect(notJson).toBeGreaterThan(0);
+    expect(parseErrors).toBe(notJson);
+    // Requests run concurrently: a slow one may answer after later probes.
+    await expect.poll(() => answeredIds.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(requestIds.length);
+    for (const id of requestIds) expect(answeredIds).toContain(id);
     const rssAfter = rssMb();
     // The process is the same one, still up, and a real client works with a fresh one too.
     expect(child.exitCode).toBeNull();

@@ -20,7 +20,17 @@ describe.each(STORES)('POST /digest (%s store)', (store) => {
     expect(status).toBe(200);
     expect(body.date).toBe('2026-06-10');
     expect(body.item_count).toBe(3);
-    for (const item of body.items) expect(item.urgent).toBe(true);
+    expect(body.items).toHaveLength(3);
+    // Urgent first, then the earliest sent: the day's first three urgent emails, in order.
+    expect(body.items.map((i: { urgent: boolean }) => i.urgent)).toEqual([true, true, true]);
+    const sentAt = body.items.map((i: { sent_at: string }) => i.sent_at);
+    expect(sentAt).toEqual([...sentAt].sort());
+    const full = await api.json('/digest', { body: { date: '2026-06-10', max_items: 20 } });
+    const urgency = full.body.items.map((i: { urgent: boolean }) => i.urgent);
+    // Every urgent email comes before every other one, and there are both kinds.
+    expect(urgency.indexOf(false)).toBeGreaterThan(0);
+    expect(urgency.lastIndexOf(true)).toBeLessThan(urgency.indexOf(false));
+    expect(full.body.items.slice(0, 3)).toEqual(body.items);
     expect(body.text).toMatch(/^Digest for 2026-06-10: \d+ emails, \d+ urgent\. 1\. /);
   });
 

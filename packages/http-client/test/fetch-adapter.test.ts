@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -144,18 +145,18 @@ describe('the fetch adapter', () => {
   });
 
   it('serves the official MCP client with SSE responses, the GET stream included, and closes every record', async () => {
-    const httpServer = createServer(async (req, res) => {
-      const mcp = new McpServer({ name: 'echo', version: '1.0.0' });
-      mcp.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
-        content: [{ type: 'text', text: `echo: ${text}` }],
-      }));
-      const transport = new StreamableHTTPServerTransport({});
-      res.on('close', () => {
-        void transport.close();
-        void mcp.close();
-      });
-      await mcp.connect(transport);
-      await transport.handleRequest(req, res);
+    // One session, so that the client opens its GET stream for server messages.
+    const mcp = new McpServer({ name: 'echo', version: '1.0.0' });
+    mcp.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({
+      content: [{ type: 'text', text: `echo: ${text}` }],
+    }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+    await mcp.connect(transport);
+    onCleanup(() => mcp.close());
+    let getStreams = 0;
+    const httpServer = createServer((req, res) => {
+      if (req.method === 'GET') getStreams++;
+      void transport.handleRequest(req, res);
     });
     await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
     onCleanup(
@@ -172,9 +173,15 @@ describe('the fetch adapter', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: http.fetch }));
     const result = await client.callTool({ name: 'echo', arguments: { text: 'sse' } });
     expect(result.content).toEqual([{ type: 'text', text: 'echo: sse' }]);
+    // The GET stream is open (its record is written when it ends).
+    await expect.poll(() => getStreams, { timeout: 5000 }).toBe(1);
     await client.close();
     const calls = ledger.attempts.filter((r) => r.method === 'POST');
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls.every((r) => r.errorType === null)).toBe(true);
+    // The GET stream's record is closed too, once the client closed it.
+    await expect.poll(() => ledger.attempts.filter((r) => r.method === 'GET').length).toBe(1);
+    const stream = ledger.attempts.find((r) => r.method === 'GET');
+    expect(stream?.status).toBe(200);
   });
 });

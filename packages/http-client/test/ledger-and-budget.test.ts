@@ -130,11 +130,28 @@ describe('budget', () => {
 
   it('counts bytes sent and received', async () => {
     const api = await startToyApi();
-    const budget = new RunBudget({ maxBytes: 1000 });
-    const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, budget });
+    const ledger = new Ledger();
+    const budget = new RunBudget({ maxBytes: 100_000 });
+    const http = new HttpClient({ baseUrl: api.url, auth: { key: api.key }, budget, ledger });
+    const body = { body: 'x'.repeat(500) };
+    await http.post('/emails/m-0115/reply', body, { idempotencyKey: true });
+    const [post] = ledger.attempts;
+    // Sent: the JSON body, byte for byte; received: the reply.
+    expect(post?.bytesSent).toBe(Buffer.byteLength(JSON.stringify(body)));
+    expect(post?.bytesReceived).toBeGreaterThan(0);
+    expect(budget.used.bytes).toBe((post?.bytesSent ?? 0) + (post?.bytesReceived ?? 0));
     await http.get('/emails', { query: { limit: 5 } });
-    expect(budget.used.bytes).toBeGreaterThan(1000);
-    await expect(http.get('/health')).rejects.toMatchObject({ limit: 'bytes' });
+    const [, get] = ledger.attempts;
+    expect(get?.bytesSent).toBe(0);
+    expect(budget.used.bytes).toBe(ledger.attempts.reduce((sum, a) => sum + a.bytesSent + a.bytesReceived, 0));
+    const small = new HttpClient({
+      baseUrl: api.url,
+      auth: { key: api.key },
+      budget: new RunBudget({ maxBytes: 400 }),
+    });
+    // A body alone over the budget: refused once the bytes are counted.
+    await small.post('/emails/m-0115/reply', body, { idempotencyKey: true });
+    await expect(small.get('/health')).rejects.toMatchObject({ limit: 'bytes' });
   });
 
   it('charges a cost per attempt from a cost function or the call', async () => {
