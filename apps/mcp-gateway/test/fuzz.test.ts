@@ -119,6 +119,9 @@ describe('hostile input over Streamable HTTP', () => {
         const opened_ = r.headers['mcp-session-id'];
         if (typeof opened_ === 'string') opened.add(opened_);
         expect(r.statusCode, text.slice(0, 300)).toBeLessThan(500);
+        // A page from another site (or a sandboxed one, `null`) is refused whatever else it sends.
+        if (h.origin === 'http://evil.example' || h.origin === 'null')
+          expect(r.statusCode, text.slice(0, 300)).toBe(403);
         if (r.statusCode === 202 || (r.statusCode === 204 && h.method === 'DELETE')) return;
         expect(text.length, `status ${r.statusCode} without a body`).toBeGreaterThan(0);
         const messages = messagesOf(String(r.headers['content-type'] ?? ''), text);

@@ -227,6 +227,61 @@ describe('security on HTTP', () => {
     expect(status).toBe(403);
   });
 
+  it('refuses Origins and Hosts that only look like allowed ones', async () => {
+    const gw = await startHttpGateway(await startToyApi(), {
+      allowedOrigins: ['https://app.example'],
+      allowedHosts: ['gateway.example'],
+    });
+    const port = new URL(gw.url).port;
+    for (const origin of [
+      'null',
+      'http://localhost.evil.example',
+      'http://127.0.0.1.nip.io',
+      `http://127.0.0.1.nip.io:${port}`,
+      'http://localhost@evil.example',
+      'https://app.example.evil.example',
+      'https://app.example:8443',
+      'http://app.example',
+      'file://',
+    ]) {
+      expect((await post(gw, init(), { origin })).status, origin).toBe(403);
+    }
+    for (const origin of ['http://127.0.0.1', `http://[::1]:${port}`, 'https://app.example', 'https://APP.example']) {
+      expect((await post(gw, init(), { origin })).status, origin).toBe(200);
+    }
+    const { request } = await import('node:http');
+    const withHost = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const r = request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/mcp',
+            method: 'POST',
+            headers: { host, authorization: `Bearer ${gw.token}`, accept: ACCEPT, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        r.on('error', reject);
+        r.end(JSON.stringify(init()));
+      });
+    for (const host of [
+      `localhost.evil.example:${port}`,
+      `127.0.0.1.nip.io:${port}`,
+      'gateway.example.evil.example',
+      `evil.example:${port}`,
+      `localhost:${port}@evil.example`,
+    ]) {
+      expect(await withHost(host), host).toBe(403);
+    }
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `gateway.example:${port}`, 'GATEWAY.example']) {
+      expect(await withHost(host), host).toBe(200);
+    }
+  });
+
   it('lets an allowed Origin through', async () => {
     const gw = await startHttpGateway(await startToyApi(), { allowedOrigins: ['https://app.example'] });
     expect((await post(gw, init(), { origin: 'https://app.example' })).status).toBe(200);

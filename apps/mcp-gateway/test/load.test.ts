@@ -28,9 +28,16 @@ describe('load over Streamable HTTP', () => {
     const api = await startToyApi();
     const gw = await startHttpGateway(api);
     const store = gw.store as MemorySessionStore;
-    await new Promise((r) => setTimeout(r, 100));
-    const baseline = { sockets: resources('TCPSocketWrap'), timers: resources('Timeout'), heap: heapMb() };
     const pool = new Pool(gw.url, { connections: 64 });
+    // Both servers answer before the baseline is taken (a condition, not a fixed sleep). The
+    // gateway is asked through the pool, whose connections are closed with it below.
+    const gatewayHealth = await pool.request({ path: '/health', method: 'GET' });
+    expect(gatewayHealth.statusCode).toBe(200);
+    await gatewayHealth.body.text();
+    const apiHealth = await fetch(`${api.url}/health`);
+    expect(apiHealth.status).toBe(200);
+    await apiHealth.arrayBuffer();
+    const baseline = { sockets: resources('TCPSocketWrap'), timers: resources('Timeout'), heap: heapMb() };
     const headers = {
       authorization: `Bearer ${gw.token}`,
       'content-type': 'application/json',

@@ -95,8 +95,22 @@ describe('two gateway replicas on one Redis', () => {
       headers: { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json', ...s },
       body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'health', arguments: {} } }),
     });
+    // Read until event 5 arrives; if the stream ends or stalls first, say what it did carry.
     let text = '';
-    while (!text.includes('id: 5\n')) text += new TextDecoder().decode((await reader.read()).value);
+    const deadline = Date.now() + 10_000;
+    while (!text.includes('id: 5\n')) {
+      const chunk = await Promise.race([
+        reader.read(),
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`no event 5 within 10 s; the stream carried: ${JSON.stringify(text)}`)),
+            Math.max(0, deadline - Date.now()),
+          ),
+        ),
+      ]);
+      if (chunk.done) throw new Error(`the stream ended before event 5; it carried: ${JSON.stringify(text)}`);
+      text += new TextDecoder().decode(chunk.value);
+    }
     await reader.cancel();
 
     const del = await fetch(replicas[1] as string, {

@@ -48,12 +48,20 @@ describe('calling the upstream', () => {
     const tool = gateway.tools.get('read_file');
     if (!tool) throw new Error('no tool');
     const ctx = { signal: new AbortController().signal, deadlineMs: 5000, onProgress: undefined, structured: true };
-    for (const name of ['../admin', '..', 'a/b', '%2e%2e', 'ok.txt', '']) {
-      await gateway.server.handle(
+    const refused: string[] = [];
+    for (const name of ['../admin', '..', '.', 'a/b', '%2e%2e', 'ok.txt', '']) {
+      const outcome = await gateway.server.handle(
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { name } } },
         { session: { protocolVersion: '2025-11-25', initialized: true }, signal: ctx.signal, notify: () => undefined },
       );
+      const result = (outcome as { response?: { result?: { isError?: boolean; content?: Array<{ text: string }> } } })
+        .response?.result;
+      if (result?.isError) refused.push(`${JSON.stringify(name)}: ${result.content?.[0]?.text}`);
     }
+    // '.', '..' and '' would change the path however they are encoded: refused before any call.
+    expect(refused).toEqual(
+      ['..', '.', ''].map((n) => `${JSON.stringify(n)}: path parameter name cannot be empty, '.' or '..'`),
+    );
     // '..' is refused outright (URL parsers resolve even %2E%2E), the rest arrive as one segment.
     expect(upstream.seen.map((r) => r.url?.split('?')[0])).toEqual([
       '/files/..%2Fadmin',

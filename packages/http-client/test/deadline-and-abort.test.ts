@@ -133,6 +133,28 @@ describe('abort', () => {
     expect(server.hits()).toBe(1);
   });
 
+  it('cancels during a backoff wait on the real clock too, at once and without another attempt', async () => {
+    const server = await startServer((_req, res) => json(res, 503, {}));
+    const ledger = new Ledger();
+    // A minute of backoff, real timers: only the abort can end this wait within the test's time.
+    const http = new HttpClient({
+      baseUrl: server.url,
+      ledger,
+      retryBudget: false,
+      backoff: { baseMs: 60_000, capMs: 60_000, jitter: 0 },
+    });
+    const controller = new AbortController();
+    const pending = http.get('/', { signal: controller.signal }).catch((e: unknown) => e);
+    await expect.poll(() => ledger.attempts.length).toBe(1);
+    controller.abort();
+    const error = await Promise.race([
+      pending,
+      new Promise((resolve) => setTimeout(() => resolve(new Error('the backoff wait did not end on abort')), 5_000)),
+    ]);
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(server.hits()).toBe(1);
+  });
+
   it('cancels a request in flight and never retries it', async () => {
     const api = await startToyApi();
     const ledger = new Ledger();
