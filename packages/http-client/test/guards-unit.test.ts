@@ -1,0 +1,238 @@
+// The client's guarding rules one function at a time, at their edges: how a failure is
+// classified, how a server's wait is read, when a budget says no, what the scrubber replaces.
+// Written to kill the mutants `pnpm test:mutation` found surviving the end-to-end tests.
+import { describe, expect, it } from 'vitest';
+import { classifyFailure, errorFromResponse } from '../src/failure.js';
+import {
+  AbortedError,
+  ConnectionError,
+  DeadlineExceededError,
+  HttpClientError,
+  InvalidArgumentError,
+  TimeoutError,
+} from '../src/index.js';
+import { RetryBudget } from '../src/retry-budget.js';
+import { isReplaySafe, serverRetryDelay, serverRetryOverride } from '../src/retry-policy.js';
+import { RunBudget } from '../src/run-budget.js';
+import { REDACTED, Scrubber } from '../src/scrubber.js';
+
+const at = { method: 'GET', path: '/x' };
+const ctx = { ...at, callerSignal: undefined, timer: undefined, timeoutMs: 100 };
+
+describe('classifyFailure', () => {
+  it("names the caller's abort, the caller's deadline signal, and our two timers", () => {
+    const aborted = new AbortController();
+    aborted.abort(new Error('changed my mind'));
+    const abortedError = classifyFailure(new Error('x'), { ...ctx, callerSignal: aborted.signal });
+    expect(abortedError).toBeInstanceOf(AbortedError);
+    expect(abortedError.message).toBe('GET /x: aborted by the caller');
+    const timedOut = new AbortController();
+    timedOut.abort(Object.assign(new Error('late'), { name: 'TimeoutError' }));
+    const deadline = classifyFailure(new Error('x'), { ...ctx, callerSignal: timedOut.signal });
+    expect(deadline).toBeInstanceOf(DeadlineExceededError);
+    expect(deadline.message).toBe("GET /x: the caller's deadline signal fired");
+    const ours = classifyFailure(new Error('x'), { ...ctx, timer: 'deadline' });
+    expect(ours).toBeInstanceOf(DeadlineExceededError);
+    expect(ours.message).toBe('GET /x: the deadline passed during the attempt');
+    const timeout = classifyFailure(new Error('x'), { ...ctx, timer: 'timeout' });
+    expect(timeout).toBeInstanceOf(TimeoutError);
+    expect(timeout).toMatchObject({
+      timeoutMs: 100,
+      message: 'GET /x: no complete response within the 100 ms timeout',
+    });
+    // A signal that is not aborted changes nothing.
+    const live = new AbortController();
+    expect(classifyFailure(new Error('reset'), { ...ctx, callerSignal: live.signal })).toBeInstanceOf(ConnectionError);
+  });
+
+  it('keeps our own errors, refuses malformed requests, and reads the code from the error or its cause', () => {
+    const own = new AbortedError('mine', at);
+    expect(classifyFailure(own, ctx)).toBe(own);
+    const invalid = classifyFailure(Object.assign(new Error('bad header'), { code: 'UND_ERR_INVALID_ARG' }), ctx);
+    expect(invalid).toBeInstanceOf(InvalidArgumentError);
+    expect(invalid.message).toBe('GET /x: the request could not be sent (UND_ERR_INVALID_ARG): bad header');
+    expect(classifyFailure(Object.assign(new Error('y'), { code: 'ERR_INVALID_CHAR' }), ctx)).toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    // Only at the start of the code: a code that merely contains the words is a network error.
+    expect(classifyFailure(Object.assign(new Error('y'), { code: 'X_UND_ERR_INVALID_ARG' }), ctx)).toBeInstanceOf(
+      ConnectionError,
+    );
+    const fromCause = classifyFailure(Object.assign(new Error('fetch failed'), { cause: { code: 'ECONNRESET' } }), ctx);
+    expect(fromCause.message).toBe('GET /x: connection failed (ECONNRESET): fetch failed');
+    const noCode = classifyFailure('just a string', ctx);
+    expect(noCode).toBeInstanceOf(ConnectionError);
+    expect(noCode.message).toBe('GET /x: connection failed (network error): just a string');
+    expect(classifyFailure(undefined, ctx).message).toBe('GET /x: connection failed (network error): undefined');
+    expect(classifyFailure(Object.assign(new Error('n'), { code: 42 }), ctx).message).toBe(
+      'GET /x: connection failed (network error): n',
+    );
+  });
+});
+
+describe('errorFromResponse', () => {
+  const call = { ...at, now: Date.parse('2026-06-10T09:00:00Z'), scrubber: new Scrubber(['sekrit-key']) };
+  it('reads the envelope, a bare message, or the start of a body that is not JSON', () => {
+    const envelope = errorFromResponse(
+      409,
+      { 'request-id': 'req_1' },
+      '{"error":{"type":"conflict_error","message":"busy"}}',
+      call,
+    );
+    expect(envelope).toMatchObject({ status: 409, type: 'conflict_error', serverMessage: 'busy', requestId: 'req_1' });
+    expect(errorFromResponse(400, {}, '{"message":"plain"}', call)).toMatchObject({ serverMessage: 'plain' });
+    expect(
+      errorFromResponse(400, {}, '{"error":{"type":7,"message":8},"message":9}', call).serverMessage,
+    ).toBeUndefined();
+    expect(errorFromResponse(400, {}, '{"error":"flat"}', call).serverMessage).toBeUndefined();
+    expect(errorFromResponse(400, {}, 'null', call).serverMessage).toBeUndefined();
+    expect(errorFromResponse(502, { 'x-request-id': 'req_2' }, `  <html>${'x'.repeat(300)}`, call)).toMatchObject({
+      serverMessage: `<html>${'x'.repeat(194)}`,
+      requestId: 'req_2',
+    });
+    expect(errorFromResponse(502, {}, '   ', call).serverMessage).toBeUndefined();
+    expect(errorFromResponse(401, {}, '{"message":"bad key sekrit-key"}', call).serverMessage).toBe(
+      `bad key ${REDACTED}`,
+    );
+  });
+
+  it('carries the wait and the x-should-retry override', () => {
+    const error = errorFromResponse(503, { 'retry-after': '2', 'x-should-retry': 'false' }, '', call);
+    expect(error).toMatchObject({ retryAfterMs: 2000, retryable: false });
+  });
+});
+
+describe('serverRetryDelay', () => {
+  const now = Date.parse('2026-06-10T09:00:00Z');
+  const delay = (headers: Record<string, string>) => serverRetryDelay(headers, now);
+  it('reads retry-after-ms first, then seconds, then an HTTP-date', () => {
+    expect(delay({ 'retry-after-ms': '1500' })).toBe(1500);
+    expect(delay({ 'retry-after-ms': ' 12.5 ' })).toBe(13);
+    expect(delay({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
+    expect(delay({ 'retry-after': '3' })).toBe(3000);
+    expect(delay({ 'retry-after': ' 0.25 ' })).toBe(250);
+    expect(delay({ 'retry-after': '1.05' })).toBe(1050);
+    expect(delay({ 'retry-after': 'Wed, 10 Jun 2026 09:00:05 GMT' })).toBe(5000);
+    expect(delay({ 'retry-after': 'Wed, 10 Jun 2026 08:59:00 GMT' })).toBe(0);
+  });
+
+  it('ignores what it cannot read, whole: negative, exponents, partial numbers, junk', () => {
+    for (const ms of ['-5', '1e3', '12ms', 'x12', '1.', '.5', '1.5x', '1 2']) {
+      expect(delay({ 'retry-after-ms': ms }), ms).toBeUndefined();
+    }
+    // An unreadable retry-after-ms falls through to Retry-After.
+    expect(delay({ 'retry-after-ms': 'soon', 'retry-after': '2' })).toBe(2000);
+    for (const value of ['-1', '+2', '1e3', '2.5e1', '1.2.3', '3 seconds', 'a3', '', '   ', 'tomorrow', '1.x']) {
+      expect(delay({ 'retry-after': value }), value).toBeUndefined();
+    }
+    expect(delay({})).toBeUndefined();
+  });
+});
+
+describe('serverRetryOverride and isReplaySafe', () => {
+  it('take only true or false, in any case and spacing', () => {
+    expect(serverRetryOverride({ 'x-should-retry': ' TRUE ' })).toBe(true);
+    expect(serverRetryOverride({ 'x-should-retry': 'False' })).toBe(false);
+    expect(serverRetryOverride({ 'x-should-retry': 'yes' })).toBeUndefined();
+    expect(serverRetryOverride({})).toBeUndefined();
+  });
+
+  it('treat every safe or idempotent method as replayable, POST only with a key, and obey a declaration', () => {
+    for (const method of ['GET', 'head', 'OPTIONS', 'TRACE', 'PUT', 'delete'])
+      expect(isReplaySafe(method, false)).toBe(true);
+    expect(isReplaySafe('POST', false)).toBe(false);
+    expect(isReplaySafe('PATCH', false)).toBe(false);
+    expect(isReplaySafe('POST', true)).toBe(true);
+    expect(isReplaySafe('GET', false, false)).toBe(false);
+    expect(isReplaySafe('POST', false, true)).toBe(true);
+  });
+});
+
+describe('RunBudget', () => {
+  const check = (budget: RunBudget, cost = 0) => {
+    try {
+      budget.check({ ...at, cost });
+      return 'ok';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  it('allows exactly up to each limit, and says which one stopped it', () => {
+    const attempts = new RunBudget({ maxAttempts: 2 });
+    attempts.chargeAttempt(0);
+    expect(check(attempts)).toBe('ok');
+    attempts.chargeAttempt(0);
+    expect(check(attempts)).toBe('GET /x: budget exceeded: 2 of 2 attempts used');
+    const bytes = new RunBudget({ maxBytes: 100 });
+    bytes.chargeBytes(99);
+    expect(check(bytes)).toBe('ok');
+    bytes.chargeBytes(1);
+    expect(check(bytes)).toBe('GET /x: budget exceeded: 100 of 100 bytes used');
+    const cost = new RunBudget({ maxCost: 10 });
+    cost.chargeAttempt(7);
+    expect(check(cost, 3)).toBe('ok');
+    expect(check(cost, 4)).toBe('GET /x: budget exceeded: cost 7 + 4 would pass 10');
+    expect(cost.used).toEqual({ attempts: 1, bytes: 0, cost: 7 });
+    expect(check(new RunBudget({}), 1_000_000)).toBe('ok');
+  });
+
+  it('takes 0 and refuses negative or non-finite limits', () => {
+    expect(check(new RunBudget({ maxAttempts: 0 }))).toMatch(/0 of 0 attempts/);
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new RunBudget({ maxBytes: bad })).toThrow(`RunBudget: maxBytes must be a number >= 0, got ${bad}`);
+    }
+  });
+});
+
+describe('RetryBudget', () => {
+  it('never holds more than maxTokens, and refuses a zero size or a negative ratio', () => {
+    const budget = new RetryBudget({ maxTokens: 4, tokenRatio: 1 });
+    budget.onSuccess();
+    expect(budget.tokens).toBe(4);
+    budget.onFailure();
+    budget.onFailure();
+    expect(budget.tokens).toBe(2);
+    expect(budget.allowsRetry()).toBe(false);
+    budget.onSuccess();
+    expect(budget.tokens).toBe(3);
+    expect(budget.allowsRetry()).toBe(true);
+    expect(new RetryBudget({ tokenRatio: 0 }).tokens).toBe(10);
+    expect(() => new RetryBudget({ tokenRatio: -0.1 })).toThrow(
+      'RetryBudget: maxTokens must be > 0 and tokenRatio >= 0',
+    );
+    expect(() => new RetryBudget({ maxTokens: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('Scrubber', () => {
+  it('replaces the longer secret first when one contains another, in text, bytes and headers', () => {
+    const scrubber = new Scrubber(['abc', 'abcdef', '']);
+    expect(scrubber.active).toBe(true);
+    expect(scrubber.text('x abcdef y abc')).toBe(`x ${REDACTED} y ${REDACTED}`);
+    expect(scrubber.bytes(Buffer.from('abcdef-abcdef-abc')).toString()).toBe(`${REDACTED}-${REDACTED}-${REDACTED}`);
+    expect(scrubber.bytes(Buffer.from('nothing here')).toString()).toBe('nothing here');
+    expect(scrubber.headers({ a: 'abc', b: ['x', 'abcdef'], c: undefined })).toEqual({
+      a: REDACTED,
+      b: ['x', REDACTED],
+      c: undefined,
+    });
+  });
+
+  it('is inactive with no secrets, and then returns headers as they are', () => {
+    const none = new Scrubber(['']);
+    expect(none.active).toBe(false);
+    const headers = { a: 'abc' };
+    expect(none.headers(headers)).toBe(headers);
+    expect(none.text('abc')).toBe('abc');
+  });
+
+  it('catches a secret percent-encoded or JSON-escaped', () => {
+    const scrubber = new Scrubber(['k/y"z']);
+    expect(scrubber.text(`?key=${encodeURIComponent('k/y"z')}`)).toBe(`?key=${REDACTED}`);
+    expect(scrubber.text(JSON.stringify({ key: 'k/y"z' }))).toBe(`{"key":"${REDACTED}"}`);
+  });
+});
+
+it('every class here is one of ours', () => {
+  expect(new AbortedError('x', at)).toBeInstanceOf(HttpClientError);
+});
