@@ -1,4 +1,3 @@
-// @ts-nocheck
 // Mutation testing of the code that guards (issue 22): auth, idempotency and rate limiting.
 // `pnpm test:mutation` from the repository root runs it; incremental, so a run re-tests only
 // what changed since the result file (committed) was written. In place, because the tests reach
