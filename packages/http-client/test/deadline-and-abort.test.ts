@@ -129,7 +129,7 @@ describe('abort', () => {
     controller.abort();
     const error = await pending.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AbortedError);
-    expect(error).toMatchObject({ retryable: false, type: 'aborted' });
+    expect(error).toMatchObject({ retryable: false, type: 'aborted', attempts: 1 });
     expect(server.hits()).toBe(1);
   });
 

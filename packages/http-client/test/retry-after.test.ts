@@ -96,3 +96,28 @@ describe('server-given waits', () => {
     expect(server.hits()).toBe(1);
   });
 });
+
+describe('the edges of a wait', () => {
+  it('waits exactly maxRetryAfterMs when that is what the server asks', async () => {
+    const server = await limited({ 'retry-after': '2' });
+    const { http, clock, ledger } = client(server.url, { maxRetryAfterMs: 2000 });
+    await http.get('/');
+    expect(clock.sleeps).toEqual([2000]);
+    expect(ledger.attempts.map((a) => a.waitReason)).toEqual([null, 'retry_after']);
+  });
+
+  it('does not start a computed backoff that would end exactly at the deadline', async () => {
+    // Long waits on the fake clock, so that no real attempt timer (set to the time left) can fire.
+    const backoff = { baseMs: 60_000, capMs: 60_000, jitter: 0 };
+    const server = await limited({});
+    const { http, clock } = client(server.url, { backoff });
+    const error = await http.get('/', { deadlineMs: 60_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DeadlineExceededError);
+    expect((error as Error).message).toMatch(/a retry after 60.0 s \(backoff\) would start after the deadline/);
+    expect(clock.sleeps).toEqual([]);
+    const ok = await limited({});
+    const room = client(ok.url, { backoff });
+    await room.http.get('/', { deadlineMs: 90_000 });
+    expect(room.clock.sleeps).toEqual([60_000]);
+  });
+});

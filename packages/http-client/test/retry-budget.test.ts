@@ -50,3 +50,41 @@ describe('retry budget', () => {
     expect(() => new RetryBudget({ maxTokens: 0 })).toThrow(/maxTokens must be > 0/);
   });
 });
+
+describe('what the retry budget records and counts', () => {
+  it('says in the ledger when it engages and recovers, with the tokens left; and works without a ledger', async () => {
+    let healthy = false;
+    const server = await startServer((_req, res) => (healthy ? json(res, 200, {}) : json(res, 503, {})));
+    const ledger = new Ledger();
+    const budget = new RetryBudget({ maxTokens: 4, tokenRatio: 1 });
+    const http = new HttpClient({ baseUrl: server.url, clock: new FakeClock(), ledger, retryBudget: budget });
+    await http.get('/').catch(() => undefined);
+    healthy = true;
+    await http.get('/');
+    await http.get('/');
+    healthy = false;
+    await http.get('/').catch(() => undefined);
+    expect(ledger.entries.filter((e) => e.kind === 'event').map((e) => (e.kind === 'event' ? e.detail : ''))).toEqual([
+      'retry budget at 2.0 tokens: retries paused until successes refill it',
+      // Two successes refill it to 4; the next failure takes one, and the check finds 3 left.
+      'retry budget refilled to 3.0 tokens: retries resume',
+      'retry budget at 2.0 tokens: retries paused until successes refill it',
+    ]);
+    // The same storm with no ledger: the budget still engages, and nothing throws.
+    const quiet = new HttpClient({
+      baseUrl: server.url,
+      clock: new FakeClock(),
+      retryBudget: new RetryBudget({ maxTokens: 4, tokenRatio: 1 }),
+    });
+    await expect(quiet.get('/')).rejects.toMatchObject({ attempts: 2 });
+    await expect(quiet.get('/')).rejects.toMatchObject({ attempts: 1 });
+  });
+
+  it('takes a token only for a retryable failure the server answered, never for a 400', async () => {
+    const server = await startServer((_req, res) => json(res, 400, { error: { type: 'invalid_request_error' } }));
+    const budget = new RetryBudget({ maxTokens: 4, tokenRatio: 1 });
+    const http = new HttpClient({ baseUrl: server.url, clock: new FakeClock(), retryBudget: budget });
+    for (let i = 0; i < 3; i++) await http.get('/').catch(() => undefined);
+    expect(budget.tokens).toBe(4);
+  });
+});
