@@ -7,6 +7,7 @@
 export default {
   testRunner: 'vitest',
   plugins: ['@stryker-mutator/vitest-runner'],
+  vitest: { configFile: 'vitest.mutation.config.ts' },
   mutate: [
     'src/transports/http/request-guards.ts',
     'src/sessions/session-store.ts',
