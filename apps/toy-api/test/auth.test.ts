@@ -16,6 +16,12 @@ describe.each(STORES)('authentication (%s store)', (store) => {
       [{ authorization: 'Bearer not-the-key' }, /invalid API key/],
       [{ 'x-api-key': 'not-the-key' }, /invalid API key/],
       [{ authorization: `Basic ${api.key}` }, /malformed Authorization header/],
+      // The scheme must open the header, and the key must be the last word of it.
+      [{ authorization: `xBearer ${api.key}` }, /malformed Authorization header/],
+      [{ authorization: `Bearer ${api.key} extra` }, /malformed Authorization header/],
+      [{ authorization: `Bearer ${api.key}x` }, /invalid API key/],
+      // An empty x-api-key is no key at all.
+      [{ 'x-api-key': '' }, /missing API key/],
     ];
     for (const [headers, message] of cases) {
       const response = await fetch(`${api.url}/employees`, { headers });
