@@ -69,21 +69,18 @@ export function compileValidator<T>(schema: object, ajv?: Ajv2020): Validate<T> 
   if (!allowed) return check;
   return (data) => {
     if (typeof data !== 'object' || data === null || Array.isArray(data)) return check(data);
+    const keys = Object.keys(data);
     let unknown = 0;
-    for (const key of Object.keys(data)) if (!allowed.has(key)) unknown++;
+    for (const key of keys) if (!allowed.has(key)) unknown++;
     if (unknown <= MAX_REPORTED_PROBLEMS) return check(data);
     // Many unknown properties: Ajv would make (and we would describe) one error object each,
     // tens of thousands for one request. They are listed here up to the limit and counted past
     // it; the known properties are still checked, and their problems come first.
     const record = data as Record<string, unknown>;
-    const known = Object.fromEntries(
-      Object.keys(record)
-        .filter((k) => allowed.has(k))
-        .map((k) => [k, record[k]]),
-    );
+    const known = Object.fromEntries(keys.filter((k) => allowed.has(k)).map((k) => [k, record[k]]));
     const checked = validate(known) ? [] : formatValidationErrors(validate.errors, Number.MAX_SAFE_INTEGER);
     const lines = checked.slice(0, MAX_REPORTED_PROBLEMS);
-    for (const key of Object.keys(record)) {
+    for (const key of keys) {
       if (lines.length >= MAX_REPORTED_PROBLEMS) break;
       if (!allowed.has(key)) lines.push(unexpectedPropertyLine('', key, schema));
     }

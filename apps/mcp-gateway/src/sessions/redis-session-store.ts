@@ -18,9 +18,9 @@ import {
 // its own: Redis checks maxmemory at a script's first write only, so that write must be the ZADD
 // (at the limit the script then fails whole, and nothing is stored).
 const ADMIT = `
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
-redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[6])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5])
 return 1`;
 
 export interface RedisSessionStoreOptions {
@@ -93,7 +93,6 @@ export class RedisSessionStore implements SessionStore {
       2,
       this.#index,
       this.#key(id, 'state'),
-      now,
       this.#max,
       now + this.#idleMs,
       id,
