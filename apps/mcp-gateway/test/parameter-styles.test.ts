@@ -84,6 +84,61 @@ describe('parameter styles', () => {
     expect(cookiePairs(param({ in: 'cookie' }), 'x; admin=1')).toEqual(['color=x%3B%20admin%3D1']);
   });
 
+  it('defaults explode to true for form and to false for every other style, and keeps a declared one', () => {
+    expect(styleOf({ in: 'query', name: 'q' })).toEqual({ style: 'form', explode: true });
+    expect(styleOf({ in: 'cookie', name: 'c' })).toEqual({ style: 'form', explode: true });
+    expect(styleOf({ in: 'path', name: 'p' })).toEqual({ style: 'simple', explode: false });
+    expect(styleOf({ in: 'header', name: 'h' })).toEqual({ style: 'simple', explode: false });
+    expect(styleOf({ in: 'query', name: 'q', style: 'deepObject' })).toEqual({ style: 'deepObject', explode: false });
+    expect(styleOf({ in: 'query', name: 'q', explode: false })).toEqual({ style: 'form', explode: false });
+    expect(styleOf({ in: 'path', name: 'p', style: 'label', explode: true })).toEqual({
+      style: 'label',
+      explode: true,
+    });
+  });
+
+  it('keeps spaceDelimited and pipeDelimited delimited even when explode is set (the spec has no exploded form)', () => {
+    expect(queryPairs(param({ in: 'query', style: 'spaceDelimited', explode: true }), colours)).toEqual([
+      ['color', 'blue black brown'],
+    ]);
+    expect(queryPairs(param({ in: 'query', style: 'pipeDelimited', explode: true }), colours)).toEqual([
+      ['color', 'blue|black|brown'],
+    ]);
+  });
+
+  it('cookie: arrays exploded into repeated cookies, objects joined when not exploded', () => {
+    expect(cookiePairs(param({ in: 'cookie' }), colours)).toEqual(['color=blue', 'color=black', 'color=brown']);
+    expect(cookiePairs(param({ in: 'cookie', explode: false }), rgb)).toEqual(['color=R,100,G,200,B,150']);
+  });
+
+  it('header: a single value as it is', () => {
+    expect(headerValue(param({ in: 'header' }), blue)).toBe('blue');
+    expect(headerValue(param({ in: 'header' }), 7)).toBe('7');
+  });
+
+  it('sends a parameter described by content as JSON, in every location', () => {
+    const filter = { a: [1, 'x'] };
+    const json = '{"a":[1,"x"]}';
+    const as = (location: ParamStyle['in']): ParamStyle => ({ ...param({ in: location }), name: 'f', json: true });
+    expect(pathValue(as('path'), filter)).toBe(encodeURIComponent(json));
+    expect(headerValue(as('header'), filter)).toBe(json);
+    expect(cookiePairs(as('cookie'), filter)).toEqual([`f=${encodeURIComponent(json)}`]);
+  });
+
+  it('sends an object inside an array as JSON, and null as the text null in every location', () => {
+    expect(queryPairs(param({ in: 'query' }), [{ id: 1 }, 'x'])).toEqual([
+      ['color', '{"id":1}'],
+      ['color', 'x'],
+    ]);
+    expect(queryPairs(param({ in: 'query' }), null)).toEqual([['color', 'null']]);
+    expect(queryPairs(param({ in: 'query', style: 'deepObject', explode: true }), { a: null })).toEqual([
+      ['color[a]', 'null'],
+    ]);
+    expect(pathValue(param({ in: 'path' }), null)).toBe('null');
+    expect(headerValue(param({ in: 'header' }), null)).toBe('null');
+    expect(cookiePairs(param({ in: 'cookie' }), null)).toEqual(['color=null']);
+  });
+
   it('refuses a style its location does not have, naming the allowed ones', () => {
     expect(() => styleOf({ in: 'path', name: 'id', style: 'form' })).toThrow(
       "parameter 'id' in path has style 'form'; allowed there: simple, label, matrix",

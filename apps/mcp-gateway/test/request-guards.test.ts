@@ -46,6 +46,18 @@ describe('the Host guard', () => {
     expect(allowedHosts('::').has('::')).toBe(false);
     expect(allowedHosts('10.0.0.5').has('10.0.0.5')).toBe(true);
   });
+
+  it('allows exactly the loopback names, the bound address and the extra hosts, nothing else', () => {
+    const loopback = ['localhost', '127.0.0.1', '[::1]', '::1'];
+    expect([...allowedHosts('0.0.0.0')].sort()).toEqual([...loopback].sort());
+    expect([...allowedHosts('::')].sort()).toEqual([...loopback].sort());
+    expect([...allowedHosts('127.0.0.1')].sort()).toEqual([...loopback].sort());
+    expect([...allowedHosts('10.0.0.5', ['GW.Example'])].sort()).toEqual(
+      [...loopback, '10.0.0.5', 'gw.example'].sort(),
+    );
+    // A request without a Host names no host at all.
+    expect(hostOf(undefined)).toBe('');
+  });
 });
 
 describe('the Origin guard', () => {
@@ -102,6 +114,8 @@ describe('the token guard', () => {
       'Basic s3cret-token',
       's3cret-token',
       'Bearer s3cret-token extra',
+      'xBearer s3cret-token',
+      'Token Bearer s3cret-token',
     ]) {
       expect(bearerMatches(header, token), String(header)).toBe(false);
     }

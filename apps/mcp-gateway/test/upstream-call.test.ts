@@ -54,9 +54,22 @@ describe('calling the upstream', () => {
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { name } } },
         { session: { protocolVersion: '2025-11-25', initialized: true }, signal: ctx.signal, notify: () => undefined },
       );
-      const result = (outcome as { response?: { result?: { isError?: boolean; content?: Array<{ text: string }> } } })
-        .response?.result;
-      if (result?.isError) refused.push(`${JSON.stringify(name)}: ${result.content?.[0]?.text}`);
+      const result = (
+        outcome as {
+          response?: {
+            result?: {
+              isError?: boolean;
+              content?: Array<{ text: string }>;
+              _meta?: Record<string, { retryable?: boolean }>;
+            };
+          };
+        }
+      ).response?.result;
+      if (result?.isError) {
+        // Refused as the caller's mistake: retrying the same arguments cannot help.
+        expect(result._meta?.['agentwire.dev/upstream']?.retryable).toBe(false);
+        refused.push(`${JSON.stringify(name)}: ${result.content?.[0]?.text}`);
+      }
     }
     // '.', '..' and '' would change the path however they are encoded: refused before any call.
     expect(refused).toEqual(
@@ -90,8 +103,108 @@ describe('calling the upstream', () => {
         notify: () => undefined,
       },
     );
-    expect(outcome).toMatchObject({ kind: 'response', response: { result: { isError: true } } });
+    expect(outcome).toMatchObject({
+      kind: 'response',
+      response: {
+        result: {
+          isError: true,
+          content: [{ type: 'text', text: 'header X-Note must not contain line breaks' }],
+          _meta: { 'agentwire.dev/upstream': { retryable: false } },
+        },
+      },
+    });
     expect(upstream.seen).toHaveLength(0);
+  });
+
+  it('puts header and cookie parameters and the key where the spec says, and nothing the call did not ask for', async () => {
+    const upstream = await recordingUpstream();
+    const placed = {
+      openapi: '3.1.0',
+      info: { title: 'Things', version: '1' },
+      components: { securitySchemes: { k: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } } },
+      security: [{ k: [] }],
+      paths: {
+        '/things': {
+          post: {
+            operationId: 'make_thing',
+            parameters: [
+              { name: 'X-Request-Tag', in: 'header', schema: { type: 'string' } },
+              { name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } },
+              { name: 'session', in: 'cookie', schema: { type: 'string' } },
+              { name: 'theme', in: 'cookie', schema: { type: 'string' } },
+            ],
+            responses: {
+              '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } },
+            },
+          },
+        },
+        '/upload': {
+          post: {
+            operationId: 'upload',
+            requestBody: {
+              required: true,
+              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            },
+            responses: {
+              '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } },
+            },
+          },
+        },
+      },
+    };
+    const call = async (gateway: Awaited<ReturnType<typeof createGateway>>, name: string, args: object) => {
+      const outcome = await gateway.server.handle(
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+        {
+          session: { protocolVersion: '2025-11-25', initialized: true },
+          signal: new AbortController().signal,
+          notify: () => undefined,
+        },
+      );
+      return (outcome as { response: { result: { isError?: boolean; content: Array<{ text: string }> } } }).response
+        .result;
+    };
+    const keyed = await createGateway({
+      upstreamUrl: upstream.url,
+      upstreamApiKey: 'upstream-secret-3',
+      openapi: placed,
+    });
+    onCleanup(() => keyed.close());
+    const bare = await createGateway({ upstreamUrl: upstream.url, openapi: placed });
+    onCleanup(() => bare.close());
+
+    const args = { 'X-Request-Tag': 'tag-1', 'Idempotency-Key': 'caller-key-1', session: 'a b;c', theme: 'dark' };
+    expect((await call(keyed, 'make_thing', args)).isError).toBeFalsy();
+    expect((await call(keyed, 'make_thing', {})).isError).toBeFalsy();
+    expect((await call(bare, 'make_thing', { theme: 'light' })).isError).toBeFalsy();
+    const [full, empty, keyless] = upstream.seen;
+    // Both cookies in one header, values encoded; the header parameter; the key in its header.
+    expect(full?.headers).toMatchObject({
+      accept: 'application/json, */*;q=0.1',
+      cookie: 'session=a%20b%3Bc; theme=dark',
+      'x-request-tag': 'tag-1',
+      'idempotency-key': 'caller-key-1',
+      'x-api-key': 'upstream-secret-3',
+    });
+    expect(full?.url).toBe('/things');
+    // No cookie parameter, no Cookie header; a write with an Idempotency-Key parameter gets one.
+    expect(empty?.headers.cookie).toBeUndefined();
+    expect(empty?.headers['x-request-tag']).toBeUndefined();
+    expect(empty?.headers['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+    // Without an upstream key, nothing is sent in its place.
+    expect(keyless?.headers['x-api-key']).toBeUndefined();
+    expect(keyless?.headers.authorization).toBeUndefined();
+    expect(keyless?.headers.cookie).toBe('theme=light');
+    expect(keyless?.url).toBe('/things');
+
+    // A body that is not what the operation takes is refused before any call, as not worth retrying.
+    const refused = await call(keyed, 'upload', { body: 'not base64 !' });
+    expect(refused).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'body must be base64 text' }],
+      _meta: { 'agentwire.dev/upstream': { retryable: false } },
+    });
+    expect(upstream.seen).toHaveLength(3);
   });
 
   it("sends the gateway's own upstream key, never the caller's Authorization header", async () => {
