@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { KeyRing } from '../src/auth.js';
 import { STORES, startApi } from './support/toy-api.js';
 
 describe.each(STORES)('authentication (%s store)', (store) => {
@@ -67,5 +68,12 @@ describe.each(STORES)('authentication (%s store)', (store) => {
     const ids = responses.map((r) => r.headers.get('request-id'));
     for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{24}$/);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('the key ring', () => {
+  it('never shows its keys when serialized, as a logger would', () => {
+    const keys = new KeyRing('full-secret-0123456789', 'read-secret-0123456789');
+    expect(JSON.stringify({ keys })).toBe('{"keys":"[KeyRing]"}');
   });
 });

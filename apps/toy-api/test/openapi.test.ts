@@ -14,6 +14,7 @@ type Operation = {
   operationId?: string;
   summary?: string;
   description?: string;
+  tags?: string[];
   parameters?: Parameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
   responses: Record<string, unknown>;
@@ -32,7 +33,7 @@ function sample(schema: Schema, example?: unknown): unknown {
 }
 
 describe.each(STORES)('GET /openapi.json (%s store)', (store) => {
-  it('is an OpenAPI 3.1 document with an operationId and a description on every operation', async () => {
+  it('is an OpenAPI 3.1 document with an operationId, a summary, a description and a tag on every operation', async () => {
     const api = await startApi(store);
     const response = await fetch(`${api.url}/openapi.json`);
     expect(response.status).toBe(200);
@@ -49,6 +50,10 @@ describe.each(STORES)('GET /openapi.json (%s store)', (store) => {
     for (const op of operations) {
       expect(op.operationId).toMatch(/^[a-z_]+$/);
       expect(op.description?.length).toBeGreaterThan(20);
+      // The gateway turns summaries into tool titles and lets users choose tools by tag.
+      expect(op.summary?.length, op.operationId).toBeGreaterThan(5);
+      expect(op.tags?.length, op.operationId).toBeGreaterThan(0);
+      for (const tag of op.tags ?? []) expect(tag).toMatch(/^[a-z]+$/);
     }
     expect(JSON.stringify(doc)).not.toContain('/admin/');
     const digest = doc.paths['/digest'].post as Operation;

@@ -9,12 +9,19 @@ describe.each(STORES)('/flaky (%s store)', (store) => {
   it('fails fail_times times with 503 api_error, then succeeds, then starts again', async () => {
     const api = await startApi(store);
     const statuses: number[] = [];
+    const bodies: unknown[] = [];
     for (let i = 0; i < 6; i++) {
       const { status, body } = await api.json('/flaky?fail_times=2');
       statuses.push(status);
-      if (status === 503) expect(body.error.type).toBe('api_error');
+      bodies.push(body);
     }
     expect(statuses).toEqual([503, 503, 200, 503, 503, 200]);
+    // Each failure says where in the cycle it is; the success says which attempt it was.
+    expect(bodies.slice(0, 3)).toEqual([
+      { error: { type: 'api_error', message: 'flaky: failure 1 of 2; the call after the last failure succeeds' } },
+      { error: { type: 'api_error', message: 'flaky: failure 2 of 2; the call after the last failure succeeds' } },
+      { ok: true, attempt: 3, fail_times: 2 },
+    ]);
   });
 
   it('counts per caller and parameters, so runs do not disturb each other', async () => {
@@ -60,6 +67,18 @@ describe.each(STORES)('/limited (%s store)', (store) => {
     const body = await third.json();
     expect(body.error.type).toBe('rate_limit_error');
     expect(body.error.message).toMatch(/at most 2 requests per 1000 ms/);
+  });
+
+  it('states its policy with the window in whole seconds, rounded up, and no state on a call it did not count', async () => {
+    const api = await startApi(store, { limited: { max: 3, windowMs: 2500 } });
+    const counted = await api.call('/limited');
+    expect(counted.headers.get('ratelimit-policy')).toBe('"limited";q=3;w=3');
+    expect(counted.headers.get('ratelimit')).toMatch(/^"limited";r=2;t=[1-3]$/);
+    // Refused before the limiter ran (no key): the policy, but no remaining count to report.
+    const refused = await fetch(`${api.url}/limited`);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"limited";q=3;w=3');
+    expect(refused.headers.get('ratelimit')).toBeNull();
   });
 
   it('writes Retry-After as an HTTP-date when asked, never before the window resets', async () => {
