@@ -1,20 +1,14 @@
 // Renders tools the way a model meets them: a signature such as
-// `office_days(employee_id: string)` and the description, and counts the tokens they cost
-// with a real tokenizer (OpenAI's o200k_base, via js-tiktoken).
-import { Tiktoken } from 'js-tiktoken/lite';
-import o200k from 'js-tiktoken/ranks/o200k_base';
+// `office_days(employee_id: string)` and the description. What they cost in tokens is counted
+// by @agentwire/tool-tokens, the same counter the gateway uses.
+import { tokenReport } from '@agentwire/tool-tokens';
+
+export { tokenReport };
 
 export interface ToolView {
   name: string;
   description?: string | undefined;
   inputSchema: { properties?: Record<string, Record<string, unknown>>; required?: string[] };
-}
-
-let encoder: Tiktoken | undefined;
-
-export function countTokens(text: string): number {
-  encoder ??= new Tiktoken(o200k);
-  return encoder.encode(text).length;
 }
 
 function typeOf(schema: Record<string, unknown>): string {
@@ -36,15 +30,4 @@ export function signature(tool: ToolView): string {
 
 export function renderTools(tools: ToolView[]): string {
   return tools.map((t) => `${signature(t)}\n    ${t.description ?? ''}`).join('\n\n');
-}
-
-export function tokenReport(tools: ToolView[]) {
-  const full = countTokens(JSON.stringify({ tools }));
-  const brief = countTokens(tools.map((t) => `${t.name}: ${t.description ?? ''}`).join('\n'));
-  return {
-    tools: tools.length,
-    fullListTokens: full,
-    namesAndDescriptionsTokens: brief,
-    ratio: Number((full / brief).toFixed(1)),
-  };
 }
