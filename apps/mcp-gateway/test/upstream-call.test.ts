@@ -244,6 +244,31 @@ describe('calling the upstream', () => {
     expect(JSON.stringify(upstream.seen[0]?.headers)).not.toContain('caller-token');
   });
 
+  it('sends no Authorization at all when it has no upstream key, not "Bearer undefined"', async () => {
+    const upstream = await recordingUpstream();
+    const gateway = await createGateway({
+      upstreamUrl: upstream.url,
+      openapi: {
+        ...spec,
+        components: { securitySchemes: { b: { type: 'http', scheme: 'bearer' } } },
+        security: [{ b: [] }],
+      },
+    });
+    onCleanup(() => gateway.close());
+    const outcome = await gateway.server.handle(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read_file', arguments: { name: 'a.txt' } } },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      },
+    );
+    expect(outcome).toMatchObject({ kind: 'response', response: { result: { isError: false } } });
+    expect(upstream.seen).toHaveLength(1);
+    expect(upstream.seen[0]?.headers.authorization).toBeUndefined();
+    expect(upstream.seen[0]?.url).toBe('/files/a.txt');
+  });
+
   it('sends query arrays as repeated parameters', async () => {
     const upstream = await recordingUpstream();
     const arraySpec = {
