@@ -161,8 +161,8 @@ describe('calling the upstream', () => {
           notify: () => undefined,
         },
       );
-      return (outcome as { response: { result: { isError?: boolean; content: Array<{ text: string }> } } }).response
-        .result;
+      return (outcome as unknown as { response: { result: { isError?: boolean; content: Array<{ text: string }> } } })
+        .response.result;
     };
     const keyed = await createGateway({
       upstreamUrl: upstream.url,
