@@ -12,6 +12,7 @@ export default mergeConfig(
       exclude: [
         ...configDefaults.exclude,
         'test/public-specs.test.ts',
+        'test/big-apis.test.ts',
         'test/fuzz.test.ts',
         'test/load.test.ts',
         'test/stdio-and-command.test.ts',

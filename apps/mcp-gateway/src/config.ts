@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { readLogLevel, secretProblem } from '@agentwire/schemas';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
+import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -33,6 +34,10 @@ export interface GatewayConfig {
   maxConnections: number;
   batchLimits: BatchLimits;
   maxResponseBytes: number;
+  /** Which operations become tools (TOOLS_INCLUDE, TOOLS_EXCLUDE, TOOLS_READ_ONLY). */
+  selection: ToolSelection;
+  toolsMode: 'static' | 'dynamic' | 'auto';
+  toolsTokenBudget: number;
 }
 
 export class ConfigError extends Error {
@@ -40,10 +45,13 @@ export class ConfigError extends Error {
 }
 
 export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--host H] [--port N]
+  [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]
 environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), MAX_UPLOAD_BYTES (10485760),
-  REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL`;
+  REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
+  TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
+  TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -95,6 +103,21 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       `MCP_GATEWAY_AUTH=none is only allowed on loopback; HOST is '${host}'. Set MCP_GATEWAY_TOKEN instead.`,
     );
   }
+  let selection: ToolSelection;
+  try {
+    selection = {
+      include: parseSelectors(flags.include ?? env.TOOLS_INCLUDE, flags.include ? '--include' : 'TOOLS_INCLUDE'),
+      exclude: parseSelectors(flags.exclude ?? env.TOOLS_EXCLUDE, flags.exclude ? '--exclude' : 'TOOLS_EXCLUDE'),
+      readOnly: flags['read-only'] === true || onOff('TOOLS_READ_ONLY', env.TOOLS_READ_ONLY, false),
+    };
+  } catch (error) {
+    if (error instanceof SelectionError) throw new ConfigError(error.message);
+    throw error;
+  }
+  const toolsMode = flags['tools-mode'] ?? env.TOOLS_MODE ?? 'auto';
+  if (toolsMode !== 'auto' && toolsMode !== 'static' && toolsMode !== 'dynamic') {
+    throw new ConfigError(`TOOLS_MODE must be auto, static or dynamic, got '${toolsMode}'`);
+  }
   const list = (value: string | undefined) =>
     (value ?? '')
       .split(',')
@@ -122,6 +145,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
+    selection,
+    toolsMode,
+    toolsTokenBudget: integerOf('TOOLS_TOKEN_BUDGET', env.TOOLS_TOKEN_BUDGET, 20_000, 100, 10_000_000),
     batchLimits: {
       maxBatchSize: integerOf('MAX_BATCH_SIZE', env.MAX_BATCH_SIZE, DEFAULT_BATCH_LIMITS.maxBatchSize, 1, 10_000),
       batchConcurrency: integerOf(
@@ -149,6 +175,13 @@ function maxUploadBytesOf(value: string | undefined): number {
   return n;
 }
 
+function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, got '${value}'`);
+}
+
 function outputSchemasOf(value: string | undefined): boolean {
   if (value === undefined || value === '' || value === 'on') return true;
   if (value === 'off') return false;
@@ -172,6 +205,10 @@ function parseFlags(argv: string[]) {
       openapi: { type: 'string' },
       host: { type: 'string' },
       port: { type: 'string' },
+      include: { type: 'string' },
+      exclude: { type: 'string' },
+      'read-only': { type: 'boolean' },
+      'tools-mode': { type: 'string' },
     },
   }).values;
 }

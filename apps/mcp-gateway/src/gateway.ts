@@ -1,10 +1,14 @@
 // Puts the gateway together: the upstream client, the OpenAPI document turned into tools,
 // and the MCP server core that both transports use.
 import { HttpClient } from '@agentwire/http-client';
-import { type LoadResult, openApiToTools, type SkippedOperation } from './openapi/openapi-to-tools.js';
+import { listTokensInWorker, TOKENIZER } from '@agentwire/tool-tokens';
+import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
+import { type LoadResult, openApiToTools, type SkippedOperation, type Tool } from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
+import { LATEST_LEGACY } from './protocol/revisions.js';
 import { loadSpec } from './spec-loader.js';
-import { ToolRegistry } from './tool-registry.js';
+import { describeTool, ToolRegistry, type ToolsMode } from './tool-registry.js';
+import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
 import { UpstreamCaller } from './upstream-caller.js';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -27,6 +31,40 @@ export interface GatewayOptions {
   maxUploadBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
   maxResponseBytes?: number | undefined;
+  /** Which operations to serve (tool-selection.ts). Default: all. */
+  selection?: ToolSelection | undefined;
+  /**
+   * static: one tool per operation; dynamic: search, describe and call tools; auto (default):
+   * dynamic when the static list would cost more than toolsTokenBudget tokens.
+   */
+  toolsMode?: ToolsMode | 'auto' | undefined;
+  /** The most tokens a static list may cost before auto mode goes dynamic. Default 20 000. */
+  toolsTokenBudget?: number | undefined;
+}
+
+export const DEFAULT_TOOLS_TOKEN_BUDGET = 20_000;
+/**
+ * Auto mode decides without a tokenizer when bytes settle it: a token is at least one byte, so a
+ * list of at most `budget` bytes fits; and no tool JSON comes near 16 bytes a token (GitHub's
+ * list averages 4), so a list of more than 16 times the budget in bytes does not. Only a list in
+ * between is counted before serving.
+ */
+const SURELY_OVER_BYTES_PER_TOKEN = 16;
+
+/** How the mode was chosen. */
+export interface ToolsModeChoice {
+  mode: ToolsMode;
+  why: string;
+  budget: number;
+}
+
+/** What the tool list served costs a model, counted with the shared tokenizer. */
+export interface ToolListCost {
+  /** Tokens of the list served (all pages together), as the latest session revision shows it. */
+  listTokens: number;
+  /** Bytes of the same JSON. */
+  listBytes: number;
+  tokenizer: string;
 }
 
 export interface Gateway {
@@ -36,6 +74,11 @@ export interface Gateway {
   problems: string[];
   /** The same, as fields. */
   skipped: SkippedOperation[];
+  /** What the selection kept, and why the rest was left out. */
+  selection: SelectionReport;
+  toolsMode: ToolsModeChoice;
+  /** Counted on a worker thread, started at once; the same promise every time. */
+  listCost(): Promise<ToolListCost>;
   client: HttpClient;
   close(): Promise<void>;
 }
@@ -57,17 +100,83 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     document = await loadSpec(source, headers);
   }
   const loaded: LoadResult = openApiToTools(document);
-  const served =
+  const loadedTools =
     options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
-  const tools = new ToolRegistry(served, options.pageSize ?? 100);
+  const selection = selectTools(loadedTools, options.selection ?? SELECT_ALL);
+  if (selection.kept.length === 0 && loadedTools.length > 0) {
+    throw new SelectionError(`the tool selection keeps nothing: ${selection.summary}`);
+  }
+  const budget = options.toolsTokenBudget ?? DEFAULT_TOOLS_TOKEN_BUDGET;
+  const choice = await chooseMode(selection.kept, options.toolsMode ?? 'auto', budget);
+  const mode = choice.mode;
+  const tools = new ToolRegistry(selection.kept, options.pageSize ?? 100, { mode, title: loaded.title });
+  let cost: Promise<ToolListCost> | undefined;
+  const listCost = () => {
+    cost ??= (async () => {
+      const listed = tools.describeAll(LATEST_LEGACY);
+      const counted = await listTokensInWorker(listed);
+      return {
+        listTokens: counted.tokens,
+        listBytes: Buffer.byteLength(JSON.stringify({ tools: listed })),
+        tokenizer: TOKENIZER,
+      };
+    })();
+    return cost;
+  };
   const server = new McpServer({
     name: 'agentwire-mcp-gateway',
     title: `${loaded.title} (via agentwire)`,
     version: GATEWAY_VERSION,
-    instructions: `Tools for ${loaded.title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`,
+    instructions:
+      mode === 'static'
+        ? `Tools for ${loaded.title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`
+        : `Tools for ${loaded.title}, an API of ${selection.kept.length} operations: find one with ${SEARCH_TOOL}, read its arguments with ${DESCRIBE_TOOL}, call it with ${CALL_TOOL}. Errors come back as results with isError and say whether trying again could help.`,
     tools,
     upstream: new UpstreamCaller(client, options.upstreamApiKey, options.maxUploadBytes),
     ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
   });
-  return { server, tools, problems: loaded.problems, skipped: loaded.skipped, client, close: () => client.close() };
+  return {
+    server,
+    tools,
+    problems: loaded.problems,
+    skipped: loaded.skipped,
+    selection,
+    toolsMode: choice,
+    listCost,
+    client,
+    close: () => client.close(),
+  };
+}
+
+async function chooseMode(
+  tools: readonly Tool[],
+  requested: ToolsMode | 'auto',
+  budget: number,
+): Promise<ToolsModeChoice> {
+  if (requested !== 'auto') return { mode: requested, why: `TOOLS_MODE=${requested}`, budget };
+  const described = tools.map((t) => describeTool(t, LATEST_LEGACY));
+  const bytes = Buffer.byteLength(JSON.stringify({ tools: described }));
+  if (bytes <= budget) {
+    return {
+      mode: 'static',
+      why: `auto: the static list is ${bytes} bytes, so within the budget of ${budget} tokens`,
+      budget,
+    };
+  }
+  if (bytes > budget * SURELY_OVER_BYTES_PER_TOKEN) {
+    return {
+      mode: 'dynamic',
+      why: `auto: the static list is ${bytes} bytes, far over the budget of ${budget} tokens`,
+      budget,
+    };
+  }
+  // Counted only until past the budget.
+  const counted = await listTokensInWorker(described, budget);
+  return counted.tokens > budget
+    ? { mode: 'dynamic', why: `auto: the static list would cost more than ${budget} tokens (the budget)`, budget }
+    : {
+        mode: 'static',
+        why: `auto: the static list costs ${counted.tokens} tokens, within the budget of ${budget}`,
+        budget,
+      };
 }

@@ -23,10 +23,32 @@ async function main(): Promise<void> {
     outputSchemas: config.outputSchemas,
     maxUploadBytes: config.maxUploadBytes,
     maxResponseBytes: config.maxResponseBytes,
+    selection: config.selection,
+    toolsMode: config.toolsMode,
+    toolsTokenBudget: config.toolsTokenBudget,
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
+  // What is served and what it costs a model (counted on a worker thread, logged when known).
+  // Said once serving has begun, so that a start-up error is the only line of a failed start.
+  const logTools = () => {
+    const { toolsMode } = gateway;
+    logger.info(
+      {
+        mode: toolsMode.mode,
+        why: toolsMode.why,
+        listed: gateway.tools.listed.length,
+        operations: gateway.tools.tools.length,
+      },
+      `tools: ${gateway.selection.summary}; ${toolsMode.mode} mode lists ${gateway.tools.listed.length} (${toolsMode.why})`,
+    );
+    gateway.listCost().then(
+      (cost) => logger.info(cost, `tool list: ${cost.listTokens} tokens (${cost.tokenizer}), ${cost.listBytes} bytes`),
+      (error: unknown) => logger.warn({ err: error }, 'could not count the tool list'),
+    );
+  };
   if (config.transport === 'stdio') {
     logger.info({ tools: gateway.tools.tools.length, upstream: config.upstreamUrl }, 'serving MCP over stdio');
+    logTools();
     const stop = () => process.exit(0);
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
@@ -46,6 +68,7 @@ async function main(): Promise<void> {
   // Request logs go through the same logger (the Authorization header never appears).
   const http = await serveHttp(gateway, { ...config, store, loggerInstance: logger });
   logger.info({ url: `${http.url}/mcp`, tools: gateway.tools.tools.length }, 'serving MCP over Streamable HTTP');
+  logTools();
   let closing = false;
   const shutdown = async () => {
     if (closing) return;
@@ -63,7 +86,8 @@ main().catch((error: unknown) => {
   if (
     error instanceof ConfigError ||
     (error as Error).name === 'SpecLoadError' ||
-    (error as Error).name === 'SpecError'
+    (error as Error).name === 'SpecError' ||
+    (error as Error).name === 'SelectionError'
   ) {
     process.stderr.write(`mcp-gateway: ${(error as Error).message}\n`);
     process.exit(2);

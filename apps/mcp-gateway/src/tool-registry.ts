@@ -1,6 +1,12 @@
 // The tools the gateway serves: looked up by name, listed a page at a time, shaped for the
 // revision a client speaks, with argument validators compiled once on first use.
+//
+// Two modes. Static: one listed tool per operation. Dynamic (for APIs too big to list): the
+// three tools of dynamic-tools.ts are listed, and the operations are reached through them.
+// Either way only the operations the selection kept are here at all, so a left-out operation
+// cannot be called by any route.
 import { compileValidator, createAjv, type Validate } from '@agentwire/schemas/validation';
+import { type MetaTool, metaTools, OperationIndex } from './dynamic-tools.js';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { INVALID_PARAMS, RpcError } from './protocol/json-rpc.js';
 import { features, type Revision } from './protocol/revisions.js';
@@ -9,30 +15,61 @@ let ajv: ReturnType<typeof createAjv> | undefined;
 // Schemas come from a document we may not have written: every pattern runs in linear time.
 const newAjv = () => createAjv({ useDefaults: false, linearPatterns: true });
 
-export class ToolRegistry {
-  readonly tools: readonly Tool[];
-  readonly pageSize: number;
-  readonly #byName: Map<string, Tool>;
-  readonly #validators = new Map<string, Validate<Record<string, unknown>>>();
-  readonly #outputValidators = new Map<string, Validate<unknown>>();
+export type ToolsMode = 'static' | 'dynamic';
+/** What tools/list shows: an operation (static mode) or one of the three tools of dynamic mode. */
+export type ListedTool = Tool | MetaTool;
 
-  constructor(tools: readonly Tool[], pageSize = 100) {
+export const isMetaTool = (tool: ListedTool): tool is MetaTool => 'meta' in tool;
+
+export class ToolRegistry {
+  /** The operations served. */
+  readonly tools: readonly Tool[];
+  /** What tools/list shows. */
+  readonly listed: readonly ListedTool[];
+  readonly mode: ToolsMode;
+  readonly pageSize: number;
+  /** Dynamic mode: the operations, searchable. */
+  readonly index: OperationIndex | undefined;
+  readonly #listedByName: Map<string, ListedTool>;
+  readonly #byName: Map<string, Tool>;
+  readonly #validators = new WeakMap<ListedTool, Validate<Record<string, unknown>>>();
+  readonly #outputValidators = new WeakMap<Tool, Validate<unknown>>();
+
+  constructor(tools: readonly Tool[], pageSize = 100, options: { mode?: ToolsMode; title?: string } = {}) {
     this.tools = tools;
     this.pageSize = pageSize;
+    this.mode = options.mode ?? 'static';
     this.#byName = new Map(tools.map((t) => [t.name, t]));
+    if (this.mode === 'dynamic') {
+      this.index = new OperationIndex(tools);
+      this.listed = metaTools(options.title ?? 'the API', tools.length);
+    } else {
+      this.index = undefined;
+      this.listed = tools;
+    }
+    this.#listedByName = new Map(this.listed.map((t) => [t.name, t]));
   }
 
-  get(name: string): Tool | undefined {
+  /** A listed tool: what tools/call may name. */
+  get(name: string): ListedTool | undefined {
+    return this.#listedByName.get(name);
+  }
+
+  /** An operation served, listed or not (dynamic mode reaches them through call_operation). */
+  operation(name: string): Tool | undefined {
     return this.#byName.get(name);
   }
 
-  validate(tool: Tool, args: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; errors: string[] } {
-    let validate = this.#validators.get(tool.name);
+  validate(
+    tool: ListedTool,
+    args: unknown,
+  ): { ok: true; value: Record<string, unknown> } | { ok: false; errors: string[] } {
+    let validate = this.#validators.get(tool);
     if (!validate) {
       // Created on first use: start-up does not pay for it.
       ajv ??= newAjv();
       validate = compileValidator<Record<string, unknown>>(tool.inputSchema, ajv);
-      this.#validators.set(tool.name, validate);
+      this.#validators.set(tool, validate);
     }
     return validate(args ?? {});
   }
@@ -43,11 +80,11 @@ export class ToolRegistry {
    */
   checkOutput(tool: Tool, value: unknown): { ok: true } | { ok: false; errors: string[] } {
     if (!tool.outputSchema) return { ok: true };
-    let validate = this.#outputValidators.get(tool.name);
+    let validate = this.#outputValidators.get(tool);
     if (!validate) {
       ajv ??= newAjv();
       validate = compileValidator<unknown>(tool.outputSchema, ajv);
-      this.#outputValidators.set(tool.name, validate);
+      this.#outputValidators.set(tool, validate);
     }
     const checked = validate(value);
     return checked.ok ? { ok: true } : { ok: false, errors: checked.errors };
@@ -59,21 +96,26 @@ export class ToolRegistry {
     if (cursor !== undefined && cursor !== '') {
       const decoded =
         typeof cursor === 'string' ? Number(Buffer.from(cursor, 'base64url').toString('utf8')) : Number.NaN;
-      if (!Number.isInteger(decoded) || decoded < 0 || decoded > this.tools.length) {
+      if (!Number.isInteger(decoded) || decoded < 0 || decoded > this.listed.length) {
         throw new RpcError(INVALID_PARAMS, 'Invalid cursor: pass the nextCursor of the previous tools/list page');
       }
       offset = decoded;
     }
-    const slice = this.tools.slice(offset, offset + this.pageSize).map((t) => describeTool(t, revision));
+    const slice = this.listed.slice(offset, offset + this.pageSize).map((t) => describeTool(t, revision));
     const next = offset + this.pageSize;
-    return next < this.tools.length
+    return next < this.listed.length
       ? { tools: slice, nextCursor: Buffer.from(String(next)).toString('base64url') }
       : { tools: slice };
+  }
+
+  /** Every listed tool as a client of this revision sees it (what the token count measures). */
+  describeAll(revision: Revision): Record<string, unknown>[] {
+    return this.listed.map((t) => describeTool(t, revision));
   }
 }
 
 /** A tool as a client of this revision sees it. */
-export function describeTool(tool: Tool, revision: Revision): Record<string, unknown> {
+export function describeTool(tool: ListedTool, revision: Revision): Record<string, unknown> {
   const f = features(revision);
   const out: Record<string, unknown> = { name: tool.name };
   if (f.structuredOutput && tool.title) out.title = tool.title;

@@ -233,4 +233,71 @@ describe('configuration', () => {
       "MAX_RESPONSE_BYTES must be an integer from 1024 to 1073741824, got '10'",
     );
   });
+
+  it('reads the tool selection and mode from flags or the environment, and names a bad value', async () => {
+    const { readConfig } = await import('../src/config.js');
+    const env = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
+    const defaults = readConfig([], env);
+    expect(defaults.selection).toEqual({ include: [], exclude: [], readOnly: false });
+    expect([defaults.toolsMode, defaults.toolsTokenBudget]).toEqual(['auto', 20_000]);
+    const fromEnv = readConfig([], {
+      ...env,
+      TOOLS_INCLUDE: 'tag:issues,op:repos/get*',
+      TOOLS_EXCLUDE: 'method:DELETE',
+      TOOLS_READ_ONLY: 'on',
+      TOOLS_MODE: 'dynamic',
+      TOOLS_TOKEN_BUDGET: '5000',
+    });
+    expect(fromEnv.selection.include.map((s) => s.text)).toEqual(['tag:issues', 'op:repos/get*']);
+    expect(fromEnv.selection.exclude.map((s) => s.text)).toEqual(['method:DELETE']);
+    expect([fromEnv.selection.readOnly, fromEnv.toolsMode, fromEnv.toolsTokenBudget]).toEqual([true, 'dynamic', 5000]);
+    // Flags win over the environment.
+    const flags = readConfig(['--include', 'tag:pulls', '--read-only', '--tools-mode', 'static'], {
+      ...env,
+      TOOLS_INCLUDE: 'tag:issues',
+    });
+    expect(flags.selection.include.map((s) => s.text)).toEqual(['tag:pulls']);
+    expect([flags.selection.readOnly, flags.toolsMode]).toEqual([true, 'static']);
+    expect(() => readConfig(['--exclude', 'issues'], env)).toThrow("--exclude: 'issues' is not a rule");
+    expect(() => readConfig([], { ...env, TOOLS_MODE: 'lazy' })).toThrow(
+      "TOOLS_MODE must be auto, static or dynamic, got 'lazy'",
+    );
+    expect(() => readConfig([], { ...env, TOOLS_READ_ONLY: 'yes' })).toThrow(
+      "TOOLS_READ_ONLY must be on or off, got 'yes'",
+    );
+    expect(() => readConfig([], { ...env, TOOLS_TOKEN_BUDGET: '10' })).toThrow(
+      "TOOLS_TOKEN_BUDGET must be an integer from 100 to 10000000, got '10'",
+    );
+  });
+
+  it('says at start-up what it kept and why, and what the list costs; refuses a selection that keeps nothing', async () => {
+    const api = await startToyApi();
+    const io = await rawStdio({
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      TOOLS_INCLUDE: 'tag:emails',
+      TOOLS_EXCLUDE: 'method:POST',
+    });
+    io.send(init('2025-11-25'));
+    await io.next();
+    io.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const listed = (await io.next()).result.tools.map((t: { name: string }) => t.name);
+    expect(listed.length).toBeGreaterThan(0);
+    await expect.poll(() => io.stderr(), { timeout: 10_000 }).toMatch(/tool list: \d+ tokens \(o200k_base\)/);
+    const summary = new RegExp(
+      `tools: kept ${listed.length} of \\d+ tools; left out \\d+ matched no include rule, \\d+ excluded by method:POST; static mode lists ${listed.length} \\(auto: `,
+    );
+    expect(io.stderr()).toMatch(summary);
+    io.child.stdin!.end();
+    await once(io.child, 'exit');
+
+    const none = await spawnGateway(
+      { UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key, TOOLS_INCLUDE: 'tag:nothing' },
+      ['--stdio'],
+    );
+    expect((await once(none.child, 'exit'))[0]).toBe(2);
+    expect(none.stderr()).toMatch(
+      /^mcp-gateway: the tool selection keeps nothing: kept 0 of \d+ tools; left out \d+ matched no include rule\n$/,
+    );
+  });
 });

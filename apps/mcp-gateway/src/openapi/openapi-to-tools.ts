@@ -64,6 +64,8 @@ export interface Tool {
   outputSchema?: JsonSchema;
   annotations: ToolAnnotations;
   binding: ToolBinding;
+  /** Where the tool came from in the document, for choosing tools (tool-selection.ts) and search. */
+  source: { operationId?: string; tags: string[] };
 }
 
 /** An operation that could not become a tool, or a part left out of one that did, and why. */
@@ -118,6 +120,12 @@ function convertOperation(ctx: OperationContext, names: NameRegistry): Tool | un
     inputSchema: ctx.input.withDefs(input.schema),
     annotations: annotationsOf(ctx, text.title),
     binding,
+    source: {
+      ...(typeof ctx.operation.operationId === 'string' ? { operationId: ctx.operation.operationId } : {}),
+      tags: Array.isArray(ctx.operation.tags)
+        ? ctx.operation.tags.filter((t): t is string => typeof t === 'string')
+        : [],
+    },
   };
   if (text.title) tool.title = text.title;
   if (output.schema) tool.outputSchema = ctx.output.withDefs(output.schema);

@@ -2,8 +2,9 @@
 // (initialize + session) revisions and the stateless 2026-07-28 one, tools/list and
 // tools/call, logging, ping, and the error rules of each revision. Transports hand it one
 // JSON-RPC request at a time with a context and send back what it returns.
+import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL } from '../dynamic-tools.js';
 import type { Tool } from '../openapi/openapi-to-tools.js';
-import type { ToolRegistry } from '../tool-registry.js';
+import { describeTool, isMetaTool, type ToolRegistry } from '../tool-registry.js';
 import type { ToolResult, UpstreamCaller } from '../upstream-caller.js';
 import {
   INVALID_PARAMS,
@@ -210,23 +211,78 @@ export class McpServer {
     const f = features(revision);
     const name = params?.name;
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'tools/call: params.name must be a string');
-    const tool = this.#options.tools.get(name);
-    if (!tool) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
-    const args = params?.arguments ?? {};
+    const listed = this.#options.tools.get(name);
+    if (!listed) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    const checked = this.#checkArguments(listed, params?.arguments ?? {});
+    if (!checked.ok) {
+      const { text, errors } = checked;
+      if (checked.unusable || f.argumentErrorsAsResults) {
+        return this.#ok(id, { content: [{ type: 'text', text }], isError: true });
+      }
+      throw new RpcError(INVALID_PARAMS, text, { errors });
+    }
+    if (!isMetaTool(listed)) return this.#callOperation(request, ctx, revision, logLevel, listed, checked.value);
+    if (listed.meta !== 'call') return this.#ok(id, this.#answerLocally(listed, checked.value, revision));
+    // call_operation: the operation named, with its own arguments, exactly as if it were listed.
+    const target = this.#options.tools.operation(String(checked.value.name));
+    if (!target) return this.#ok(id, unknownOperation(String(checked.value.name)));
+    const inner = this.#checkArguments(target, checked.value.arguments ?? {});
+    if (!inner.ok) return this.#ok(id, { content: [{ type: 'text', text: inner.text }], isError: true });
+    return this.#callOperation(request, ctx, revision, logLevel, target, inner.value);
+  }
+
+  /** A tool's arguments against its input schema; the error text is what the model reads. */
+  #checkArguments(
+    tool: Tool | MetaTool,
+    args: unknown,
+  ): { ok: true; value: Record<string, unknown> } | { ok: false; text: string; errors: string[]; unusable: boolean } {
     let checked: ReturnType<ToolRegistry['validate']>;
     try {
       checked = this.#options.tools.validate(tool, args);
     } catch (error) {
       // The spec gave this operation a schema our validator cannot compile: the operator's
       // problem, reported to the caller as a failed call rather than a crash.
-      const text = `tool ${name} cannot check its arguments: its input schema from the OpenAPI document is not usable (${(error as Error).message})`;
-      return this.#ok(id, { content: [{ type: 'text', text }], isError: true });
+      const text = `tool ${tool.name} cannot check its arguments: its input schema from the OpenAPI document is not usable (${(error as Error).message})`;
+      return { ok: false, text, errors: [], unusable: true };
     }
-    if (!checked.ok) {
-      const text = `Invalid arguments for tool ${name}:\n${checked.errors.join('\n')}`;
-      if (f.argumentErrorsAsResults) return this.#ok(id, { content: [{ type: 'text', text }], isError: true });
-      throw new RpcError(INVALID_PARAMS, text, { errors: checked.errors });
+    if (checked.ok) return checked;
+    const text = `Invalid arguments for tool ${tool.name}:\n${checked.errors.join('\n')}`;
+    return { ok: false, text, errors: checked.errors, unusable: false };
+  }
+
+  /** search_operations and describe_operation: answered from the registry, no upstream call. */
+  #answerLocally(tool: MetaTool, args: Record<string, unknown>, revision: Revision): Record<string, unknown> {
+    const f = features(revision);
+    if (tool.meta === 'search') {
+      const hits = this.#options.tools.index?.search(String(args.query), args.limit as number | undefined) ?? [];
+      const lines = hits.map((h) => `${h.name}: ${h.method} ${h.path}${h.title ? ` - ${h.title}` : ''}`);
+      const text =
+        hits.length === 0
+          ? `No operation matches "${String(args.query)}". Try other words, or fewer.`
+          : `${lines.join('\n')}\n\n${CALL_TOOL} {name, arguments} calls one; ${DESCRIBE_TOOL} {name} gives its arguments.`;
+      return {
+        content: [{ type: 'text', text }],
+        ...(f.structuredOutput ? { structuredContent: { results: hits } } : {}),
+        isError: false,
+      };
     }
+    const target = this.#options.tools.operation(String(args.name));
+    if (!target) return unknownOperation(String(args.name));
+    const described = describeTool(target, revision);
+    return { content: [{ type: 'text', text: JSON.stringify(described) }], isError: false };
+  }
+
+  async #callOperation(
+    request: JsonRpcRequest,
+    ctx: RequestContext,
+    revision: Revision,
+    logLevel: LogLevel | undefined,
+    tool: Tool,
+    args: Record<string, unknown>,
+  ): Promise<Outcome> {
+    const { id, params } = request;
+    const f = features(revision);
+    const name = tool.name;
     const m = metaOf(params);
     const requested = m[META.deadlineMs];
     if (requested !== undefined && !(typeof requested === 'number' && requested > 0 && Number.isFinite(requested))) {
@@ -243,7 +299,7 @@ export class McpServer {
               params: { progressToken: token, progress, ...(f.progressMessage ? { message } : {}) },
             })
         : undefined;
-    const result = await this.#options.upstream.call(tool, checked.value, {
+    const result = await this.#options.upstream.call(tool, args, {
       signal: ctx.signal,
       deadlineMs,
       onProgress,
@@ -302,4 +358,12 @@ export class McpServer {
   #ok(id: JsonRpcRequest['id'], result: Record<string, unknown>): Outcome & { kind: 'response' } {
     return { kind: 'response', response: { jsonrpc: '2.0', id, result } };
   }
+}
+
+/** The answer to an operation name that is not served: the same for a made-up name and a filtered-out one. */
+function unknownOperation(name: string): Record<string, unknown> {
+  return {
+    content: [{ type: 'text', text: `Unknown operation: ${name}. ${SEARCH_TOOL} gives the exact names.` }],
+    isError: true,
+  };
 }

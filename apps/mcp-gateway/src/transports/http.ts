@@ -181,7 +181,18 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     return undefined;
   });
 
-  app.get('/health', async () => ({ ok: true, tools: gateway.tools.tools.length, sessions: store.kind }));
+  app.get('/health', async () => ({
+    ok: true,
+    tools: gateway.tools.tools.length,
+    toolsMode: gateway.toolsMode.mode,
+    listed: gateway.tools.listed.length,
+    // What the list served costs a model; counted once, at start-up, on a worker thread.
+    ...(await gateway.listCost().then(
+      (cost) => ({ listTokens: cost.listTokens, listBytes: cost.listBytes }),
+      () => ({}),
+    )),
+    sessions: store.kind,
+  }));
 
   // Event streams: the GET stream, and POST answers that stream. Both routes decide for
   // themselves whether to stream ('manual'), and answer JSON-RPC errors as JSON.

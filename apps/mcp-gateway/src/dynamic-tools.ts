@@ -1,0 +1,188 @@
+// Dynamic mode, for APIs too big to list: instead of one tool per operation the gateway lists
+// three, and the model finds what it needs by asking.
+//
+//   search_operations {query}            ranked operations: the exact name, method, path, title
+//   describe_operation {name}            one operation's full input and output schema
+//   call_operation {name, arguments}     calls it: validation, the upstream call, _meta,
+//                                        progress and cancellation exactly as a listed tool's
+//
+// Ranking is MiniSearch's (BM25 over the title, name, tags, path and description, with prefix
+// and fuzzy matching on longer words), on words reduced to their stems by the Porter stemmer
+// (`stemmer`), so "issue" finds "issues" and "requests" finds "request": no hand-written scoring.
+import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
+import type { JsonSchema } from './openapi/json-schema.js';
+import type { Tool, ToolAnnotations } from './openapi/openapi-to-tools.js';
+
+export const SEARCH_TOOL = 'search_operations';
+export const DESCRIBE_TOOL = 'describe_operation';
+export const CALL_TOOL = 'call_operation';
+export const MAX_QUERY_LENGTH = 200;
+export const MAX_SEARCH_RESULTS = 20;
+const DEFAULT_SEARCH_RESULTS = 8;
+
+/** Words that say nothing about which operation is meant. */
+const STOP_WORDS = new Set(['a', 'an', 'the', 'to', 'of', 'for', 'in', 'on', 'by', 'and', 'or', 'with', 'my', 'me']);
+
+/** A tool the gateway answers itself, without calling the upstream. */
+export interface MetaTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations: ToolAnnotations;
+  meta: 'search' | 'describe' | 'call';
+}
+
+export interface SearchHit {
+  name: string;
+  method: string;
+  path: string;
+  title?: string;
+}
+
+interface Indexed {
+  id: number;
+  name: string;
+  title: string;
+  tags: string;
+  path: string;
+  description: string;
+}
+
+/** The operations a dynamic gateway serves, searchable by words. */
+export class OperationIndex {
+  readonly #tools: readonly Tool[];
+  readonly #search: MiniSearch<Indexed>;
+
+  constructor(tools: readonly Tool[]) {
+    this.#tools = tools;
+    this.#search = new MiniSearch<Indexed>({
+      fields: ['name', 'title', 'tags', 'path', 'description'],
+      processTerm: (term) => {
+        const word = term.toLowerCase();
+        return STOP_WORDS.has(word) ? null : stemmer(word);
+      },
+      searchOptions: {
+        boost: { title: 4, name: 2, tags: 1.5, path: 1, description: 0.5 },
+        prefix: (term) => term.length > 3,
+        fuzzy: (term) => (term.length > 5 ? 0.2 : false),
+        combineWith: 'OR',
+      },
+    });
+    this.#search.addAll(
+      tools.map((tool, id) => ({
+        id,
+        name: tool.name,
+        title: tool.title ?? '',
+        tags: tool.source.tags.join(' '),
+        path: tool.binding.path.replace(/[{}]/g, ' '),
+        // The first paragraph is what says what an operation is for; the rest is detail.
+        description: firstParagraph(tool.description),
+      })),
+    );
+  }
+
+  search(query: string, limit = DEFAULT_SEARCH_RESULTS): SearchHit[] {
+    return this.#search
+      .search(query)
+      .slice(0, limit)
+      .map((hit) => {
+        const tool = this.#tools[hit.id as number] as Tool;
+        return {
+          name: tool.name,
+          method: tool.binding.method,
+          path: tool.binding.path,
+          ...(tool.title ? { title: tool.title } : {}),
+        };
+      });
+  }
+}
+
+export function firstParagraph(text: string): string {
+  return text.split(/\n\s*\n/)[0]?.trim() ?? '';
+}
+
+const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+
+/** The three tools dynamic mode lists, for an API of `count` operations titled `title`. */
+export function metaTools(title: string, count: number): MetaTool[] {
+  return [
+    {
+      meta: 'search',
+      name: SEARCH_TOOL,
+      title: `Search the ${title} operations`,
+      description: `Finds operations of ${title} (${count} in all) by words, best match first: each hit is the exact name to pass to ${DESCRIBE_TOOL} and ${CALL_TOOL}, with its method, path and title.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          query: {
+            type: 'string',
+            minLength: 1,
+            maxLength: MAX_QUERY_LENGTH,
+            description: 'What you want to do, in a few words, e.g. "create an issue"',
+          },
+          limit: {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_SEARCH_RESULTS,
+            description: `How many hits (default ${DEFAULT_SEARCH_RESULTS})`,
+          },
+        },
+        required: ['query'],
+        additionalProperties: false,
+      },
+      outputSchema: {
+        type: 'object',
+        properties: {
+          results: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                name: { type: 'string' },
+                method: { type: 'string' },
+                path: { type: 'string' },
+                title: { type: 'string' },
+              },
+              required: ['name', 'method', 'path'],
+            },
+          },
+        },
+        required: ['results'],
+      },
+      annotations: { ...readOnly, title: `Search the ${title} operations` },
+    },
+    {
+      meta: 'describe',
+      name: DESCRIBE_TOOL,
+      title: 'Describe one operation',
+      description: `The full description of one operation, with the JSON Schema of its arguments (pass them to ${CALL_TOOL}) and of its result.`,
+      inputSchema: {
+        type: 'object',
+        properties: { name: { type: 'string', minLength: 1, description: `An exact name from ${SEARCH_TOOL}` } },
+        required: ['name'],
+        additionalProperties: false,
+      },
+      annotations: { ...readOnly, title: 'Describe one operation' },
+    },
+    {
+      meta: 'call',
+      name: CALL_TOOL,
+      title: 'Call one operation',
+      description: `Calls one operation by its exact name with its arguments (${DESCRIBE_TOOL} gives their schema). Errors come back as results that say what was wrong and whether trying again could help.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', minLength: 1, description: `An exact name from ${SEARCH_TOOL}` },
+          arguments: { type: 'object', description: 'The arguments, as the operation describes them' },
+        },
+        required: ['name'],
+        additionalProperties: false,
+      },
+      // What the call does depends on the operation: nothing can be promised here.
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, title: 'Call one operation' },
+    },
+  ];
+}

@@ -1,0 +1,153 @@
+// The gateway on an API too big to list whole: GitHub's REST description (@octokit/openapi,
+// 1,223 operations, about 2.2 million tokens as a static tool list), with a Stoplight Prism mock
+// made from the same document as the upstream. Selection keeps a part of it as a static list
+// that fits a budget; auto mode serves the whole of it dynamically; the official v2 client finds,
+// reads and calls an operation in three calls; what a selection left out cannot be called.
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from '../src/dynamic-tools.js';
+import { createGateway, DEFAULT_TOOLS_TOKEN_BUDGET, type GatewayOptions } from '../src/gateway.js';
+import { META } from '../src/protocol/revisions.js';
+import { parseSelectors } from '../src/tool-selection.js';
+import { startPrism } from './support/prism.js';
+import { httpV2, onCleanup, startHttpGatewayFor } from './support/stack.js';
+
+const GITHUB = fileURLToPath(
+  new URL('../node_modules/@octokit/openapi/generated/api.github.com.json', import.meta.url),
+);
+const session = { protocolVersion: '2025-11-25' as const, initialized: true };
+
+let prism: Awaited<ReturnType<typeof startPrism>>;
+beforeAll(async () => {
+  prism = await startPrism(GITHUB);
+}, 60_000);
+afterAll(() => prism?.stop());
+
+async function gatewayFor(options: Partial<GatewayOptions>) {
+  const gateway = await createGateway({ upstreamUrl: prism.url, openapi: GITHUB, ...options });
+  onCleanup(() => gateway.close());
+  return gateway;
+}
+
+type Result = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: unknown };
+
+describe("GitHub's REST API", () => {
+  it('auto mode serves it dynamically: three tools, a list of a few hundred tokens', async () => {
+    const gateway = await gatewayFor({});
+    expect(gateway.toolsMode.mode).toBe('dynamic');
+    expect(gateway.toolsMode.why).toMatch(/^auto: the static list is \d+ bytes, far over the budget of 20000 tokens$/);
+    expect(gateway.tools.tools).toHaveLength(1223);
+    expect(gateway.tools.listed.map((t) => t.name)).toEqual([SEARCH_TOOL, DESCRIBE_TOOL, CALL_TOOL]);
+    const cost = await gateway.listCost();
+    console.info(`GitHub, dynamic: ${gateway.tools.listed.length} tools listed, ${cost.listTokens} tokens`);
+    expect(cost.listTokens).toBeGreaterThan(100);
+    expect(cost.listTokens).toBeLessThan(1000);
+  }, 60_000);
+
+  it('a selection by tag gives a static list within its token budget', async () => {
+    const gateway = await gatewayFor({
+      selection: { include: parseSelectors('tag:issues', 'TOOLS_INCLUDE'), exclude: [], readOnly: true },
+      outputSchemas: false,
+    });
+    expect(gateway.selection.summary).toBe(
+      'kept 27 of 1223 tools; left out 1165 matched no include rule, 31 not read-only',
+    );
+    expect(gateway.toolsMode.mode).toBe('static');
+    expect(gateway.tools.listed).toHaveLength(27);
+    for (const tool of gateway.tools.tools) expect(tool.binding.method).toBe('GET');
+    const cost = await gateway.listCost();
+    console.info(`GitHub, tag:issues read-only: ${gateway.tools.listed.length} tools, ${cost.listTokens} tokens`);
+    expect(cost.listTokens).toBeGreaterThan(1000);
+    expect(cost.listTokens).toBeLessThanOrEqual(DEFAULT_TOOLS_TOKEN_BUDGET);
+  }, 60_000);
+
+  it('the official v2 client finds "create an issue", reads it and calls it, in three calls', async () => {
+    const gw = await startHttpGatewayFor({ upstreamUrl: prism.url, openapi: GITHUB });
+    const { client } = await httpV2(gw, 'legacy');
+    const listed = await client.listTools();
+    expect(listed.tools.map((t) => t.name)).toEqual([SEARCH_TOOL, DESCRIBE_TOOL, CALL_TOOL]);
+
+    const found = (await client.callTool({ name: SEARCH_TOOL, arguments: { query: 'create an issue' } })) as Result;
+    const hits = (found.structuredContent as { results: Array<{ name: string; method: string; path: string }> })
+      .results;
+    expect(hits[0]).toEqual({
+      name: 'issues_create',
+      method: 'POST',
+      path: '/repos/{owner}/{repo}/issues',
+      title: 'Create an issue',
+    });
+    expect(found.content[0]?.text).toMatch(
+      /^issues_create: POST \/repos\/\{owner\}\/\{repo\}\/issues - Create an issue\n/,
+    );
+
+    const described = (await client.callTool({ name: DESCRIBE_TOOL, arguments: { name: 'issues_create' } })) as Result;
+    const tool = JSON.parse(described.content[0]?.text ?? '{}');
+    expect(tool.name).toBe('issues_create');
+    expect(tool.inputSchema.required).toEqual(expect.arrayContaining(['owner', 'repo', 'title']));
+    expect(tool.outputSchema).toBeDefined();
+
+    const called = (await client.callTool({
+      name: CALL_TOOL,
+      arguments: { name: 'issues_create', arguments: { owner: 'octocat', repo: 'hello-world', title: 'Found a bug' } },
+    })) as Result & { _meta?: Record<string, { status?: number }> };
+    expect(called.isError).toBeFalsy();
+    // Prism checked the request against the document and answered as the operation does.
+    expect(called._meta?.[META.upstream]?.status).toBe(201);
+    expect(called.structuredContent).toMatchObject({ number: expect.any(Number) });
+  }, 60_000);
+
+  it('validates the arguments of call_operation against the operation, as a listed tool would', async () => {
+    const gateway = await gatewayFor({ toolsMode: 'dynamic' });
+    const outcome = await gateway.server.handle(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: CALL_TOOL, arguments: { name: 'issues_create', arguments: { owner: 'octocat' } } },
+      },
+      { session, signal: new AbortController().signal, notify: () => undefined },
+    );
+    const result = (outcome as unknown as { response: { result: Result } }).response.result;
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toMatch(/^Invalid arguments for tool issues_create:\n.*repo/s);
+  });
+
+  it('answers a left-out operation exactly as one that does not exist, in either mode', async () => {
+    const selection = { include: parseSelectors('tag:issues', 'TOOLS_INCLUDE'), exclude: [], readOnly: false };
+    const call = async (gateway: Awaited<ReturnType<typeof gatewayFor>>, name: string, args: object = {}) => {
+      const outcome = await gateway.server.handle(
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+        { session, signal: new AbortController().signal, notify: () => undefined },
+      );
+      return JSON.stringify(outcome).replaceAll(name, '<name>').replaceAll(JSON.stringify(args), '<args>');
+    };
+    const listing = await gatewayFor({ selection, toolsMode: 'static', outputSchemas: false });
+    expect(listing.tools.get('repos_get')).toBeUndefined();
+    // repos_get exists in the document but was left out; no_such_tool never existed.
+    expect(await call(listing, 'repos_get', { owner: 'o', repo: 'r' })).toBe(
+      await call(listing, 'no_such_tool', { owner: 'o', repo: 'r' }),
+    );
+    expect(await call(listing, 'repos_get')).toMatch(/Unknown tool: <name>/);
+
+    const dynamic = await gatewayFor({ selection, toolsMode: 'dynamic' });
+    const through = async (name: string) =>
+      (await call(dynamic, CALL_TOOL, { name, arguments: {} })).replaceAll(name, '<operation>');
+    expect(await through('repos_get')).toBe(await through('no_such_operation'));
+    expect(await through('repos_get')).toMatch(/Unknown operation: <operation>/);
+    // Nor can it be found or described.
+    const searched = await dynamic.server.handle(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: SEARCH_TOOL, arguments: { query: 'get a repository' } },
+      },
+      { session, signal: new AbortController().signal, notify: () => undefined },
+    );
+    const results = (
+      searched as unknown as { response: { result: { structuredContent: { results: Array<{ name: string }> } } } }
+    ).response.result.structuredContent.results;
+    expect(results.length).toBeGreaterThan(0);
+    expect(results.every((r) => dynamic.tools.operation(r.name)?.source.tags.includes('issues'))).toBe(true);
+  }, 60_000);
+});
