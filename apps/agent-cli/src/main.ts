@@ -8,6 +8,7 @@ import { EXIT } from './exit-codes.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json]
+       agent tools --spec FILE|URL [--include RULES] [--exclude RULES] [--read-only] [--budget TOKENS]
        agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]
        agent get PATH
        agent report LEDGER.jsonl --html OUT.html

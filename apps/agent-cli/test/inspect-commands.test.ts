@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runAgent } from './support/run-agent.js';
 
@@ -21,6 +22,50 @@ describe('agent tools', () => {
       viaStdio.tools.map((t: { name: string }) => t.name),
     );
     expect(viaApi.tokens.namesAndDescriptionsTokens).toBe(viaStdio.tokens.namesAndDescriptionsTokens);
+  });
+});
+
+describe('agent tools --spec: the modes side by side', () => {
+  const petstore = fileURLToPath(
+    new URL('../../mcp-gateway/node_modules/@readme/oas-examples/3.0/json/petstore.json', import.meta.url),
+  );
+
+  it('shows tools listed and tokens for static, dynamic and what auto chooses', async () => {
+    const { code, stdout } = await agent(['tools', '--spec', petstore, '--format', 'json']);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout);
+    expect(report.selection).toBe('kept 20 of 20 tools');
+    const [fixed, dynamic, auto] = report.modes;
+    expect([fixed.mode, fixed.listed, dynamic.mode, dynamic.listed, dynamic.operations]).toEqual([
+      'static',
+      20,
+      'dynamic',
+      3,
+      20,
+    ]);
+    expect(fixed.fullListTokens).toBeGreaterThan(dynamic.fullListTokens);
+    expect(fixed.fullListTokens).toBeGreaterThan(fixed.namesAndDescriptionsTokens * 3);
+    expect(auto).toMatchObject({ mode: 'auto', chose: 'static', listed: 20 });
+    // Under a smaller budget, auto goes dynamic; the selection applies to every mode.
+    const tight = JSON.parse(
+      (await agent(['tools', '--spec', petstore, '--format', 'json', '--budget', '1000', '--include', 'tag:pet']))
+        .stdout,
+    );
+    expect(tight.selection).toBe('kept 8 of 20 tools; left out 12 matched no include rule');
+    expect(tight.modes[2]).toMatchObject({ chose: 'dynamic', listed: 3, operations: 8 });
+    const text = await agent(['tools', '--spec', petstore]);
+    expect(text.stdout).toMatch(/^static +20 +20 +\d+ +\d+$/m);
+    expect(text.stdout).toMatch(/^auto: static +20 /m);
+  });
+
+  it('says what is wrong with a spec or a rule, exiting 2', async () => {
+    const missing = await agent(['tools', '--spec', '/nonexistent.json']);
+    expect([missing.code, missing.stderr]).toEqual([
+      2,
+      expect.stringMatching(/--spec \/nonexistent\.json: cannot read the OpenAPI document/),
+    ]);
+    const rule = await agent(['tools', '--spec', petstore, '--exclude', 'pets']);
+    expect([rule.code, rule.stderr]).toEqual([2, expect.stringMatching(/--exclude: 'pets' is not a rule/)]);
   });
 });
 

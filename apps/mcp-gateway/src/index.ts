@@ -1,12 +1,20 @@
 // @agentwire/mcp-gateway as a library: build a gateway in-process and serve it over either
 // transport (the agent's embedded stack does). Any new export added here becomes public API.
 export { ConfigError, type GatewayConfig, readConfig } from './config.js';
-export { createGateway, GATEWAY_VERSION, type Gateway, type GatewayOptions } from './gateway.js';
+export {
+  createGateway,
+  DEFAULT_TOOLS_TOKEN_BUDGET,
+  GATEWAY_VERSION,
+  type Gateway,
+  type GatewayOptions,
+} from './gateway.js';
 export { type LoadResult, openApiToTools, type Tool } from './openapi/openapi-to-tools.js';
 export { McpServer, type SessionState } from './protocol/mcp-server.js';
-export { ALL_REVISIONS, META, type Revision } from './protocol/revisions.js';
+export { ALL_REVISIONS, LATEST_LEGACY, META, type Revision } from './protocol/revisions.js';
 export { createSessionStore, type SessionStoreOptions } from './sessions/create-session-store.js';
 export type { SessionStore } from './sessions/session-store.js';
+export { describeTool, type ToolsMode } from './tool-registry.js';
+export { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
 export { type HttpOptions, type HttpServer, serveHttp } from './transports/http.js';
 export { serveStdio } from './transports/stdio.js';
 

@@ -2,9 +2,19 @@
 // one GET against the API.
 import { parseArgs } from 'node:util';
 import { HttpClient } from '@agentwire/http-client';
-import { openApiToTools } from '@agentwire/mcp-gateway';
+import {
+  createGateway,
+  DEFAULT_TOOLS_TOKEN_BUDGET,
+  describeTool,
+  LATEST_LEGACY,
+  openApiToTools,
+  parseSelectors,
+  SelectionError,
+  type ToolsMode,
+} from '@agentwire/mcp-gateway';
 import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { EXIT } from '../exit-codes.js';
+import { renderTable } from '../text-table.js';
 import { renderTools, type ToolView, tokenReport } from '../tool-rendering.js';
 import { McpBackend } from '../triage/mcp-backend.js';
 import { UsageError } from '../usage-error.js';
@@ -55,10 +65,16 @@ export async function toolsCommand(argv: string[]): Promise<number> {
       format: { type: 'string', default: 'text' },
       'api-url': { type: 'string' },
       'mcp-url': { type: 'string' },
+      spec: { type: 'string' },
+      include: { type: 'string' },
+      exclude: { type: 'string' },
+      'read-only': { type: 'boolean' },
+      budget: { type: 'string' },
     },
   });
   if (values.format !== 'text' && values.format !== 'json')
     throw new UsageError(`--format must be text or json, got '${values.format}'`);
+  if (values.spec) return modesCommand(values.spec, values);
   const via = viaOf(values.via);
   const stack = await stackFrom(
     values['api-url'] ?? process.env.AGENTWIRE_API_URL,
@@ -94,6 +110,111 @@ export async function toolsCommand(argv: string[]): Promise<number> {
   } finally {
     await stack.close();
   }
+}
+
+/**
+ * `agent tools --spec FILE|URL`: what the gateway would serve for a spec in each mode, side by
+ * side (tools listed, tokens of the whole list, tokens of names and descriptions alone), with
+ * the same selection rules and budget as the gateway's. Nothing is called: the spec is enough.
+ */
+async function modesCommand(
+  spec: string,
+  values: { include?: string; exclude?: string; 'read-only'?: boolean; budget?: string; format?: string },
+): Promise<number> {
+  let selection: {
+    include: ReturnType<typeof parseSelectors>;
+    exclude: ReturnType<typeof parseSelectors>;
+    readOnly: boolean;
+  };
+  try {
+    selection = {
+      include: parseSelectors(values.include, '--include'),
+      exclude: parseSelectors(values.exclude, '--exclude'),
+      readOnly: values['read-only'] === true,
+    };
+  } catch (error) {
+    if (error instanceof SelectionError) throw new UsageError(error.message);
+    throw error;
+  }
+  const budget = Number(values.budget ?? DEFAULT_TOOLS_TOKEN_BUDGET);
+  if (!Number.isInteger(budget) || budget < 100)
+    throw new UsageError(`--budget must be an integer of at least 100 tokens, got '${values.budget}'`);
+  const rows: Array<{
+    mode: ToolsMode | 'auto';
+    listed: number;
+    operations: number;
+    fullListTokens: number;
+    namesAndDescriptionsTokens: number;
+    chose?: ToolsMode;
+    why?: string;
+  }> = [];
+  let summary = '';
+  for (const mode of ['static', 'dynamic', 'auto'] as const) {
+    let gateway: Awaited<ReturnType<typeof createGateway>>;
+    try {
+      // No call is made: the upstream URL only has to be a URL.
+      gateway = await createGateway({
+        upstreamUrl: 'http://127.0.0.1:9',
+        openapi: spec,
+        selection,
+        toolsMode: mode,
+        toolsTokenBudget: budget,
+      });
+    } catch (error) {
+      const name = (error as Error).name;
+      if (name === 'SpecLoadError' || name === 'SpecError' || name === 'SelectionError') {
+        throw new UsageError(`--spec ${spec}: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+    summary = gateway.selection.summary;
+    if (mode === 'auto') {
+      rows.push({
+        ...(rows.find((r) => r.mode === gateway.toolsMode.mode) as (typeof rows)[number]),
+        mode,
+        chose: gateway.toolsMode.mode,
+        why: gateway.toolsMode.why,
+      });
+    } else {
+      const listed = gateway.tools.listed.map((t) => describeTool(t, LATEST_LEGACY)) as unknown as ToolView[];
+      const report = tokenReport(listed);
+      rows.push({
+        mode,
+        listed: listed.length,
+        operations: gateway.tools.tools.length,
+        fullListTokens: report.fullListTokens,
+        namesAndDescriptionsTokens: report.namesAndDescriptionsTokens,
+      });
+    }
+    await gateway.close();
+  }
+  if (values.format === 'json') {
+    process.stdout.write(`${JSON.stringify({ spec, selection: summary, budget, modes: rows }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  process.stdout.write(`${spec}: ${summary}\n\n`);
+  process.stdout.write(
+    `${renderTable(
+      [
+        { title: 'mode' },
+        { title: 'tools\nlisted', align: 'right' },
+        { title: 'operations\nreachable', align: 'right' },
+        { title: 'tokens\nfull list', align: 'right' },
+        { title: 'tokens names\n+ descriptions', align: 'right' },
+      ],
+      rows.map((r) => [
+        r.mode === 'auto' ? `auto: ${r.chose}` : r.mode,
+        r.listed,
+        r.operations,
+        r.fullListTokens,
+        r.namesAndDescriptionsTokens,
+      ]),
+    )}\n`,
+  );
+  process.stdout.write(
+    `\n${rows.find((r) => r.mode === 'auto')?.why} (TOOLS_MODE=auto, the default). Tokens: o200k_base, of the list as the 2025-11-25 revision shows it.\n`,
+  );
+  return EXIT.ok;
 }
 
 export async function callCommand(argv: string[]): Promise<number> {
