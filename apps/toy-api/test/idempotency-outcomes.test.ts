@@ -30,6 +30,7 @@ async function startServer() {
   const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1' }));
   let runs = 0;
   let started: () => void = () => undefined;
+  let gone: () => void = () => undefined;
   let release: () => void = () => undefined;
   const server = Fastify({ forceCloseConnections: true });
   server.setErrorHandler((error, _request, reply) => {
@@ -49,6 +50,7 @@ async function startServer() {
           release = resolve;
           releaseAll = resolve;
         });
+        reply.raw.once('close', () => gone());
         started();
         await gate;
       }
@@ -86,6 +88,11 @@ async function startServer() {
         started = resolve;
       }),
     release: () => release(),
+    /** Resolves once the server has seen a held request's client go. */
+    whenGone: () =>
+      new Promise<void>((resolve) => {
+        gone = resolve;
+      }),
   };
 }
 
@@ -140,8 +147,11 @@ describe('Idempotency-Key: which answers are kept', () => {
     const busy = await server.send(key, {});
     expect(busy.status).toBe(409);
     expect(JSON.parse(busy.text).error.message).toMatch(/still being processed; retry once it has finished/);
+    const seenGone = server.whenGone();
     leaving.abort();
     expect(await gone).toBe('AbortError');
+    // The server has seen the client go while the handler still runs; then the handler answers.
+    await seenGone;
     server.release();
     await expect.poll(async () => (await server.send(key, {})).replayed).toBe(true);
     expect(server.runs()).toBe(1);
