@@ -15,10 +15,11 @@ import * as httpClient from './comparisons/6-http-client.mjs';
 import * as memory from './comparisons/7-memory.mjs';
 import * as startup from './comparisons/8-startup.mjs';
 import * as hostile from './comparisons/9-hostile.mjs';
+import * as bigApis from './comparisons/10-big-apis.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
-const COMPARISONS = [toyApi, httpClient, toolsCallHttp, latency, stdio, memory, startup, hostile];
+const COMPARISONS = [toyApi, httpClient, toolsCallHttp, latency, stdio, memory, startup, hostile, bigApis];
 
 const { values } = parseArgs({
   options: {

@@ -154,19 +154,27 @@ async function chooseMode(
   budget: number,
 ): Promise<ToolsModeChoice> {
   if (requested !== 'auto') return { mode: requested, why: `TOOLS_MODE=${requested}`, budget };
-  const described = tools.map((t) => describeTool(t, LATEST_LEGACY));
-  const bytes = Buffer.byteLength(JSON.stringify({ tools: described }));
+  // Bytes first, tool by tool, stopping once the list is surely over: a thousand-tool list
+  // is ruled out after a few dozen tools, without a tokenizer.
+  const surelyOver = budget * SURELY_OVER_BYTES_PER_TOKEN;
+  const described: Record<string, unknown>[] = [];
+  let bytes = Buffer.byteLength('{"tools":[]}');
+  for (const tool of tools) {
+    const one = describeTool(tool, LATEST_LEGACY);
+    described.push(one);
+    bytes += Buffer.byteLength(JSON.stringify(one)) + 1;
+    if (bytes > surelyOver) {
+      return {
+        mode: 'dynamic',
+        why: `auto: the static list is over ${surelyOver} bytes after ${described.length} of ${tools.length} tools, far over the budget of ${budget} tokens`,
+        budget,
+      };
+    }
+  }
   if (bytes <= budget) {
     return {
       mode: 'static',
       why: `auto: the static list is ${bytes} bytes, so within the budget of ${budget} tokens`,
-      budget,
-    };
-  }
-  if (bytes > budget * SURELY_OVER_BYTES_PER_TOKEN) {
-    return {
-      mode: 'dynamic',
-      why: `auto: the static list is ${bytes} bytes, far over the budget of ${budget} tokens`,
       budget,
     };
   }

@@ -28,8 +28,7 @@ export class ToolRegistry {
   readonly listed: readonly ListedTool[];
   readonly mode: ToolsMode;
   readonly pageSize: number;
-  /** Dynamic mode: the operations, searchable. */
-  readonly index: OperationIndex | undefined;
+  #index: OperationIndex | undefined;
   readonly #listedByName: Map<string, ListedTool>;
   readonly #byName: Map<string, Tool>;
   readonly #validators = new WeakMap<ListedTool, Validate<Record<string, unknown>>>();
@@ -40,14 +39,15 @@ export class ToolRegistry {
     this.pageSize = pageSize;
     this.mode = options.mode ?? 'static';
     this.#byName = new Map(tools.map((t) => [t.name, t]));
-    if (this.mode === 'dynamic') {
-      this.index = new OperationIndex(tools);
-      this.listed = metaTools(options.title ?? 'the API', tools.length);
-    } else {
-      this.index = undefined;
-      this.listed = tools;
-    }
+    this.listed = this.mode === 'dynamic' ? metaTools(options.title ?? 'the API', tools.length) : tools;
     this.#listedByName = new Map(this.listed.map((t) => [t.name, t]));
+  }
+
+  /** Dynamic mode: the operations, searchable; indexed on first use, so start-up does not wait for it. */
+  get index(): OperationIndex | undefined {
+    if (this.mode !== 'dynamic') return undefined;
+    this.#index ??= new OperationIndex(this.tools);
+    return this.#index;
   }
 
   /** A listed tool: what tools/call may name. */
