@@ -38,6 +38,10 @@ describe.each(STORES)('authentication (%s store)', (store) => {
     const api = await startApi(store);
     expect((await fetch(`${api.url}/employees`, { headers: { authorization: `Bearer ${api.key}` } })).status).toBe(200);
     expect((await fetch(`${api.url}/employees`, { headers: { 'x-api-key': api.key } })).status).toBe(200);
+    // More than one space after the scheme is still the same credential.
+    expect((await fetch(`${api.url}/employees`, { headers: { authorization: `bearer   ${api.key}` } })).status).toBe(
+      200,
+    );
   });
 
   it('lets the read-only key read but answers 403 permission_error on writes', async () => {

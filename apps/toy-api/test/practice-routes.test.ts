@@ -126,6 +126,16 @@ describe('shared state across replicas (redis store)', () => {
     expect((await b.call('/limited')).status).toBe(200);
     expect((await a.call('/limited')).status).toBe(429);
   });
+
+  it('keeps the counters of two APIs with different prefixes apart on one Redis', async () => {
+    const options = { apiKey: 'replica-key-123456', limited: { max: 1, windowMs: 10_000 } };
+    const a = await startApi('redis', { ...options, sharedPrefix: testPrefix() });
+    const b = await startApi('redis', { ...options, sharedPrefix: testPrefix() });
+    expect((await a.call('/limited')).status).toBe(200);
+    expect((await a.call('/limited')).status).toBe(429);
+    // Same key, same Redis, another prefix: a fresh window.
+    expect((await b.call('/limited')).status).toBe(200);
+  });
 });
 
 describe.each(STORES)('/slow (%s store)', (store) => {

@@ -1,6 +1,7 @@
 // Redis goes away under a running API and comes back: while it is gone, requests that need it
 // get a clear 503 that says so (with Retry-After), requests that do not still work, nothing
 // crashes; once it is back, everything works again without a restart.
+import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from '../../../test-support/redis-server.js';
@@ -54,5 +55,49 @@ describe('the toy API when Redis goes away', () => {
       if (after !== 201) await new Promise((r) => setTimeout(r, 100));
     }
     expect(after).toBe(201);
+  }, 30_000);
+
+  it('logs a key it could not let go when Redis went away under a request whose client left', async () => {
+    const redisServer = await startRedis();
+    stops.push(() => redisServer.stop());
+    const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+    redis.on('error', () => undefined);
+    stops.push(async () => redis.disconnect());
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    });
+    const key = 'outage-key-0123456789';
+    const app = await buildApp({ apiKey: key, redis, admin: true, logger: { level: 'warn', stream } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    stops.push(() => app.close());
+    const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const rules = [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'delay', delay_ms: 3000 }];
+    expect(
+      (await fetch(`${url}/admin/faults`, { method: 'PUT', headers, body: JSON.stringify({ rules }) })).status,
+    ).toBe(200);
+    const leaving = new AbortController();
+    const gone = fetch(`${url}/emails/m-0001/reply`, {
+      method: 'POST',
+      headers: { ...headers, 'idempotency-key': 'left-early-1' },
+      body: JSON.stringify({ body: 'hello' }),
+      signal: leaving.signal,
+    }).catch((error: Error) => error.name);
+    // The key is claimed (in Redis) and the request waits in the delay; then Redis goes, then the client.
+    await expect
+      .poll(async () => (await (await fetch(`${url}/admin/faults`, { headers })).json()).rules[0].hits)
+      .toBe(1);
+    await redisServer.stop();
+    leaving.abort();
+    expect(await gone).toBe('AbortError');
+    await expect
+      .poll(() => lines.map((l) => JSON.parse(l)).find((r) => r.msg === 'idempotency release failed'), {
+        timeout: 10_000,
+      })
+      .toMatchObject({ level: 40, err: { message: expect.any(String) } });
   }, 30_000);
 });
