@@ -1,6 +1,7 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { parseArgs } from 'node:util';
 import { readLogLevel, secretProblem } from '@agentwire/schemas';
+import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
 
@@ -38,6 +39,8 @@ export interface GatewayConfig {
   selection: ToolSelection;
   toolsMode: 'static' | 'dynamic' | 'auto';
   toolsTokenBudget: number;
+  /** UPSTREAM_AUTH: how to send the upstream key, instead of the spec's security schemes. */
+  upstreamAuth: UpstreamAuth | undefined;
 }
 
 export class ConfigError extends Error {
@@ -51,7 +54,8 @@ environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), MAX_UPLOAD_BYTES (10485760),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
-  TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000)`;
+  TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
+  UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -146,6 +150,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
+    upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
     toolsMode,
     toolsTokenBudget: integerOf('TOOLS_TOKEN_BUDGET', env.TOOLS_TOKEN_BUDGET, 20_000, 100, 10_000_000),
     batchLimits: {
@@ -173,6 +178,17 @@ function maxUploadBytesOf(value: string | undefined): number {
   if (!Number.isInteger(n) || n < 0 || n > 1024 * 1024 * 1024)
     throw new ConfigError(`MAX_UPLOAD_BYTES must be an integer from 0 to 1073741824, got '${value}'`);
   return n;
+}
+
+/** `spec` (the default: the document's security schemes), `bearer`, `header:<Name>` or `query:<name>`. */
+function upstreamAuthOf(value: string | undefined): UpstreamAuth | undefined {
+  if (value === undefined || value === '' || value === 'spec') return undefined;
+  if (value === 'bearer') return { type: 'bearer' };
+  const match = /^(header|query):([!#$%&'*+.^_`|~0-9A-Za-z-]+)$/.exec(value);
+  if (match) return { type: match[1] as 'header' | 'query', name: match[2] as string };
+  throw new ConfigError(
+    `UPSTREAM_AUTH must be spec, bearer, header:<Name> or query:<name> (e.g. header:X-Api-Key), got '${value}'`,
+  );
 }
 
 function onOff(name: string, value: string | undefined, fallback: boolean): boolean {

@@ -3,7 +3,13 @@
 import { HttpClient } from '@agentwire/http-client';
 import { listTokensInWorker, TOKENIZER } from '@agentwire/tool-tokens';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
-import { type LoadResult, openApiToTools, type SkippedOperation, type Tool } from './openapi/openapi-to-tools.js';
+import {
+  type LoadResult,
+  openApiToTools,
+  type SkippedOperation,
+  type Tool,
+  type UpstreamAuth,
+} from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
 import { LATEST_LEGACY } from './protocol/revisions.js';
 import { loadSpec } from './spec-loader.js';
@@ -31,6 +37,8 @@ export interface GatewayOptions {
   maxUploadBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
   maxResponseBytes?: number | undefined;
+  /** How to send the upstream key for every operation, instead of the document's security schemes. */
+  upstreamAuth?: UpstreamAuth | undefined;
   /** Which operations to serve (tool-selection.ts). Default: all. */
   selection?: ToolSelection | undefined;
   /**
@@ -99,7 +107,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sameOrigin && options.upstreamApiKey ? { authorization: `Bearer ${options.upstreamApiKey}` } : {};
     document = await loadSpec(source, headers);
   }
-  const loaded: LoadResult = openApiToTools(document);
+  const loaded: LoadResult = openApiToTools(document, { auth: options.upstreamAuth });
   const loadedTools =
     options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
   const selection = selectTools(loadedTools, options.selection ?? SELECT_ALL);

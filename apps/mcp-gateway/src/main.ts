@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     maxUploadBytes: config.maxUploadBytes,
     maxResponseBytes: config.maxResponseBytes,
     selection: config.selection,
+    upstreamAuth: config.upstreamAuth,
     toolsMode: config.toolsMode,
     toolsTokenBudget: config.toolsTokenBudget,
   });

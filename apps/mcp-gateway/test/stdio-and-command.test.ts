@@ -265,6 +265,16 @@ describe('configuration', () => {
     expect(() => readConfig([], { ...env, TOOLS_READ_ONLY: 'yes' })).toThrow(
       "TOOLS_READ_ONLY must be on or off, got 'yes'",
     );
+    expect(readConfig([], env).upstreamAuth).toBeUndefined();
+    expect(readConfig([], { ...env, UPSTREAM_AUTH: 'spec' }).upstreamAuth).toBeUndefined();
+    expect(readConfig([], { ...env, UPSTREAM_AUTH: 'bearer' }).upstreamAuth).toEqual({ type: 'bearer' });
+    expect(readConfig([], { ...env, UPSTREAM_AUTH: 'query:api_key' }).upstreamAuth).toEqual({
+      type: 'query',
+      name: 'api_key',
+    });
+    expect(() => readConfig([], { ...env, UPSTREAM_AUTH: 'basic' })).toThrow(
+      "UPSTREAM_AUTH must be spec, bearer, header:<Name> or query:<name> (e.g. header:X-Api-Key), got 'basic'",
+    );
     expect(() => readConfig([], { ...env, TOOLS_TOKEN_BUDGET: '10' })).toThrow(
       "TOOLS_TOKEN_BUDGET must be an integer from 100 to 10000000, got '10'",
     );

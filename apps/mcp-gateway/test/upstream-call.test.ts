@@ -269,6 +269,61 @@ describe('calling the upstream', () => {
     expect(upstream.seen[0]?.url).toBe('/files/a.txt');
   });
 
+  it("sends the key as UPSTREAM_AUTH says for a spec that declares no security (as GitHub's does not)", async () => {
+    const upstream = await recordingUpstream();
+    const open = {
+      openapi: '3.1.0',
+      info: { title: 'Open', version: '1' },
+      paths: {
+        '/things': {
+          get: {
+            operationId: 'things',
+            // A parameter named like the key's header is left out: the model cannot set the key.
+            parameters: [{ name: 'X-Api-Key', in: 'header', schema: { type: 'string' } }],
+            responses: {
+              '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } },
+            },
+          },
+        },
+      },
+    };
+    const call = async (gateway: Awaited<ReturnType<typeof createGateway>>, args: object) =>
+      gateway.server.handle(
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'things', arguments: args } },
+        {
+          session: { protocolVersion: '2025-11-25', initialized: true },
+          signal: new AbortController().signal,
+          notify: () => undefined,
+        },
+      );
+    const asSpec = await createGateway({ upstreamUrl: upstream.url, upstreamApiKey: 'k-0123456789', openapi: open });
+    onCleanup(() => asSpec.close());
+    await call(asSpec, {});
+    const header = await createGateway({
+      upstreamUrl: upstream.url,
+      upstreamApiKey: 'k-0123456789',
+      openapi: open,
+      upstreamAuth: { type: 'header', name: 'X-Api-Key' },
+    });
+    onCleanup(() => header.close());
+    expect(header.problems).toEqual([
+      "GET /things (things): left out header parameter 'X-Api-Key': the X-Api-Key header carries the upstream key",
+    ]);
+    await call(header, {});
+    const bearer = await createGateway({
+      upstreamUrl: upstream.url,
+      upstreamApiKey: 'k-0123456789',
+      openapi: open,
+      upstreamAuth: { type: 'bearer' },
+    });
+    onCleanup(() => bearer.close());
+    await call(bearer, {});
+    const [none, inHeader, asBearer] = upstream.seen;
+    expect([none?.headers['x-api-key'], none?.headers.authorization]).toEqual([undefined, undefined]);
+    expect(inHeader?.headers['x-api-key']).toBe('k-0123456789');
+    expect(asBearer?.headers.authorization).toBe('Bearer k-0123456789');
+  });
+
   it('sends query arrays as repeated parameters', async () => {
     const upstream = await recordingUpstream();
     const arraySpec = {

@@ -97,9 +97,13 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
  * One operation as a tool, in named steps that each read the operation's context. The order
  * decides which problem is reported first when an operation has several.
  */
-function convertOperation(ctx: OperationContext, names: NameRegistry): Tool | undefined {
+function convertOperation(
+  ctx: OperationContext,
+  names: NameRegistry,
+  authOverride: UpstreamAuth | undefined,
+): Tool | undefined {
   if (ctx.x.hidden) return undefined;
-  const auth = securityFor(ctx.document, ctx.operation);
+  const auth = authOverride ? [authOverride] : securityFor(ctx.document, ctx.operation);
   const input = inputOf(parametersOf(ctx, auth), requestBodyOf(ctx));
   const output = outputOf(ctx);
   const text = toolTextOf(ctx);
@@ -132,8 +136,12 @@ function convertOperation(ctx: OperationContext, names: NameRegistry): Tool | un
   return tool;
 }
 
-/** Converts a parsed OpenAPI document. Throws only when the document as a whole is unusable. */
-export function openApiToTools(document: unknown): LoadResult {
+/**
+ * Converts a parsed OpenAPI document. Throws only when the document as a whole is unusable.
+ * `auth` replaces the document's security requirements for every operation (for a document
+ * that declares none, as GitHub's does not).
+ */
+export function openApiToTools(document: unknown, options: { auth?: UpstreamAuth | undefined } = {}): LoadResult {
   if (typeof document !== 'object' || document === null) throw new SpecError('the OpenAPI document is not an object');
   const doc = document as Record<string, unknown>;
   const version = typeof doc.openapi === 'string' ? doc.openapi : undefined;
@@ -165,7 +173,7 @@ export function openApiToTools(document: unknown): LoadResult {
       };
       try {
         const ctx = operationContext({ document: doc, openapi30, method, path, pathItem, operation }, patterns);
-        const tool = convertOperation(ctx, names);
+        const tool = convertOperation(ctx, names, options.auth);
         if (tool) {
           tools.push(tool);
           for (const { part, reason } of ctx.dropped) skipped.push({ ...where, part, reason });
