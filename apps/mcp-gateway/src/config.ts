@@ -39,6 +39,8 @@ export interface GatewayConfig {
   selection: ToolSelection;
   toolsMode: 'static' | 'dynamic' | 'auto';
   toolsTokenBudget: number;
+  maxResultBytes: number;
+  maxResultTokens: number | undefined;
   /** UPSTREAM_AUTH: how to send the upstream key, instead of the spec's security schemes. */
   upstreamAuth: UpstreamAuth | undefined;
 }
@@ -55,7 +57,7 @@ environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
-  UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>)`;
+  UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -151,6 +153,10 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
+    maxResultBytes: integerOf('MAX_RESULT_BYTES', env.MAX_RESULT_BYTES, 100_000, 1024, 100 * 1024 * 1024),
+    maxResultTokens: env.MAX_RESULT_TOKENS
+      ? integerOf('MAX_RESULT_TOKENS', env.MAX_RESULT_TOKENS, 0, 100, 10_000_000)
+      : undefined,
     toolsMode,
     toolsTokenBudget: integerOf('TOOLS_TOKEN_BUDGET', env.TOOLS_TOKEN_BUDGET, 20_000, 100, 10_000_000),
     batchLimits: {

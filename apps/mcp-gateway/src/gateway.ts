@@ -12,6 +12,7 @@ import {
 } from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
 import { LATEST_LEGACY } from './protocol/revisions.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
 import { loadSpec } from './spec-loader.js';
 import { describeTool, ToolRegistry, type ToolsMode } from './tool-registry.js';
 import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
@@ -37,6 +38,10 @@ export interface GatewayOptions {
   maxUploadBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
   maxResponseBytes?: number | undefined;
+  /** The most bytes of text one tool result may carry; a longer one is cut (result-limits.ts). Default 100 000. */
+  maxResultBytes?: number | undefined;
+  /** The most tokens (o200k_base) of text one tool result may carry. Default: no token cap. */
+  maxResultTokens?: number | undefined;
   /** How to send the upstream key for every operation, instead of the document's security schemes. */
   upstreamAuth?: UpstreamAuth | undefined;
   /** Which operations to serve (tool-selection.ts). Default: all. */
@@ -142,6 +147,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tools,
     upstream: new UpstreamCaller(client, options.upstreamApiKey, options.maxUploadBytes),
     ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
+    resultLimits: {
+      maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      ...(options.maxResultTokens === undefined ? {} : { maxTokens: options.maxResultTokens }),
+    },
   });
   return {
     server,

@@ -25,6 +25,8 @@ async function main(): Promise<void> {
     maxResponseBytes: config.maxResponseBytes,
     selection: config.selection,
     upstreamAuth: config.upstreamAuth,
+    maxResultBytes: config.maxResultBytes,
+    maxResultTokens: config.maxResultTokens,
     toolsMode: config.toolsMode,
     toolsTokenBudget: config.toolsTokenBudget,
   });

@@ -152,4 +152,34 @@ describe("GitHub's REST API", () => {
     expect(results.length).toBeGreaterThan(0);
     expect(results.every((r) => dynamic.tools.operation(r.name)?.source.tags.includes('issues'))).toBe(true);
   }, 60_000);
+
+  it('cuts an oversized list result to items that fit, still valid for its output schema', async () => {
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: prism.url,
+      openapi: GITHUB,
+      toolsMode: 'static',
+      selection: { include: parseSelectors('op:issues/list-for-repo', 'TOOLS_INCLUDE'), exclude: [], readOnly: false },
+      maxResultBytes: 6000,
+    });
+    const { client } = await httpV2(gw, 'legacy');
+    const [tool] = (await client.listTools()).tools;
+    expect(tool?.name).toBe('issues_list-for-repo');
+    const args = { owner: 'octocat', repo: 'hello-world', per_page: 100 };
+    const result = (await client.callTool({ name: 'issues_list-for-repo', arguments: args })) as Result & {
+      _meta?: Record<string, { cut?: { kept: number; of: number } }>;
+    };
+    expect(result.isError).toBeFalsy();
+    const cut = result._meta?.[META.upstream]?.cut;
+    expect(cut?.kept).toBeLessThan(cut?.of ?? 0);
+    expect(result.content.at(-1)?.text).toMatch(
+      /To see the rest, ask for less or for the next part with page, per_page\.$/,
+    );
+    // The client checked structuredContent against the tool's outputSchema; check it here as well.
+    const { compileValidator, createAjv } = await import('@agentwire/schemas/validation');
+    const checked = compileValidator(
+      tool?.outputSchema as object,
+      createAjv({ useDefaults: false }),
+    )(result.structuredContent);
+    expect(checked).toEqual({ ok: true, value: expect.anything() });
+  }, 60_000);
 });

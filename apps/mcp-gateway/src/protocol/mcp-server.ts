@@ -4,6 +4,7 @@
 // JSON-RPC request at a time with a context and send back what it returns.
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL } from '../dynamic-tools.js';
 import type { Tool } from '../openapi/openapi-to-tools.js';
+import { boundResult, DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from '../result-limits.js';
 import { describeTool, isMetaTool, type ToolRegistry } from '../tool-registry.js';
 import type { ToolResult, UpstreamCaller } from '../upstream-caller.js';
 import {
@@ -64,6 +65,8 @@ export interface McpServerOptions {
   defaultDeadlineMs?: number;
   /** The longest deadline a caller may ask for. Default 300 000 ms. */
   maxDeadlineMs?: number;
+  /** What one result may cost a model (result-limits.ts). Default 100 000 bytes, no token cap. */
+  resultLimits?: ResultLimits;
 }
 
 const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
@@ -73,7 +76,12 @@ export class McpServer {
     Pick<McpServerOptions, 'title' | 'instructions'>;
 
   constructor(options: McpServerOptions) {
-    this.#options = { defaultDeadlineMs: 30_000, maxDeadlineMs: 300_000, ...options };
+    this.#options = {
+      defaultDeadlineMs: 30_000,
+      maxDeadlineMs: 300_000,
+      resultLimits: { maxBytes: DEFAULT_MAX_RESULT_BYTES },
+      ...options,
+    };
   }
 
   get serverInfo(): Record<string, string> {
@@ -306,7 +314,13 @@ export class McpServer {
       structured: f.structuredOutput,
     });
     if (ctx.signal.aborted) return { kind: 'cancelled' };
-    const answer = this.#checkStructured(tool, result);
+    const answer = boundResult(this.#checkStructured(tool, result), tool, this.#options.resultLimits, (value) => {
+      try {
+        return this.#options.tools.checkOutput(tool, value).ok;
+      } catch {
+        return false;
+      }
+    });
     this.#log(ctx, logLevel, name, answer);
     return this.#ok(id, answer as unknown as Record<string, unknown>);
   }
