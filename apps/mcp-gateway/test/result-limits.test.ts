@@ -55,7 +55,7 @@ describe('bounded results', () => {
     await client.listTools();
     const result = (await client.callTool({ name: 'list_emails', arguments: { limit: 50 } })) as Result;
     expect(result.isError).toBeFalsy();
-    expect((result.structuredContent?.data as unknown[]).length).toBeLessThan(50);
+    expect((result.structuredContent?.data as unknown[] | undefined)?.length).toBeLessThan(50);
     expect(countTokens(textOf(result))).toBeLessThanOrEqual(600);
     expect(result.content[1]?.text).toMatch(/over MAX_RESULT_BYTES \(100000\) or MAX_RESULT_TOKENS \(600\)/);
   });
