@@ -23,8 +23,13 @@ export interface GatewayConfig {
   logLevel: string;
   /** Tools per tools/list page. */
   pageSize: number;
-  /** Advertise outputSchemas and send structuredContent (OUTPUT_SCHEMAS=off for a hopeless spec). */
-  outputSchemas: boolean;
+  /**
+   * Advertise outputSchemas and send structuredContent (on); neither, for a hopeless spec (off);
+   * or send structuredContent but leave the schemas out of the list, which they would dominate (unlisted).
+   */
+  outputSchemas: boolean | 'unlisted';
+  /** TOOLS_DESCRIPTION_MAX: descriptions in the list cut to their first paragraph, at most this long. */
+  descriptionMax: number | undefined;
   /** Decoded bytes of files and binary bodies one tool call may send upstream. */
   maxUploadBytes: number;
   /** HTTP: a request must arrive in full within this time (408 otherwise). */
@@ -53,7 +58,7 @@ export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--opena
   [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]
 environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
-  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on), MAX_UPLOAD_BYTES (10485760),
+  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
@@ -146,6 +151,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logLevel: logLevelOf(env.LOG_LEVEL),
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),
     outputSchemas: outputSchemasOf(env.OUTPUT_SCHEMAS),
+    descriptionMax: env.TOOLS_DESCRIPTION_MAX
+      ? integerOf('TOOLS_DESCRIPTION_MAX', env.TOOLS_DESCRIPTION_MAX, 0, 40, 100_000)
+      : undefined,
     maxUploadBytes: maxUploadBytesOf(env.MAX_UPLOAD_BYTES),
     requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
@@ -204,10 +212,11 @@ function onOff(name: string, value: string | undefined, fallback: boolean): bool
   throw new ConfigError(`${name} must be on or off, got '${value}'`);
 }
 
-function outputSchemasOf(value: string | undefined): boolean {
+function outputSchemasOf(value: string | undefined): boolean | 'unlisted' {
   if (value === undefined || value === '' || value === 'on') return true;
   if (value === 'off') return false;
-  throw new ConfigError(`OUTPUT_SCHEMAS must be on or off, got '${value}'`);
+  if (value === 'unlisted') return 'unlisted';
+  throw new ConfigError(`OUTPUT_SCHEMAS must be on, off or unlisted, got '${value}'`);
 }
 
 function pageSizeOf(value: string | undefined): number {

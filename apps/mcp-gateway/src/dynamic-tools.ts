@@ -24,6 +24,8 @@ const DEFAULT_SEARCH_RESULTS = 8;
 /** Words that say nothing about which operation is meant. */
 const STOP_WORDS = new Set(['a', 'an', 'the', 'to', 'of', 'for', 'in', 'on', 'by', 'and', 'or', 'with', 'my', 'me']);
 
+const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+
 /** A tool the gateway answers itself, without calling the upstream. */
 export interface MetaTool {
   name: string;
@@ -104,7 +106,38 @@ export function firstParagraph(text: string): string {
   return text.split(/\n\s*\n/)[0]?.trim() ?? '';
 }
 
-const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
+/**
+ * A description cut to a budget: its first paragraph, at most `max` characters (cut at a word,
+ * with an ellipsis), and a pointer to the full text when anything was left out.
+ */
+export function compactDescription(text: string, max: number): string {
+  const first = firstParagraph(text);
+  let short = first;
+  if (short.length > max) {
+    const cut = short.slice(0, max);
+    const space = cut.lastIndexOf(' ');
+    short = `${(space > max / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+  }
+  return short === text.trim() ? short : `${short} (${DESCRIBE_TOOL} gives the full text)`;
+}
+
+/** Static mode with cut descriptions lists this too, so the full text is a call away. */
+export function describeToolForStatic(): MetaTool {
+  return {
+    meta: 'describe',
+    name: DESCRIBE_TOOL,
+    title: 'Describe one tool',
+    description:
+      "The full description of one tool (the list shows each one's first paragraph), with the JSON Schema of its arguments and of its result.",
+    inputSchema: {
+      type: 'object',
+      properties: { name: { type: 'string', minLength: 1, description: 'The exact name of a listed tool' } },
+      required: ['name'],
+      additionalProperties: false,
+    },
+    annotations: { ...readOnly, title: 'Describe one tool' },
+  };
+}
 
 /** The three tools dynamic mode lists, for an API of `count` operations titled `title`. */
 export function metaTools(title: string, count: number): MetaTool[] {

@@ -7,14 +7,13 @@ import {
   type LoadResult,
   openApiToTools,
   type SkippedOperation,
-  type Tool,
   type UpstreamAuth,
 } from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
 import { LATEST_LEGACY } from './protocol/revisions.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
 import { loadSpec } from './spec-loader.js';
-import { describeTool, ToolRegistry, type ToolsMode } from './tool-registry.js';
+import { ToolRegistry, type ToolsMode } from './tool-registry.js';
 import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
 import { UpstreamCaller } from './upstream-caller.js';
 
@@ -33,7 +32,9 @@ export interface GatewayOptions {
    * Advertise each operation's (loosened) outputSchema and answer with structuredContent.
    * Default true; false for a spec whose response schemas are hopeless: text results only.
    */
-  outputSchemas?: boolean | undefined;
+  outputSchemas?: boolean | 'unlisted' | undefined;
+  /** Descriptions in the list cut to their first paragraph, at most this many characters. Default: whole. */
+  descriptionMax?: number | undefined;
   /** Decoded bytes of files and binary bodies one tool call may send. Default 10 MiB. */
   maxUploadBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
@@ -120,9 +121,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     throw new SelectionError(`the tool selection keeps nothing: ${selection.summary}`);
   }
   const budget = options.toolsTokenBudget ?? DEFAULT_TOOLS_TOKEN_BUDGET;
-  const choice = await chooseMode(selection.kept, options.toolsMode ?? 'auto', budget);
+  const registry = (mode: ToolsMode) =>
+    new ToolRegistry(selection.kept, options.pageSize ?? 100, {
+      mode,
+      title: loaded.title,
+      descriptionMax: options.descriptionMax,
+      listOutputSchemas: options.outputSchemas !== 'unlisted',
+    });
+  const staticList = registry('static');
+  const choice = await chooseMode(staticList, options.toolsMode ?? 'auto', budget);
   const mode = choice.mode;
-  const tools = new ToolRegistry(selection.kept, options.pageSize ?? 100, { mode, title: loaded.title });
+  const tools = mode === 'static' ? staticList : registry(mode);
   let cost: Promise<ToolListCost> | undefined;
   const listCost = () => {
     cost ??= (async () => {
@@ -166,10 +175,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 }
 
 async function chooseMode(
-  tools: readonly Tool[],
+  staticList: ToolRegistry,
   requested: ToolsMode | 'auto',
   budget: number,
 ): Promise<ToolsModeChoice> {
+  const tools = staticList.listed;
   if (requested !== 'auto') return { mode: requested, why: `TOOLS_MODE=${requested}`, budget };
   // Bytes first, tool by tool, stopping once the list is surely over: a thousand-tool list
   // is ruled out after a few dozen tools, without a tokenizer.
@@ -177,7 +187,7 @@ async function chooseMode(
   const described: Record<string, unknown>[] = [];
   let bytes = Buffer.byteLength('{"tools":[]}');
   for (const tool of tools) {
-    const one = describeTool(tool, LATEST_LEGACY);
+    const one = staticList.view(tool, LATEST_LEGACY);
     described.push(one);
     bytes += Buffer.byteLength(JSON.stringify(one)) + 1;
     if (bytes > surelyOver) {

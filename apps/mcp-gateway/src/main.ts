@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     openapi: config.openapi,
     pageSize: config.pageSize,
     outputSchemas: config.outputSchemas,
+    descriptionMax: config.descriptionMax,
     maxUploadBytes: config.maxUploadBytes,
     maxResponseBytes: config.maxResponseBytes,
     selection: config.selection,

@@ -6,7 +6,14 @@
 // Either way only the operations the selection kept are here at all, so a left-out operation
 // cannot be called by any route.
 import { compileValidator, createAjv, type Validate } from '@agentwire/schemas/validation';
-import { type MetaTool, metaTools, OperationIndex } from './dynamic-tools.js';
+import {
+  compactDescription,
+  DESCRIBE_TOOL,
+  describeToolForStatic,
+  type MetaTool,
+  metaTools,
+  OperationIndex,
+} from './dynamic-tools.js';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { INVALID_PARAMS, RpcError } from './protocol/json-rpc.js';
 import { features, type Revision } from './protocol/revisions.js';
@@ -34,12 +41,23 @@ export class ToolRegistry {
   readonly #validators = new WeakMap<ListedTool, Validate<Record<string, unknown>>>();
   readonly #outputValidators = new WeakMap<Tool, Validate<unknown>>();
 
-  constructor(tools: readonly Tool[], pageSize = 100, options: { mode?: ToolsMode; title?: string } = {}) {
+  readonly #compact: CompactOptions;
+
+  constructor(
+    tools: readonly Tool[],
+    pageSize = 100,
+    options: { mode?: ToolsMode; title?: string } & CompactOptions = {},
+  ) {
     this.tools = tools;
     this.pageSize = pageSize;
     this.mode = options.mode ?? 'static';
+    this.#compact = { descriptionMax: options.descriptionMax, listOutputSchemas: options.listOutputSchemas };
     this.#byName = new Map(tools.map((t) => [t.name, t]));
-    this.listed = this.mode === 'dynamic' ? metaTools(options.title ?? 'the API', tools.length) : tools;
+    if (this.mode === 'dynamic') this.listed = metaTools(options.title ?? 'the API', tools.length);
+    else if (options.descriptionMax !== undefined && !this.#byName.has(DESCRIBE_TOOL)) {
+      // Cut descriptions: the full text stays one call away.
+      this.listed = [...tools, describeToolForStatic()];
+    } else this.listed = tools;
     this.#listedByName = new Map(this.listed.map((t) => [t.name, t]));
   }
 
@@ -101,7 +119,7 @@ export class ToolRegistry {
       }
       offset = decoded;
     }
-    const slice = this.listed.slice(offset, offset + this.pageSize).map((t) => describeTool(t, revision));
+    const slice = this.listed.slice(offset, offset + this.pageSize).map((t) => this.view(t, revision));
     const next = offset + this.pageSize;
     return next < this.listed.length
       ? { tools: slice, nextCursor: Buffer.from(String(next)).toString('base64url') }
@@ -110,8 +128,27 @@ export class ToolRegistry {
 
   /** Every listed tool as a client of this revision sees it (what the token count measures). */
   describeAll(revision: Revision): Record<string, unknown>[] {
-    return this.listed.map((t) => describeTool(t, revision));
+    return this.listed.map((t) => this.view(t, revision));
   }
+
+  /** A tool as tools/list shows it: compacted when the options say so (describe_operation shows it whole). */
+  view(tool: ListedTool, revision: Revision): Record<string, unknown> {
+    const out = describeTool(tool, revision);
+    if (isMetaTool(tool)) return out;
+    if (this.#compact.descriptionMax !== undefined) {
+      out.description = compactDescription(tool.description, this.#compact.descriptionMax);
+    }
+    if (this.#compact.listOutputSchemas === false) delete out.outputSchema;
+    return out;
+  }
+}
+
+/** How tools/list shows operations: descriptions cut to a budget, output schemas left out. */
+export interface CompactOptions {
+  /** The first paragraph of each description, at most this many characters. Default: whole. */
+  descriptionMax?: number | undefined;
+  /** false: no outputSchema in the list (results still carry structuredContent). Default true. */
+  listOutputSchemas?: boolean | undefined;
 }
 
 /** A tool as a client of this revision sees it. */

@@ -176,13 +176,19 @@ describe('configuration', () => {
     expect(readConfig([], { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' }).token).toBeUndefined();
   });
 
-  it('reads OUTPUT_SCHEMAS as on (the default) or off, and refuses anything else', async () => {
+  it('reads OUTPUT_SCHEMAS as on (the default), off or unlisted, and TOOLS_DESCRIPTION_MAX, and refuses anything else', async () => {
     const { readConfig } = await import('../src/config.js');
     const env = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
     expect(readConfig([], env).outputSchemas).toBe(true);
     expect(readConfig([], { ...env, OUTPUT_SCHEMAS: 'off' }).outputSchemas).toBe(false);
+    expect(readConfig([], { ...env, OUTPUT_SCHEMAS: 'unlisted' }).outputSchemas).toBe('unlisted');
     expect(() => readConfig([], { ...env, OUTPUT_SCHEMAS: 'no' })).toThrow(
-      "OUTPUT_SCHEMAS must be on or off, got 'no'",
+      "OUTPUT_SCHEMAS must be on, off or unlisted, got 'no'",
+    );
+    expect(readConfig([], env).descriptionMax).toBeUndefined();
+    expect(readConfig([], { ...env, TOOLS_DESCRIPTION_MAX: '200' }).descriptionMax).toBe(200);
+    expect(() => readConfig([], { ...env, TOOLS_DESCRIPTION_MAX: '10' })).toThrow(
+      "TOOLS_DESCRIPTION_MAX must be an integer from 40 to 100000, got '10'",
     );
   });
 
