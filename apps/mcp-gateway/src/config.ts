@@ -1,6 +1,6 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { parseArgs } from 'node:util';
-import { readLogLevel, secretProblem } from '@agentwire/schemas';
+import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
 import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';

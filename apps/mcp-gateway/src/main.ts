@@ -3,7 +3,7 @@
 // through one pino logger on stderr (stdout belongs to the protocol over stdio), at LOG_LEVEL,
 // with the shared redaction list. Errors before the logger exists (bad settings, an unreadable
 // OpenAPI document) are one plain line each, for the person who typed the command.
-import { LOG_REDACT_PATHS } from '@agentwire/schemas';
+import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
 import { pino } from 'pino';
 import { ConfigError, readConfig } from './config.js';
 import { createGateway } from './gateway.js';

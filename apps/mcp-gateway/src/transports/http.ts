@@ -6,7 +6,7 @@
 // memory here.
 
 import type { Socket } from 'node:net';
-import { LOG_REDACT_PATHS } from '@agentwire/schemas';
+import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { Gateway } from '../gateway.js';
