@@ -13,6 +13,7 @@ export default mergeConfig(
         ...configDefaults.exclude,
         'test/public-specs.test.ts',
         'test/big-apis.test.ts',
+        'test/reload.test.ts',
         'test/fuzz.test.ts',
         'test/load.test.ts',
         'test/stdio-and-command.test.ts',

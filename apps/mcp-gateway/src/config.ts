@@ -46,6 +46,10 @@ export interface GatewayConfig {
   toolsTokenBudget: number;
   maxResultBytes: number;
   maxResultTokens: number | undefined;
+  /** OPENAPI_WATCH: reload when the spec file changes (a file, not a URL). */
+  openapiWatch: boolean;
+  /** OPENAPI_POLL_MS: read a spec URL again at this interval, and reload when it changed. */
+  openapiPollMs: number | undefined;
   /** UPSTREAM_AUTH: how to send the upstream key, instead of the spec's security schemes. */
   upstreamAuth: UpstreamAuth | undefined;
 }
@@ -62,7 +66,8 @@ environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
-  UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset)`;
+  UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
+  OPENAPI_WATCH (on: reload when the spec file changes), OPENAPI_POLL_MS (unset: read a spec URL again at this interval); SIGHUP reloads`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -161,6 +166,10 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
+    openapiWatch: onOff('OPENAPI_WATCH', env.OPENAPI_WATCH, true),
+    openapiPollMs: env.OPENAPI_POLL_MS
+      ? integerOf('OPENAPI_POLL_MS', env.OPENAPI_POLL_MS, 0, 1000, 86_400_000)
+      : undefined,
     maxResultBytes: integerOf('MAX_RESULT_BYTES', env.MAX_RESULT_BYTES, 100_000, 1024, 100 * 1024 * 1024),
     maxResultTokens: env.MAX_RESULT_TOKENS
       ? integerOf('MAX_RESULT_TOKENS', env.MAX_RESULT_TOKENS, 0, 100, 10_000_000)

@@ -1,5 +1,6 @@
 // Puts the gateway together: the upstream client, the OpenAPI document turned into tools,
 // and the MCP server core that both transports use.
+import { createHash } from 'node:crypto';
 import { HttpClient } from '@agentwire/http-client';
 import { listTokensInWorker, TOKENIZER } from '@agentwire/tool-tokens';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
@@ -93,6 +94,14 @@ export interface Gateway {
   toolsMode: ToolsModeChoice;
   /** Counted on a worker thread, started at once; the same promise every time. */
   listCost(): Promise<ToolListCost>;
+  /**
+   * Reads the document again and, when what it makes differs, swaps the tools in one step and
+   * tells the server's listeners (sessions hear notifications/tools/list_changed). A document
+   * that cannot be used leaves the tools as they were; the outcome says why.
+   */
+  reload(reason: string): Promise<ReloadOutcome>;
+  /** The document's URL or file, when it was given as one (what a reload reads). */
+  source: string | undefined;
   client: HttpClient;
   close(): Promise<void>;
 }
@@ -106,13 +115,102 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     maxResponseBytes: options.maxResponseBytes,
   });
   const source = options.openapi ?? `${client.baseUrl}/openapi.json`;
-  let document: unknown = source;
-  if (typeof source === 'string') {
+  const load = async (): Promise<unknown> => {
+    if (typeof source !== 'string') return source;
     const sameOrigin = /^https?:/i.test(source) && new URL(source).origin === new URL(client.baseUrl).origin;
     const headers: Record<string, string> =
       sameOrigin && options.upstreamApiKey ? { authorization: `Bearer ${options.upstreamApiKey}` } : {};
-    document = await loadSpec(source, headers);
-  }
+    return loadSpec(source, headers);
+  };
+  let current = await buildTools(await load(), options);
+  const server = new McpServer({
+    name: 'agentwire-mcp-gateway',
+    title: `${current.loaded.title} (via agentwire)`,
+    version: GATEWAY_VERSION,
+    instructions: instructionsFor(current),
+    tools: current.tools,
+    upstream: new UpstreamCaller(client, options.upstreamApiKey, options.maxUploadBytes),
+    ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
+    resultLimits: {
+      maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      ...(options.maxResultTokens === undefined ? {} : { maxTokens: options.maxResultTokens }),
+    },
+  });
+  // One reload at a time: a SIGHUP during a file-change reload waits for it.
+  let reloading: Promise<ReloadOutcome> = Promise.resolve({ changed: false, tools: 0, summary: '' });
+  const reload = (reason: string): Promise<ReloadOutcome> => {
+    reloading = reloading.then(async () => {
+      let next: BuiltTools;
+      try {
+        next = await buildTools(await load(), options);
+      } catch (error) {
+        return {
+          changed: false,
+          tools: current.tools.tools.length,
+          summary: current.selection.summary,
+          error: (error as Error).message,
+          reason,
+        };
+      }
+      if (next.fingerprint() === current.fingerprint()) {
+        return { changed: false, tools: current.tools.tools.length, summary: current.selection.summary, reason };
+      }
+      current = next;
+      // One step: calls already running keep the tool they started with.
+      server.setTools(next.tools, instructionsFor(next));
+      return { changed: true, tools: next.tools.tools.length, summary: next.selection.summary, reason };
+    });
+    return reloading;
+  };
+  return {
+    server,
+    get tools() {
+      return current.tools;
+    },
+    get problems() {
+      return current.loaded.problems;
+    },
+    get skipped() {
+      return current.loaded.skipped;
+    },
+    get selection() {
+      return current.selection;
+    },
+    get toolsMode() {
+      return current.choice;
+    },
+    listCost: () => current.listCost(),
+    reload,
+    source: typeof source === 'string' ? source : undefined,
+    client,
+    close: () => client.close(),
+  };
+}
+
+/** What a reload did. */
+export interface ReloadOutcome {
+  /** The tools were swapped (the document, or what the gateway makes of it, changed). */
+  changed: boolean;
+  /** Operations served after it. */
+  tools: number;
+  summary: string;
+  reason?: string;
+  /** Why the new document could not be used; the previous tools are still served. */
+  error?: string;
+}
+
+interface BuiltTools {
+  loaded: LoadResult;
+  selection: SelectionReport;
+  choice: ToolsModeChoice;
+  tools: ToolRegistry;
+  /** Tells a changed document from the same one read again (computed on first use: a reload). */
+  fingerprint(): string;
+  listCost(): Promise<ToolListCost>;
+}
+
+/** From a document to the registry served: conversion, selection, mode. Throws when unusable. */
+async function buildTools(document: unknown, options: GatewayOptions): Promise<BuiltTools> {
   const loaded: LoadResult = openApiToTools(document, { auth: options.upstreamAuth });
   const loadedTools =
     options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
@@ -130,8 +228,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   const staticList = registry('static');
   const choice = await chooseMode(staticList, options.toolsMode ?? 'auto', budget);
-  const mode = choice.mode;
-  const tools = mode === 'static' ? staticList : registry(mode);
+  const tools = choice.mode === 'static' ? staticList : registry(choice.mode);
   let cost: Promise<ToolListCost> | undefined;
   const listCost = () => {
     cost ??= (async () => {
@@ -145,33 +242,20 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     })();
     return cost;
   };
-  const server = new McpServer({
-    name: 'agentwire-mcp-gateway',
-    title: `${loaded.title} (via agentwire)`,
-    version: GATEWAY_VERSION,
-    instructions:
-      mode === 'static'
-        ? `Tools for ${loaded.title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`
-        : `Tools for ${loaded.title}, an API of ${selection.kept.length} operations: find one with ${SEARCH_TOOL}, read its arguments with ${DESCRIBE_TOOL}, call it with ${CALL_TOOL}. Errors come back as results with isError and say whether trying again could help.`,
-    tools,
-    upstream: new UpstreamCaller(client, options.upstreamApiKey, options.maxUploadBytes),
-    ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
-    resultLimits: {
-      maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-      ...(options.maxResultTokens === undefined ? {} : { maxTokens: options.maxResultTokens }),
-    },
-  });
-  return {
-    server,
-    tools,
-    problems: loaded.problems,
-    skipped: loaded.skipped,
-    selection,
-    toolsMode: choice,
-    listCost,
-    client,
-    close: () => client.close(),
+  let hash: string | undefined;
+  // The settings do not change between reloads, so the same document makes the same tools.
+  const fingerprint = () => {
+    hash ??= createHash('sha256').update(JSON.stringify(document)).digest('hex');
+    return hash;
   };
+  return { loaded, selection, choice, tools, fingerprint, listCost };
+}
+
+function instructionsFor(built: BuiltTools): string {
+  const title = built.loaded.title;
+  return built.choice.mode === 'static'
+    ? `Tools for ${title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`
+    : `Tools for ${title}, an API of ${built.selection.kept.length} operations: find one with ${SEARCH_TOOL}, read its arguments with ${DESCRIBE_TOOL}, call it with ${CALL_TOOL}. Errors come back as results with isError and say whether trying again could help.`;
 }
 
 async function chooseMode(

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
+import { watch } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 // The mcp-gateway command: Streamable HTTP by default, stdio with --stdio. Every log line goes
 // through one pino logger on stderr (stdout belongs to the protocol over stdio), at LOG_LEVEL,
 // with the shared redaction list. Errors before the logger exists (bad settings, an unreadable
 // OpenAPI document) are one plain line each, for the person who typed the command.
 import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
-import { pino } from 'pino';
-import { ConfigError, readConfig } from './config.js';
-import { createGateway } from './gateway.js';
+import { type Logger, pino } from 'pino';
+import { ConfigError, type GatewayConfig, readConfig } from './config.js';
+import { createGateway, type Gateway } from './gateway.js';
 import { serveStdio } from './transports/stdio.js';
 
 async function main(): Promise<void> {
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
       (error: unknown) => logger.warn({ err: error }, 'could not count the tool list'),
     );
   };
+  watchSpec(gateway, config, logger);
   if (config.transport === 'stdio') {
     logger.info({ tools: gateway.tools.tools.length, upstream: config.upstreamUrl }, 'serving MCP over stdio');
     logTools();
@@ -84,6 +87,44 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown());
   process.once('SIGINT', () => void shutdown());
+}
+
+/**
+ * Live reload: SIGHUP, a change of the spec file (OPENAPI_WATCH), or a spec URL read again every
+ * OPENAPI_POLL_MS. The gateway swaps its tools only when what it makes of the document changed;
+ * a document it cannot use leaves the tools as they were, and the log says why.
+ */
+function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger): void {
+  const reload = (reason: string) =>
+    gateway.reload(reason).then((outcome) => {
+      if (outcome.error) {
+        logger.error(
+          { reason, error: outcome.error },
+          `reload (${reason}) failed; still serving the previous tools: ${outcome.error}`,
+        );
+      } else if (outcome.changed) {
+        logger.info({ reason, tools: outcome.tools }, `tools reloaded (${reason}): ${outcome.summary}`);
+      } else logger.debug({ reason }, `reload (${reason}): the tools are unchanged`);
+    });
+  process.on('SIGHUP', () => void reload('SIGHUP'));
+  const source = gateway.source;
+  if (source && !/^https?:/i.test(source) && config.openapiWatch) {
+    // The folder is watched, not the file: editors often replace a file rather than write it.
+    const file = resolve(source);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      watch(dirname(file), { persistent: false }, (_event, name) => {
+        if (name !== basename(file)) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => void reload('file changed'), 200);
+      });
+    } catch (error) {
+      logger.warn({ err: error }, `cannot watch ${file} for changes; SIGHUP still reloads`);
+    }
+  }
+  if (source && /^https?:/i.test(source) && config.openapiPollMs) {
+    setInterval(() => void reload('poll'), config.openapiPollMs).unref();
+  }
 }
 
 main().catch((error: unknown) => {

@@ -48,7 +48,7 @@ describe('Streamable HTTP, initialize-based revisions', () => {
     expect(r.status).toBe(200);
     const body = await r.json();
     expect(body.result.protocolVersion).toBe('2025-03-26');
-    expect(body.result.capabilities).toEqual({ tools: { listChanged: false }, logging: {} });
+    expect(body.result.capabilities).toEqual({ tools: { listChanged: true }, logging: {} });
     const id = r.headers.get('mcp-session-id') ?? '';
     expect(id).toMatch(/^[A-Za-z0-9_-]{32,}$/);
     const unknown = await post(gw, init('1999-01-01'));

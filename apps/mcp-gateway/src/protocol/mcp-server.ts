@@ -74,6 +74,7 @@ const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
 export class McpServer {
   readonly #options: Required<Omit<McpServerOptions, 'title' | 'instructions'>> &
     Pick<McpServerOptions, 'title' | 'instructions'>;
+  readonly #toolsChanged = new Set<() => void>();
 
   constructor(options: McpServerOptions) {
     this.#options = {
@@ -82,6 +83,22 @@ export class McpServer {
       resultLimits: { maxBytes: DEFAULT_MAX_RESULT_BYTES },
       ...options,
     };
+  }
+
+  /**
+   * Serves another set of tools from now on (a reload). Requests already running keep the tool
+   * they started with; listeners (the transports) tell their sessions.
+   */
+  setTools(tools: ToolRegistry, instructions?: string): void {
+    this.#options.tools = tools;
+    if (instructions !== undefined) this.#options.instructions = instructions;
+    for (const listener of this.#toolsChanged) listener();
+  }
+
+  /** Called after each setTools; returns the function that stops it. */
+  onToolsChanged(listener: () => void): () => void {
+    this.#toolsChanged.add(listener);
+    return () => this.#toolsChanged.delete(listener);
   }
 
   get serverInfo(): Record<string, string> {
@@ -131,7 +148,7 @@ export class McpServer {
       };
       const result: Record<string, unknown> = {
         protocolVersion,
-        capabilities: { tools: { listChanged: false }, logging: {} },
+        capabilities: { tools: { listChanged: true }, logging: {} },
         serverInfo: this.serverInfo,
       };
       if (this.#options.instructions) result.instructions = this.#options.instructions;
@@ -184,7 +201,7 @@ export class McpServer {
       case 'server/discover':
         result = {
           supportedVersions: SUPPORTED_VERSIONS,
-          capabilities: { tools: { listChanged: false } },
+          capabilities: { tools: { listChanged: true } },
           ttlMs: 300_000,
           cacheScope: 'public',
           ...(this.#options.instructions ? { instructions: this.#options.instructions } : {}),

@@ -69,6 +69,8 @@ export interface HttpServer {
   store: SessionStore;
   /** Client connections open now (for health checks and leak tests). */
   openConnections(): Promise<number>;
+  /** Sessions whose GET stream is open on this server. */
+  openStreams(): number;
   close(): Promise<void>;
 }
 
@@ -219,18 +221,29 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   app.get('/mcp', { sse: 'manual' }, (request, reply) => getStream(ctx, request, reply));
   app.delete('/mcp', (request, reply) => deleteSession(ctx, request, reply));
 
+  // A reload changed the tools: each session whose GET stream is open here hears it (stored
+  // with an event id like any server message, so a stream cut meanwhile gets it on resume).
+  const stopListening = gateway.server.onToolsChanged(() => {
+    for (const sessionId of ctx.getStreams.keys()) {
+      ctx.store
+        .appendEvent(sessionId, { jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+        .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not tell a session its tools changed'));
+    }
+  });
+
   app.addHook('onClose', async () => {
+    stopListening();
     ctx.inFlight.close();
     for (const sse of ctx.getStreams.values()) sse.close();
     ctx.inFlight.abortAll('server closing');
     if (ownStore) await store.close();
   });
 
-  return { app, store };
+  return { app, store, openStreams: () => ctx.getStreams.size };
 }
 
 export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise<HttpServer> {
-  const { app, store } = await buildHttpApp(gateway, options);
+  const { app, store, openStreams } = await buildHttpApp(gateway, options);
   app.server.maxConnections = options.maxConnections ?? 1_000;
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();
@@ -240,7 +253,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise
     new Promise<number>((resolve, reject) =>
       app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
     );
-  return { url: `http://${host}:${port}`, store, openConnections, close: () => app.close() };
+  return { url: `http://${host}:${port}`, store, openConnections, openStreams, close: () => app.close() };
 }
 
 /** Logger options with the shared redaction list, whatever the caller passed. */

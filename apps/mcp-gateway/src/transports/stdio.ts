@@ -93,12 +93,18 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
     }
   };
 
+  // A reload changed the tools: the client hears it once it has initialized.
+  const stopListening = server.onToolsChanged(() => {
+    if (session?.initialized) write({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  });
+
   return new Promise((resolve) => {
     const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on('line', (line) => {
       void onLine(line);
     });
     lines.on('close', () => {
+      stopListening();
       inFlight.abortAll('stdin closed');
       resolve();
     });

@@ -64,6 +64,10 @@ export interface HttpGateway {
   token: string;
   store: HttpServer['store'];
   openConnections: HttpServer['openConnections'];
+  /** Sessions whose GET stream is open (a gateway made by startHttpGatewayFor). */
+  openStreams?: HttpServer['openStreams'];
+  /** The gateway behind it (a gateway made by startHttpGatewayFor). */
+  gateway?: Awaited<ReturnType<typeof createGateway>>;
   close(): Promise<void>;
 }
 
@@ -89,6 +93,8 @@ export async function startHttpGatewayFor(
     token,
     store: http.store,
     openConnections: http.openConnections,
+    openStreams: http.openStreams,
+    gateway,
     close: () => http.close(),
   };
 }
