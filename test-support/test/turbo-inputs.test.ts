@@ -13,6 +13,7 @@ const PACKAGES = [
   'apps/agent-cli',
   'packages/http-client',
   'packages/schemas',
+  'packages/tool-tokens',
   'test-support',
   'integration',
 ];

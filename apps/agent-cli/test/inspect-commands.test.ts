@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { runAgent } from './support/run-agent.js';
 
@@ -26,9 +26,7 @@ describe('agent tools', () => {
 });
 
 describe('agent tools --spec: the modes side by side', () => {
-  const petstore = fileURLToPath(
-    new URL('../../mcp-gateway/node_modules/@readme/oas-examples/3.0/json/petstore.json', import.meta.url),
-  );
+  const petstore = createRequire(import.meta.url).resolve('@readme/oas-examples/3.0/json/petstore.json');
 
   it('shows tools listed and tokens for static, dynamic and what auto chooses', async () => {
     const { code, stdout } = await agent(['tools', '--spec', petstore, '--format', 'json']);
