@@ -4,6 +4,7 @@ import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
 import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
+import { readUpstreamsConfig, type Upstream, UpstreamsConfigError } from './upstreams-config.js';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -46,6 +47,8 @@ export interface GatewayConfig {
   toolsTokenBudget: number;
   maxResultBytes: number;
   maxResultTokens: number | undefined;
+  /** MCP_GATEWAY_CONFIG / --config: several upstreams, from a file (upstreams-config.ts). */
+  upstreams: Upstream[] | undefined;
   /** OPENAPI_WATCH: reload when the spec file changes (a file, not a URL). */
   openapiWatch: boolean;
   /** OPENAPI_POLL_MS: read a spec URL again at this interval, and reload when it changed. */
@@ -58,9 +61,9 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--host H] [--port N]
+export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--config FILE] [--host H] [--port N]
   [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]
-environment: UPSTREAM_URL (required), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
+environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
@@ -77,10 +80,25 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(`${(error as Error).message}\n${USAGE}`);
   }
   const transport = flags.stdio ? 'stdio' : 'http';
-  const upstreamUrl = flags['upstream-url'] ?? env.UPSTREAM_URL;
+  const configFile = flags.config ?? (env.MCP_GATEWAY_CONFIG || undefined);
+  let upstreams: Upstream[] | undefined;
+  if (configFile) {
+    if (flags['upstream-url'] ?? env.UPSTREAM_URL) {
+      throw new ConfigError(
+        `both a config file (${configFile}) and UPSTREAM_URL name upstreams; list every upstream in the file, or use UPSTREAM_URL alone`,
+      );
+    }
+    try {
+      upstreams = readUpstreamsConfig(configFile, env);
+    } catch (error) {
+      if (error instanceof UpstreamsConfigError) throw new ConfigError(error.message);
+      throw error;
+    }
+  }
+  const upstreamUrl = flags['upstream-url'] ?? env.UPSTREAM_URL ?? upstreams?.[0]?.url;
   if (!upstreamUrl)
     throw new ConfigError(
-      `UPSTREAM_URL is not set: the base URL of the API to expose, e.g. http://127.0.0.1:8080\n${USAGE}`,
+      `UPSTREAM_URL is not set: the base URL of the API to expose, e.g. http://127.0.0.1:8080 (or a config file of upstreams: MCP_GATEWAY_CONFIG)\n${USAGE}`,
     );
   try {
     const u = new URL(upstreamUrl);
@@ -142,6 +160,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   return {
     transport,
     upstreamUrl: upstreamUrl.replace(/\/$/, ''),
+    upstreams,
     upstreamApiKey: env.UPSTREAM_API_KEY || undefined,
     openapi: flags.openapi ?? (env.OPENAPI_URL || undefined),
     host,
@@ -249,6 +268,7 @@ function parseFlags(argv: string[]) {
       exclude: { type: 'string' },
       'read-only': { type: 'boolean' },
       'tools-mode': { type: 'string' },
+      config: { type: 'string' },
     },
   }).values;
 }

@@ -4,23 +4,21 @@ import { createHash } from 'node:crypto';
 import { HttpClient } from '@agentwire/http-client';
 import { listTokensInWorker, TOKENIZER } from '@agentwire/tool-tokens';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
-import {
-  type LoadResult,
-  openApiToTools,
-  type SkippedOperation,
-  type UpstreamAuth,
-} from './openapi/openapi-to-tools.js';
+import { openApiToTools, type SkippedOperation, type Tool, type UpstreamAuth } from './openapi/openapi-to-tools.js';
+import { MAX_TOOL_NAME, NameRegistry } from './openapi/tool-names.js';
 import { McpServer } from './protocol/mcp-server.js';
 import { LATEST_LEGACY } from './protocol/revisions.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
 import { loadSpec } from './spec-loader.js';
 import { ToolRegistry, type ToolsMode } from './tool-registry.js';
 import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
-import { UpstreamCaller } from './upstream-caller.js';
+import { type CallContext, type ToolResult, UpstreamCaller } from './upstream-caller.js';
+import type { Upstream } from './upstreams-config.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
 export interface GatewayOptions {
+  /** The one upstream's base URL; with `upstreams`, the first one's (unused otherwise). */
   upstreamUrl: string;
   upstreamApiKey?: string | undefined;
   /** A URL or file path, or the parsed document itself. Default `${upstreamUrl}/openapi.json`. */
@@ -44,6 +42,13 @@ export interface GatewayOptions {
   maxResultBytes?: number | undefined;
   /** The most tokens (o200k_base) of text one tool result may carry. Default: no token cap. */
   maxResultTokens?: number | undefined;
+  /**
+   * Several upstream APIs behind this gateway (the config file, upstreams-config.ts): each with
+   * its own client, retry budget and key, its tools named `<name>.<tool>`. When given, the
+   * single-upstream fields (upstreamUrl, upstreamApiKey, openapi, upstreamAuth, selection)
+   * are not used.
+   */
+  upstreams?: Upstream[] | undefined;
   /** How to send the upstream key for every operation, instead of the document's security schemes. */
   upstreamAuth?: UpstreamAuth | undefined;
   /** Which operations to serve (tool-selection.ts). Default: all. */
@@ -100,36 +105,102 @@ export interface Gateway {
    * that cannot be used leaves the tools as they were; the outcome says why.
    */
   reload(reason: string): Promise<ReloadOutcome>;
-  /** The document's URL or file, when it was given as one (what a reload reads). */
-  source: string | undefined;
+  /** The documents' URLs or files, for those given as one (what a reload reads). */
+  sources: string[];
+  /** The (first) upstream's client. */
   client: HttpClient;
   close(): Promise<void>;
 }
 
-export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+/** One upstream as the gateway runs it: its client and caller, and how to read its document. */
+interface Source {
+  /** The tool-name prefix; undefined for the single upstream of the environment settings. */
+  name: string | undefined;
+  client: HttpClient;
+  caller: UpstreamCaller;
+  auth: UpstreamAuth | undefined;
+  selection: ToolSelection;
+  deadlineMs: number | undefined;
+  where: string | undefined;
+  load(): Promise<unknown>;
+}
+
+function sourceOf(
+  upstream: Pick<Upstream, 'url' | 'apiKey' | 'timeoutMs' | 'maxRetries' | 'maxResponseBytes' | 'maxUploadBytes'>,
+  spec: string | object | undefined,
+  rest: Omit<Source, 'client' | 'caller' | 'load' | 'where'>,
+): Source {
   const client = new HttpClient({
-    baseUrl: options.upstreamUrl,
+    baseUrl: upstream.url,
     layer: 'gateway',
-    timeoutMs: options.upstreamTimeoutMs ?? 30_000,
-    redact: options.upstreamApiKey ? [options.upstreamApiKey] : [],
-    maxResponseBytes: options.maxResponseBytes,
+    timeoutMs: upstream.timeoutMs ?? 30_000,
+    redact: upstream.apiKey ? [upstream.apiKey] : [],
+    maxResponseBytes: upstream.maxResponseBytes,
+    ...(upstream.maxRetries === undefined ? {} : { maxRetries: upstream.maxRetries }),
   });
-  const source = options.openapi ?? `${client.baseUrl}/openapi.json`;
+  const source = spec ?? `${client.baseUrl}/openapi.json`;
   const load = async (): Promise<unknown> => {
     if (typeof source !== 'string') return source;
     const sameOrigin = /^https?:/i.test(source) && new URL(source).origin === new URL(client.baseUrl).origin;
     const headers: Record<string, string> =
-      sameOrigin && options.upstreamApiKey ? { authorization: `Bearer ${options.upstreamApiKey}` } : {};
+      sameOrigin && upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {};
     return loadSpec(source, headers);
   };
-  let current = await buildTools(await load(), options);
+  return {
+    ...rest,
+    client,
+    caller: new UpstreamCaller(client, upstream.apiKey, upstream.maxUploadBytes),
+    where: typeof source === 'string' ? source : undefined,
+    load,
+  };
+}
+
+/** Sends each tool's call through the client of the upstream it came from. */
+class UpstreamRouter {
+  readonly #callers: Map<string | undefined, UpstreamCaller>;
+  constructor(sources: readonly Source[]) {
+    this.#callers = new Map(sources.map((s) => [s.name, s.caller]));
+  }
+  call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
+    const caller = this.#callers.get(tool.binding.upstream);
+    if (!caller) throw new Error(`tool ${tool.name} names no known upstream (${String(tool.binding.upstream)})`);
+    return caller.call(tool, args, ctx);
+  }
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const sources: Source[] = options.upstreams
+    ? options.upstreams.map((u) =>
+        sourceOf(u, u.spec, { name: u.name, auth: u.auth, selection: u.selection, deadlineMs: u.deadlineMs }),
+      )
+    : [
+        sourceOf(
+          {
+            url: options.upstreamUrl,
+            apiKey: options.upstreamApiKey,
+            timeoutMs: options.upstreamTimeoutMs,
+            maxRetries: undefined,
+            maxResponseBytes: options.maxResponseBytes,
+            maxUploadBytes: options.maxUploadBytes,
+          },
+          options.openapi,
+          {
+            name: undefined,
+            auth: options.upstreamAuth,
+            selection: options.selection ?? SELECT_ALL,
+            deadlineMs: undefined,
+          },
+        ),
+      ];
+  const loadAll = () => Promise.all(sources.map((s) => s.load()));
+  let current = await buildTools(await loadAll(), sources, options);
   const server = new McpServer({
     name: 'agentwire-mcp-gateway',
-    title: `${current.loaded.title} (via agentwire)`,
+    title: `${current.title} (via agentwire)`,
     version: GATEWAY_VERSION,
     instructions: instructionsFor(current),
     tools: current.tools,
-    upstream: new UpstreamCaller(client, options.upstreamApiKey, options.maxUploadBytes),
+    upstream: new UpstreamRouter(sources),
     ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
     resultLimits: {
       maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
@@ -142,7 +213,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     reloading = reloading.then(async () => {
       let next: BuiltTools;
       try {
-        next = await buildTools(await load(), options);
+        next = await buildTools(await loadAll(), sources, options);
       } catch (error) {
         return {
           changed: false,
@@ -168,10 +239,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return current.tools;
     },
     get problems() {
-      return current.loaded.problems;
+      return current.problems;
     },
     get skipped() {
-      return current.loaded.skipped;
+      return current.skipped;
     },
     get selection() {
       return current.selection;
@@ -181,9 +252,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     listCost: () => current.listCost(),
     reload,
-    source: typeof source === 'string' ? source : undefined,
-    client,
-    close: () => client.close(),
+    sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
+    client: (sources[0] as Source).client,
+    close: async () => {
+      await Promise.all(sources.map((s) => s.client.close()));
+    },
   };
 }
 
@@ -200,7 +273,9 @@ export interface ReloadOutcome {
 }
 
 interface BuiltTools {
-  loaded: LoadResult;
+  title: string;
+  problems: string[];
+  skipped: SkippedOperation[];
   selection: SelectionReport;
   choice: ToolsModeChoice;
   tools: ToolRegistry;
@@ -209,20 +284,66 @@ interface BuiltTools {
   listCost(): Promise<ToolListCost>;
 }
 
-/** From a document to the registry served: conversion, selection, mode. Throws when unusable. */
-async function buildTools(document: unknown, options: GatewayOptions): Promise<BuiltTools> {
-  const loaded: LoadResult = openApiToTools(document, { auth: options.upstreamAuth });
-  const loadedTools =
-    options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
-  const selection = selectTools(loadedTools, options.selection ?? SELECT_ALL);
-  if (selection.kept.length === 0 && loadedTools.length > 0) {
-    throw new SelectionError(`the tool selection keeps nothing: ${selection.summary}`);
+/**
+ * From the documents to the registry served: conversion, selection (per upstream), names
+ * (`<upstream>.<tool>` when there are several), mode. Throws when a document is unusable.
+ */
+async function buildTools(
+  documents: unknown[],
+  sources: readonly Source[],
+  options: GatewayOptions,
+): Promise<BuiltTools> {
+  const several = sources.length > 1 || sources[0]?.name !== undefined;
+  const names = new NameRegistry();
+  const kept: Tool[] = [];
+  const problems: string[] = [];
+  const skipped: SkippedOperation[] = [];
+  const summaries: string[] = [];
+  const titles: string[] = [];
+  const leftOut = new Map<string, number>();
+  let total = 0;
+  for (const [i, source] of sources.entries()) {
+    const label = source.name === undefined ? '' : `${source.name}: `;
+    let loaded: ReturnType<typeof openApiToTools>;
+    try {
+      loaded = openApiToTools(documents[i], { auth: source.auth });
+    } catch (error) {
+      throw Object.assign(new Error(`${label}${(error as Error).message}`), { name: (error as Error).name });
+    }
+    titles.push(source.name ?? loaded.title);
+    problems.push(...loaded.problems.map((p) => `${label}${p}`));
+    skipped.push(...loaded.skipped);
+    const tools =
+      options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
+    const selection = selectTools(tools, source.selection);
+    if (selection.kept.length === 0 && tools.length > 0) {
+      throw new SelectionError(
+        `${several ? `upstream ${source.name}: ` : ''}the tool selection keeps nothing: ${selection.summary}`,
+      );
+    }
+    summaries.push(`${label}${selection.summary}`);
+    total += tools.length;
+    for (const l of selection.leftOut) leftOut.set(l.reason, (leftOut.get(l.reason) ?? 0) + l.count);
+    for (const tool of selection.kept) {
+      if (several) {
+        tool.name = names.claim(`${source.name}.${tool.name}`.slice(0, MAX_TOOL_NAME));
+        tool.binding.upstream = source.name;
+      }
+      if (source.deadlineMs !== undefined) tool.binding.deadlineMs = source.deadlineMs;
+      kept.push(tool);
+    }
   }
+  const selection: SelectionReport = {
+    kept,
+    leftOut: [...leftOut].map(([reason, count]) => ({ reason, count })),
+    summary: sources.length > 1 ? summaries.join('; ') : (summaries[0] ?? `kept 0 of ${total} tools`),
+  };
+  const title = titles.join(' and ');
   const budget = options.toolsTokenBudget ?? DEFAULT_TOOLS_TOKEN_BUDGET;
   const registry = (mode: ToolsMode) =>
-    new ToolRegistry(selection.kept, options.pageSize ?? 100, {
+    new ToolRegistry(kept, options.pageSize ?? 100, {
       mode,
-      title: loaded.title,
+      title,
       descriptionMax: options.descriptionMax,
       listOutputSchemas: options.outputSchemas !== 'unlisted',
     });
@@ -243,16 +364,16 @@ async function buildTools(document: unknown, options: GatewayOptions): Promise<B
     return cost;
   };
   let hash: string | undefined;
-  // The settings do not change between reloads, so the same document makes the same tools.
+  // The settings do not change between reloads, so the same documents make the same tools.
   const fingerprint = () => {
-    hash ??= createHash('sha256').update(JSON.stringify(document)).digest('hex');
+    hash ??= createHash('sha256').update(JSON.stringify(documents)).digest('hex');
     return hash;
   };
-  return { loaded, selection, choice, tools, fingerprint, listCost };
+  return { title, problems, skipped, selection, choice, tools, fingerprint, listCost };
 }
 
 function instructionsFor(built: BuiltTools): string {
-  const title = built.loaded.title;
+  const title = built.title;
   return built.choice.mode === 'static'
     ? `Tools for ${title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`
     : `Tools for ${title}, an API of ${built.selection.kept.length} operations: find one with ${SEARCH_TOOL}, read its arguments with ${DESCRIBE_TOOL}, call it with ${CALL_TOOL}. Errors come back as results with isError and say whether trying again could help.`;

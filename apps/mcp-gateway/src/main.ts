@@ -28,6 +28,7 @@ async function main(): Promise<void> {
     maxResponseBytes: config.maxResponseBytes,
     selection: config.selection,
     upstreamAuth: config.upstreamAuth,
+    upstreams: config.upstreams,
     maxResultBytes: config.maxResultBytes,
     maxResultTokens: config.maxResultTokens,
     toolsMode: config.toolsMode,
@@ -107,8 +108,16 @@ function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger): voi
       } else logger.debug({ reason }, `reload (${reason}): the tools are unchanged`);
     });
   process.on('SIGHUP', () => void reload('SIGHUP'));
-  const source = gateway.source;
-  if (source && !/^https?:/i.test(source) && config.openapiWatch) {
+  for (const source of gateway.sources) watchOne(source, config, logger, reload);
+}
+
+function watchOne(
+  source: string,
+  config: GatewayConfig,
+  logger: Logger,
+  reload: (reason: string) => Promise<void>,
+): void {
+  if (!/^https?:/i.test(source) && config.openapiWatch) {
     // The folder is watched, not the file: editors often replace a file rather than write it.
     const file = resolve(source);
     let timer: NodeJS.Timeout | undefined;
@@ -122,7 +131,7 @@ function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger): voi
       logger.warn({ err: error }, `cannot watch ${file} for changes; SIGHUP still reloads`);
     }
   }
-  if (source && /^https?:/i.test(source) && config.openapiPollMs) {
+  if (/^https?:/i.test(source) && config.openapiPollMs) {
     setInterval(() => void reload('poll'), config.openapiPollMs).unref();
   }
 }

@@ -10,7 +10,7 @@ import { createGateway, DEFAULT_TOOLS_TOKEN_BUDGET, type GatewayOptions } from '
 import { META } from '../src/protocol/revisions.js';
 import { parseSelectors } from '../src/tool-selection.js';
 import { startPrism } from './support/prism.js';
-import { httpV2, onCleanup, startHttpGatewayFor } from './support/stack.js';
+import { httpV2, onCleanup, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 const GITHUB = fileURLToPath(
   new URL('../node_modules/@octokit/openapi/generated/api.github.com.json', import.meta.url),
@@ -181,5 +181,62 @@ describe("GitHub's REST API", () => {
       createAjv({ useDefaults: false }),
     )(result.structuredContent);
     expect(checked).toEqual({ ok: true, value: expect.anything() });
+  }, 60_000);
+
+  it('serves two upstreams from one gateway (GitHub and the toy API), each tool named by its upstream', async () => {
+    const api = await startToyApi();
+    const rules = (text: string) => parseSelectors(text, 'include');
+    const upstream = {
+      apiKey: undefined,
+      auth: undefined,
+      deadlineMs: undefined,
+      timeoutMs: undefined,
+      maxRetries: undefined,
+      maxResponseBytes: undefined,
+      maxUploadBytes: undefined,
+    };
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: prism.url,
+      toolsMode: 'static',
+      upstreams: [
+        {
+          ...upstream,
+          name: 'github',
+          url: prism.url,
+          spec: GITHUB,
+          selection: { include: rules('op:issues/create,op:meta/root'), exclude: [], readOnly: false },
+        },
+        {
+          ...upstream,
+          name: 'toy',
+          url: api.url,
+          spec: undefined,
+          apiKey: api.key,
+          selection: { include: [], exclude: [], readOnly: false },
+        },
+      ],
+    });
+    expect(gw.gateway?.selection.summary).toMatch(
+      /^github: kept 2 of 1223 tools; left out 1221 matched no include rule; toy: kept 13 of 13 tools$/,
+    );
+    const { client } = await httpV2(gw, 'legacy');
+    const names: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      names.push(...page.tools.map((t) => t.name));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(names).toHaveLength(15);
+    expect(names).toEqual(expect.arrayContaining(['github.issues_create', 'github.meta_root', 'toy.office_days']));
+    for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
+    // Each call goes to its own upstream: the toy API with its key, GitHub's mock without one.
+    const days = (await client.callTool({ name: 'toy.office_days', arguments: { employee_id: 'e-05' } })) as Result;
+    expect(days.structuredContent).toMatchObject({ employee_id: 'e-05', days_per_week: 3 });
+    const issue = (await client.callTool({
+      name: 'github.issues_create',
+      arguments: { owner: 'octocat', repo: 'hello-world', title: 'From the toy' },
+    })) as Result & { _meta?: Record<string, { status?: number }> };
+    expect(issue._meta?.[META.upstream]?.status).toBe(201);
   }, 60_000);
 });

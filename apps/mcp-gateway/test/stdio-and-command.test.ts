@@ -316,4 +316,41 @@ describe('configuration', () => {
       /^mcp-gateway: the tool selection keeps nothing: kept 0 of \d+ tools; left out \d+ matched no include rule\n$/,
     );
   });
+
+  it('serves the upstreams of a config file, and stops with the line and field of a mistake in it', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const api = await startToyApi();
+    const file = join(tmpdir(), `agentwire-gateway-${process.pid}.yaml`);
+    writeFileSync(
+      file,
+      `upstreams:\n  - name: toy\n    url: ${api.url}\n    auth: { keyEnv: TOY_KEY }\n    include: [tag:employees]\n`,
+    );
+    const io = await rawStdio({ MCP_GATEWAY_CONFIG: file, TOY_KEY: api.key });
+    io.send(init('2025-11-25'));
+    await io.next();
+    io.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const names = (await io.next()).result.tools.map((t: { name: string }) => t.name);
+    expect(names).toEqual(['toy.list_employees', 'toy.get_employee', 'toy.office_days']);
+    io.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'toy.office_days', arguments: { employee_id: 'e-05' } },
+    });
+    expect((await io.next()).result.structuredContent).toMatchObject({ employee_id: 'e-05' });
+    io.child.stdin!.end();
+    await once(io.child, 'exit');
+
+    writeFileSync(file, `upstreams:\n  - name: toy\n    url: ${api.url}\n    auth: { keyEnv: TOY_KEY }\n`);
+    const unset = await spawnGateway({ MCP_GATEWAY_CONFIG: file }, ['--stdio']);
+    expect((await once(unset.child, 'exit'))[0]).toBe(2);
+    expect(unset.stderr()).toBe(
+      `mcp-gateway: ${file}:4 upstreams[0].auth.keyEnv: TOY_KEY is not set in the environment\n`,
+    );
+    const both = await spawnGateway({ MCP_GATEWAY_CONFIG: file, UPSTREAM_URL: api.url, TOY_KEY: api.key }, ['--stdio']);
+    expect((await once(both.child, 'exit'))[0]).toBe(2);
+    expect(both.stderr()).toMatch(/both a config file .* and UPSTREAM_URL name upstreams/);
+  });
 });

@@ -42,6 +42,10 @@ export interface ToolBinding {
   auth: UpstreamAuth[];
   /** The argument that carries an Idempotency-Key header, when the operation has one. */
   idempotencyKeyArg: string | undefined;
+  /** Which upstream the tool calls, when the gateway has several (their names prefix the tools). */
+  upstream?: string | undefined;
+  /** The upstream's default deadline for a call, when its config sets one. */
+  deadlineMs?: number | undefined;
 }
 
 /** Where the body's arguments are, and how it is sent. */

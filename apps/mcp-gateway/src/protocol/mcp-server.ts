@@ -6,7 +6,7 @@ import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL } from '../dynamic
 import type { Tool } from '../openapi/openapi-to-tools.js';
 import { boundResult, DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from '../result-limits.js';
 import { describeTool, isMetaTool, type ToolRegistry } from '../tool-registry.js';
-import type { ToolResult, UpstreamCaller } from '../upstream-caller.js';
+import type { CallContext, ToolResult } from '../upstream-caller.js';
 import {
   INVALID_PARAMS,
   INVALID_REQUEST,
@@ -60,7 +60,8 @@ export interface McpServerOptions {
   title?: string;
   instructions?: string;
   tools: ToolRegistry;
-  upstream: UpstreamCaller;
+  /** Makes the upstream call of a tool (one upstream's caller, or a router over several). */
+  upstream: { call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> };
   /** A tool call's deadline when the caller sets none. Default 30 000 ms. */
   defaultDeadlineMs?: number;
   /** The longest deadline a caller may ask for. Default 300 000 ms. */
@@ -313,7 +314,10 @@ export class McpServer {
     if (requested !== undefined && !(typeof requested === 'number' && requested > 0 && Number.isFinite(requested))) {
       throw new RpcError(INVALID_PARAMS, `_meta["${META.deadlineMs}"] must be a positive number of milliseconds`);
     }
-    const deadlineMs = Math.min(requested ?? this.#options.defaultDeadlineMs, this.#options.maxDeadlineMs);
+    const deadlineMs = Math.min(
+      requested ?? tool.binding.deadlineMs ?? this.#options.defaultDeadlineMs,
+      this.#options.maxDeadlineMs,
+    );
     const token = m.progressToken;
     const onProgress =
       typeof token === 'string' || typeof token === 'number'

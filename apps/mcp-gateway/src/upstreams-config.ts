@@ -1,0 +1,207 @@
+// The gateway's config file (MCP_GATEWAY_CONFIG or --config): several upstream APIs behind one
+// endpoint, each with its own base URL, spec, key, selection and call defaults. YAML or JSON
+// (JSON is YAML). Every mistake is reported with the line and the field, e.g.
+//   gateway.yaml:7 upstreams[1].auth.keyEnv: GITHUB_TOKEN is not set in the environment
+// Keys never go in the file: it names the environment variable that holds each one.
+//
+//   upstreams:
+//     - name: github
+//       url: https://api.github.com
+//       spec: ./github.json              # a URL, or a file relative to this one
+//       auth: { scheme: bearer, keyEnv: GITHUB_TOKEN }
+//       include: [tag:issues]
+//       readOnly: true
+//     - name: toy
+//       url: http://127.0.0.1:8080       # spec: the upstream's /openapi.json
+//       auth: { keyEnv: TOY_API_KEY }    # scheme: spec (as the document says)
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { secretProblem } from '@agentwire/schemas/settings';
+import { createAjv } from '@agentwire/schemas/validation';
+import { LineCounter, parseDocument } from 'yaml';
+import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
+import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
+
+export class UpstreamsConfigError extends Error {
+  override readonly name = 'UpstreamsConfigError';
+}
+
+/** One upstream, as the gateway uses it. */
+export interface Upstream {
+  name: string;
+  url: string;
+  /** A URL or an absolute file path; default `${url}/openapi.json`. */
+  spec: string | undefined;
+  apiKey: string | undefined;
+  auth: UpstreamAuth | undefined;
+  selection: ToolSelection;
+  deadlineMs: number | undefined;
+  timeoutMs: number | undefined;
+  maxRetries: number | undefined;
+  maxResponseBytes: number | undefined;
+  maxUploadBytes: number | undefined;
+}
+
+export const MAX_UPSTREAMS = 32;
+/** Room for `name.` in a 64-character tool name. */
+const NAME = '^[A-Za-z0-9_-]{1,20}$';
+
+const positive = (max: number) => ({ type: 'integer', minimum: 1, maximum: max });
+const SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['upstreams'],
+  properties: {
+    upstreams: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_UPSTREAMS,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'url'],
+        properties: {
+          name: { type: 'string', pattern: NAME },
+          url: { type: 'string', minLength: 1 },
+          spec: { type: 'string', minLength: 1 },
+          auth: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              scheme: { enum: ['spec', 'bearer', 'header', 'query'] },
+              name: { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
+              keyEnv: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+            },
+          },
+          include: { type: 'array', items: { type: 'string' } },
+          exclude: { type: 'array', items: { type: 'string' } },
+          readOnly: { type: 'boolean' },
+          deadlineMs: positive(300_000),
+          timeoutMs: positive(600_000),
+          maxRetries: { type: 'integer', minimum: 0, maximum: 10 },
+          maxResponseBytes: positive(1024 ** 3),
+          maxUploadBytes: positive(1024 ** 3),
+        },
+      },
+    },
+  },
+};
+
+const FIELD_HINTS: Record<string, string> = {
+  key: 'keys never go in the file: put the key in an environment variable and name it in auth.keyEnv',
+  apiKey: 'keys never go in the file: put the key in an environment variable and name it in auth.keyEnv',
+};
+
+/** Reads and checks the file; `env` supplies the keys the file names. */
+export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = process.env): Upstream[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UpstreamsConfigError(`cannot read the config file ${file}: ${(error as Error).message}`);
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
+  const lineOf = (path: Array<string | number>): number => {
+    for (let n = path.length; n >= 0; n--) {
+      const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+      if (node?.range) return lines.linePos(node.range[0]).line;
+    }
+    return 1;
+  };
+  const fieldOf = (path: Array<string | number>) =>
+    path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${p}`)).join('') || '(the file)';
+  const fail = (path: Array<string | number>, message: string): never => {
+    throw new UpstreamsConfigError(`${file}:${lineOf(path)} ${fieldOf(path)}: ${message}`);
+  };
+  const syntax = doc.errors[0];
+  if (syntax) {
+    throw new UpstreamsConfigError(
+      `${file}:${syntax.linePos?.[0].line ?? 1} is neither JSON nor YAML: ${syntax.message.split('\n')[0]}`,
+    );
+  }
+  const value = doc.toJS() as unknown;
+  const validate = createAjv({ useDefaults: false }).compile(SCHEMA);
+  if (!validate(value)) {
+    const error = validate.errors?.[0];
+    const path = (error?.instancePath ?? '')
+      .split('/')
+      .slice(1)
+      .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+    if (error?.keyword === 'additionalProperties') {
+      const extra = String((error.params as { additionalProperty: string }).additionalProperty);
+      fail([...path, extra], FIELD_HINTS[extra] ?? `unknown field; allowed: ${allowedAt(path).join(', ')}`);
+    }
+    if (error?.keyword === 'pattern' && path.at(-1) === 'name' && path.length === 3) {
+      fail(path, 'a name is 1 to 20 letters, digits, _ or - (it prefixes each tool name)');
+    }
+    fail(
+      path,
+      `${error?.message ?? 'is not valid'}${error?.keyword === 'enum' ? ` (${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)})` : ''}`,
+    );
+  }
+  const config = value as { upstreams: Array<Record<string, unknown>> };
+  const seen = new Set<string>();
+  return config.upstreams.map((raw, i) => {
+    const at = (...rest: Array<string | number>) => ['upstreams', i, ...rest];
+    const name = String(raw.name);
+    if (seen.has(name)) fail(at('name'), `'${name}' names two upstreams; each needs its own name`);
+    seen.add(name);
+    const url = String(raw.url).replace(/\/$/, '');
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+      if (u.username || u.password) throw new Error('credentials in the URL');
+    } catch (error) {
+      fail(at('url'), `must be an http(s) URL without credentials, got '${url}' (${(error as Error).message})`);
+    }
+    const auth = (raw.auth ?? {}) as { scheme?: string; name?: string; keyEnv?: string };
+    const scheme = auth.scheme ?? 'spec';
+    if ((scheme === 'header' || scheme === 'query') && !auth.name) {
+      fail(
+        at('auth'),
+        `scheme ${scheme} needs a name: the ${scheme === 'header' ? 'header' : 'query parameter'} that carries the key`,
+      );
+    }
+    let apiKey: string | undefined;
+    if (auth.keyEnv) {
+      apiKey = env[auth.keyEnv] || undefined;
+      if (!apiKey) fail(at('auth', 'keyEnv'), `${auth.keyEnv} is not set in the environment`);
+      const problem = secretProblem(auth.keyEnv, apiKey as string, 1);
+      if (problem) fail(at('auth', 'keyEnv'), problem);
+    }
+    const rules = (field: 'include' | 'exclude') => {
+      try {
+        return parseSelectors(((raw[field] as string[] | undefined) ?? []).join(','), `upstreams[${i}].${field}`);
+      } catch (error) {
+        if (error instanceof SelectionError) return fail(at(field), error.message.replace(/^[^:]+: /, ''));
+        throw error;
+      }
+    };
+    const spec = raw.spec === undefined ? undefined : String(raw.spec);
+    return {
+      name,
+      url,
+      spec: spec === undefined || /^https?:/i.test(spec) ? spec : resolve(dirname(file), spec),
+      apiKey,
+      auth:
+        scheme === 'bearer'
+          ? { type: 'bearer' }
+          : scheme === 'header' || scheme === 'query'
+            ? { type: scheme, name: String(auth.name) }
+            : undefined,
+      selection: { include: rules('include'), exclude: rules('exclude'), readOnly: raw.readOnly === true },
+      deadlineMs: raw.deadlineMs as number | undefined,
+      timeoutMs: raw.timeoutMs as number | undefined,
+      maxRetries: raw.maxRetries as number | undefined,
+      maxResponseBytes: raw.maxResponseBytes as number | undefined,
+      maxUploadBytes: raw.maxUploadBytes as number | undefined,
+    };
+  });
+}
+
+function allowedAt(path: Array<string | number>): string[] {
+  if (path.length === 0) return ['upstreams'];
+  if (path.length === 2) return Object.keys(SCHEMA.properties.upstreams.items.properties);
+  return Object.keys(SCHEMA.properties.upstreams.items.properties.auth.properties);
+}
