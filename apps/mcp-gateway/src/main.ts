@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { randomUUID } from 'node:crypto';
 import { watch } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 // The mcp-gateway command: Streamable HTTP by default, stdio with --stdio. Every log line goes
@@ -9,6 +10,7 @@ import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
 import { type Logger, pino } from 'pino';
 import { ConfigError, type GatewayConfig, readConfig } from './config.js';
 import { createGateway, type Gateway } from './gateway.js';
+import type { SessionStore } from './sessions/session-store.js';
 import { serveStdio } from './transports/stdio.js';
 
 async function main(): Promise<void> {
@@ -53,7 +55,7 @@ async function main(): Promise<void> {
       (error: unknown) => logger.warn({ err: error }, 'could not count the tool list'),
     );
   };
-  watchSpec(gateway, config, logger);
+  const watching = watchSpec(gateway, config, logger);
   if (config.transport === 'stdio') {
     logger.info({ tools: gateway.tools.tools.length, upstream: config.upstreamUrl }, 'serving MCP over stdio');
     logTools();
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
   const { createSessionStore } = await import('./sessions/create-session-store.js');
   // The composition root: the session store (memory, or Redis shared by replicas) is made here.
   const store = await createSessionStore(config);
+  watching.shareWith(store);
   // Request logs go through the same logger (the Authorization header never appears).
   const http = await serveHttp(gateway, { ...config, store, loggerInstance: logger });
   logger.info({ url: `${http.url}/mcp`, tools: gateway.tools.tools.length }, 'serving MCP over Streamable HTTP');
@@ -95,8 +98,10 @@ async function main(): Promise<void> {
  * OPENAPI_POLL_MS. The gateway swaps its tools only when what it makes of the document changed;
  * a document it cannot use leaves the tools as they were, and the log says why.
  */
-function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger): void {
-  const reload = (reason: string) =>
+function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger) {
+  // Replicas sharing a Redis tell each other (peers is set once the session store exists).
+  let peers: { store: SessionStore; self: string } | undefined;
+  const reload = (reason: string, announce = true) =>
     gateway.reload(reason).then((outcome) => {
       if (outcome.error) {
         logger.error(
@@ -105,10 +110,25 @@ function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger): voi
         );
       } else if (outcome.changed) {
         logger.info({ reason, tools: outcome.tools }, `tools reloaded (${reason}): ${outcome.summary}`);
+        if (announce && peers) {
+          peers.store
+            .publishReload(peers.self)
+            .catch((error: unknown) => logger.warn({ err: error }, 'could not tell the other replicas'));
+        }
       } else logger.debug({ reason }, `reload (${reason}): the tools are unchanged`);
     });
   process.on('SIGHUP', () => void reload('SIGHUP'));
   for (const source of gateway.sources) watchOne(source, config, logger, reload);
+  return {
+    /** From now on, a reload here makes the other replicas on this store reload too, and the other way round. */
+    shareWith(store: SessionStore): void {
+      const self = randomUUID();
+      peers = { store, self };
+      store.onReload((from) => {
+        if (from !== self) void reload('another replica reloaded', false);
+      });
+    },
+  };
 }
 
 function watchOne(

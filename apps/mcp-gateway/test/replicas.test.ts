@@ -238,3 +238,83 @@ describe('replicas on a Redis with a password and a session cap', () => {
     );
   });
 });
+
+describe('a reload on one replica', () => {
+  it('makes the others reload, and a session whose stream is on another replica hears it', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const api = await startToyApi();
+    const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
+    const spec = (...ids: string[]) =>
+      JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 'R', version: '1' },
+        paths: Object.fromEntries(ids.map((id) => [`/${id}`, { get: { operationId: id, responses: ok } }])),
+      });
+    const file = join(tmpdir(), `agentwire-replica-reload-${randomUUID()}.json`);
+    writeFileSync(file, spec('alpha'));
+    const token = 'r'.repeat(24);
+    const env = {
+      UPSTREAM_URL: api.url,
+      OPENAPI_URL: file,
+      OPENAPI_WATCH: 'off',
+      MCP_GATEWAY_TOKEN: token,
+      REDIS_URL: process.env.REDIS_URL ?? '',
+      REDIS_PREFIX: `test-${randomUUID()}:`,
+      PORT: '0',
+    };
+    const started = async () => {
+      const spawned = await spawnGateway(env);
+      await expect.poll(() => spawned.stderr(), { timeout: 10_000 }).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
+      return { ...spawned, url: /"url":"(http:[^"]+)"/.exec(spawned.stderr())?.[1] ?? '' };
+    };
+    const [a, b] = [await started(), await started()];
+    const headers = { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json' };
+    const init = await fetch(a.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rr', version: '1' } },
+      }),
+    });
+    const s = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-11-25' };
+    await fetch(b.url, {
+      method: 'POST',
+      headers: { ...headers, ...s },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    // The session's GET stream is held by replica b; the reload is asked of replica a.
+    const stream = await fetch(b.url, {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...s },
+    });
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    writeFileSync(file, spec('alpha', 'beta'));
+    a.child.kill('SIGHUP');
+    let text = '';
+    const deadline = Date.now() + 10_000;
+    while (!text.includes('notifications/tools/list_changed') && Date.now() < deadline) {
+      const chunk = await Promise.race([
+        reader.read(),
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), 500)),
+      ]);
+      if (chunk?.done) break;
+      if (chunk?.value) text += new TextDecoder().decode(chunk.value);
+    }
+    await reader.cancel();
+    expect(text, `the stream on replica b carried: ${JSON.stringify(text)}`).toContain(
+      'notifications/tools/list_changed',
+    );
+    expect(b.stderr()).toMatch(/tools reloaded \(another replica reloaded\)/);
+    expect(a.stderr()).toMatch(/tools reloaded \(SIGHUP\)/);
+    const listed = await fetch(b.url, {
+      method: 'POST',
+      headers: { ...headers, ...s },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect((await listed.json()).result.tools.map((t: { name: string }) => t.name)).toEqual(['alpha', 'beta']);
+  }, 30_000);
+});

@@ -104,6 +104,13 @@ export class MemorySessionStore implements SessionStore {
     return () => this.#bus.off('cancel', listener);
   }
 
+  /** One process, no other replicas to tell. */
+  async publishReload(_from: string): Promise<void> {}
+
+  onReload(_listener: (from: string) => void): () => void {
+    return () => undefined;
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#sessions.clear();

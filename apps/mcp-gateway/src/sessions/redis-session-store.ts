@@ -65,6 +65,10 @@ export class RedisSessionStore implements SessionStore {
     this.#quitOnClose = quitOnClose;
     this.#bus.setMaxListeners(0);
     this.#subscriber.on('message', (channel: string, raw: string) => {
+      if (channel === `${this.#prefix}reload`) {
+        this.#bus.emit('reload', (JSON.parse(raw) as { from: string }).from);
+        return;
+      }
       if (channel === `${this.#prefix}cancel`) {
         const { session, request } = JSON.parse(raw) as { session: string; request: string };
         this.#bus.emit('cancel', session, request);
@@ -73,7 +77,7 @@ export class RedisSessionStore implements SessionStore {
       const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
       this.#bus.emit(session, event);
     });
-    void this.#subscriber.subscribe(`${this.#prefix}cancel`);
+    void this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`);
   }
 
   #key(id: string, part: 'state' | 'events' | 'seq'): string {
@@ -175,6 +179,15 @@ export class RedisSessionStore implements SessionStore {
   onCancel(listener: (sessionId: string, requestId: string) => void): () => void {
     this.#bus.on('cancel', listener);
     return () => this.#bus.off('cancel', listener);
+  }
+
+  async publishReload(from: string): Promise<void> {
+    await this.#redis.publish(`${this.#prefix}reload`, JSON.stringify({ from }));
+  }
+
+  onReload(listener: (from: string) => void): () => void {
+    this.#bus.on('reload', listener);
+    return () => this.#bus.off('reload', listener);
   }
 
   async close(): Promise<void> {

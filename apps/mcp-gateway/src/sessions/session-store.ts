@@ -29,6 +29,10 @@ export interface SessionStore {
   publishCancel(sessionId: string, requestId: string): Promise<void>;
   /** Cancellations from any replica. Returns the unsubscribe function. */
   onCancel(listener: (sessionId: string, requestId: string) => void): () => void;
+  /** Tells the other replicas that this one (`from`) reloaded its tools, so that they reload too. */
+  publishReload(from: string): Promise<void>;
+  /** Reloads announced by a replica; the listener gets its id. Returns the unsubscribe function. */
+  onReload(listener: (from: string) => void): () => void;
   close(): Promise<void>;
 }
 
