@@ -2,7 +2,7 @@
 // and the MCP server core that both transports use.
 import { createHash } from 'node:crypto';
 import { HttpClient } from '@agentwire/http-client';
-import { listTokensInWorker, TOKENIZER } from '@agentwire/tool-tokens';
+import { listTokensApart, TOKENIZER } from '@agentwire/tool-tokens';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
 import { openApiToTools, type SkippedOperation, type Tool, type UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { MAX_TOOL_NAME, NameRegistry } from './openapi/tool-names.js';
@@ -97,7 +97,7 @@ export interface Gateway {
   /** What the selection kept, and why the rest was left out. */
   selection: SelectionReport;
   toolsMode: ToolsModeChoice;
-  /** Counted on a worker thread, started at once; the same promise every time. */
+  /** Counted in a short-lived child process, on first use; the same promise every time. */
   listCost(): Promise<ToolListCost>;
   /**
    * Reads the document again and, when what it makes differs, swaps the tools in one step and
@@ -354,7 +354,7 @@ async function buildTools(
   const listCost = () => {
     cost ??= (async () => {
       const listed = tools.describeAll(LATEST_LEGACY);
-      const counted = await listTokensInWorker(listed);
+      const counted = await listTokensApart(listed);
       return {
         listTokens: counted.tokens,
         listBytes: Buffer.byteLength(JSON.stringify({ tools: listed })),
@@ -411,7 +411,7 @@ async function chooseMode(
     };
   }
   // Counted only until past the budget.
-  const counted = await listTokensInWorker(described, budget);
+  const counted = await listTokensApart(described, budget);
   return counted.tokens > budget
     ? { mode: 'dynamic', why: `auto: the static list would cost more than ${budget} tokens (the budget)`, budget }
     : {

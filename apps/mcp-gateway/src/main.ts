@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     toolsTokenBudget: config.toolsTokenBudget,
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
-  // What is served and what it costs a model (counted on a worker thread, logged when known).
+  // What is served and what it costs a model (counted in a child process, logged when known).
   // Said once serving has begun, so that a start-up error is the only line of a failed start.
   const logTools = () => {
     const { toolsMode } = gateway;

@@ -41,12 +41,12 @@ describe('tool tokens', () => {
   });
 });
 
-describe('counting on a worker thread', () => {
+describe('counting in a child process', () => {
   it('gives the same count as counting here, and the same lower bound when stopped early', async () => {
-    // The built package: the worker runs dist/worker.js (turbo builds before it tests).
+    // The built package: the child runs dist/count-process.js (turbo builds before it tests).
     const built = (await import(new URL('../dist/index.js', import.meta.url).href)) as typeof import('../src/index.js');
     const tools = Array.from({ length: 200 }, (_, i) => tool(i));
-    expect(await built.listTokensInWorker(tools)).toEqual(listTokens(tools));
-    expect(await built.listTokensInWorker(tools, 500)).toEqual(listTokens(tools, 500));
+    expect(await built.listTokensApart(tools)).toEqual(listTokens(tools));
+    expect(await built.listTokensApart(tools, 500)).toEqual(listTokens(tools, 500));
   });
 });

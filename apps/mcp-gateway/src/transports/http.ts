@@ -188,7 +188,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     tools: gateway.tools.tools.length,
     toolsMode: gateway.toolsMode.mode,
     listed: gateway.tools.listed.length,
-    // What the list served costs a model; counted once, at start-up, on a worker thread.
+    // What the list served costs a model; counted once, at start-up, in a child process.
     ...(await gateway.listCost().then(
       (cost) => ({ listTokens: cost.listTokens, listBytes: cost.listBytes }),
       () => ({}),

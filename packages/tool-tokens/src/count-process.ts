@@ -1,0 +1,7 @@
+// The process behind listTokensApart: counts the list it is sent, answers, and exits.
+import { listTokens } from './index.js';
+
+process.once('message', (message) => {
+  const { tools, stopAbove } = message as { tools: object[]; stopAbove?: number };
+  process.send?.(listTokens(tools, stopAbove), () => process.exit(0));
+});
