@@ -8,7 +8,7 @@ import { openApiToTools, type SkippedOperation, type Tool, type UpstreamAuth } f
 import { MAX_TOOL_NAME, NameRegistry } from './openapi/tool-names.js';
 import { McpServer } from './protocol/mcp-server.js';
 import { LATEST_LEGACY } from './protocol/revisions.js';
-import { DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
+import { DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from './result-limits.js';
 import { loadSpec } from './spec-loader.js';
 import { ToolRegistry, type ToolsMode } from './tool-registry.js';
 import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
@@ -121,6 +121,8 @@ interface Source {
   auth: UpstreamAuth | undefined;
   selection: ToolSelection;
   deadlineMs: number | undefined;
+  /** This upstream's result limits, when its config sets one (else the gateway's). */
+  resultLimits: ResultLimits | undefined;
   where: string | undefined;
   load(): Promise<unknown>;
 }
@@ -171,7 +173,20 @@ class UpstreamRouter {
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const sources: Source[] = options.upstreams
     ? options.upstreams.map((u) =>
-        sourceOf(u, u.spec, { name: u.name, auth: u.auth, selection: u.selection, deadlineMs: u.deadlineMs }),
+        sourceOf(u, u.spec, {
+          name: u.name,
+          auth: u.auth,
+          selection: u.selection,
+          deadlineMs: u.deadlineMs,
+          resultLimits:
+            u.maxResultBytes === undefined && u.maxResultTokens === undefined
+              ? undefined
+              : {
+                  maxBytes: u.maxResultBytes ?? options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+                  maxTokens: u.maxResultTokens ?? options.maxResultTokens,
+                  names: { bytes: `${u.name}'s maxResultBytes`, tokens: `${u.name}'s maxResultTokens` },
+                },
+        }),
       )
     : [
         sourceOf(
@@ -189,6 +204,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             auth: options.upstreamAuth,
             selection: options.selection ?? SELECT_ALL,
             deadlineMs: undefined,
+            resultLimits: undefined,
           },
         ),
       ];
@@ -330,6 +346,7 @@ async function buildTools(
         tool.binding.upstream = source.name;
       }
       if (source.deadlineMs !== undefined) tool.binding.deadlineMs = source.deadlineMs;
+      if (source.resultLimits !== undefined) tool.binding.resultLimits = source.resultLimits;
       kept.push(tool);
     }
   }

@@ -14,6 +14,8 @@ export interface ResultLimits {
   maxBytes: number;
   /** The most tokens (o200k_base) of text one result may carry (MAX_RESULT_TOKENS); unset: no token cap. */
   maxTokens?: number | undefined;
+  /** What the notes call the two limits. Default MAX_RESULT_BYTES and MAX_RESULT_TOKENS. */
+  names?: { bytes: string; tokens: string } | undefined;
 }
 
 export const DEFAULT_MAX_RESULT_BYTES = 100_000;
@@ -100,7 +102,8 @@ function sizeOf(text: string, limits: ResultLimits): { within: boolean; bytes: n
 }
 
 function limitsText(limits: ResultLimits): string {
-  return `MAX_RESULT_BYTES (${limits.maxBytes})${limits.maxTokens === undefined ? '' : ` or MAX_RESULT_TOKENS (${limits.maxTokens})`}`;
+  const names = limits.names ?? { bytes: 'MAX_RESULT_BYTES', tokens: 'MAX_RESULT_TOKENS' };
+  return `${names.bytes} (${limits.maxBytes})${limits.maxTokens === undefined ? '' : ` or ${names.tokens} (${limits.maxTokens})`}`;
 }
 
 /** The answer's longest list, cut to the first items that fit; undefined when there is none to cut. */

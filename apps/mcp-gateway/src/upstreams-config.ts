@@ -40,6 +40,8 @@ export interface Upstream {
   maxRetries: number | undefined;
   maxResponseBytes: number | undefined;
   maxUploadBytes: number | undefined;
+  maxResultBytes: number | undefined;
+  maxResultTokens: number | undefined;
 }
 
 export const MAX_UPSTREAMS = 32;
@@ -81,6 +83,8 @@ const SCHEMA = {
           maxRetries: { type: 'integer', minimum: 0, maximum: 10 },
           maxResponseBytes: positive(1024 ** 3),
           maxUploadBytes: positive(1024 ** 3),
+          maxResultBytes: { type: 'integer', minimum: 1024, maximum: 100 * 1024 * 1024 },
+          maxResultTokens: { type: 'integer', minimum: 100, maximum: 10_000_000 },
         },
       },
     },
@@ -196,6 +200,8 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       maxRetries: raw.maxRetries as number | undefined,
       maxResponseBytes: raw.maxResponseBytes as number | undefined,
       maxUploadBytes: raw.maxUploadBytes as number | undefined,
+      maxResultBytes: raw.maxResultBytes as number | undefined,
+      maxResultTokens: raw.maxResultTokens as number | undefined,
     };
   });
 }

@@ -194,6 +194,8 @@ describe("GitHub's REST API", () => {
       maxRetries: undefined,
       maxResponseBytes: undefined,
       maxUploadBytes: undefined,
+      maxResultBytes: undefined,
+      maxResultTokens: undefined,
     };
     const gw = await startHttpGatewayFor({
       upstreamUrl: prism.url,

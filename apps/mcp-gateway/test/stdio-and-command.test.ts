@@ -325,7 +325,7 @@ describe('configuration', () => {
     const file = join(tmpdir(), `agentwire-gateway-${process.pid}.yaml`);
     writeFileSync(
       file,
-      `upstreams:\n  - name: toy\n    url: ${api.url}\n    auth: { keyEnv: TOY_KEY }\n    include: [tag:employees]\n`,
+      `upstreams:\n  - name: toy\n    url: ${api.url}\n    auth: { keyEnv: TOY_KEY }\n    include: [tag:employees]\n    maxResultBytes: 1024\n`,
     );
     const io = await rawStdio({ MCP_GATEWAY_CONFIG: file, TOY_KEY: api.key });
     io.send(init('2025-11-25'));
@@ -340,6 +340,17 @@ describe('configuration', () => {
       params: { name: 'toy.office_days', arguments: { employee_id: 'e-05' } },
     });
     expect((await io.next()).result.structuredContent).toMatchObject({ employee_id: 'e-05' });
+    // This upstream's own result limit, named as the file names it.
+    io.send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'toy.list_employees', arguments: { limit: 50 } },
+    });
+    const listed = (await io.next()).result;
+    expect(listed.content.at(-1).text).toMatch(
+      /^Cut: "data" holds the first \d+ of \d+ items; .* over toy's maxResultBytes \(1024\)/,
+    );
     io.child.stdin!.end();
     await once(io.child, 'exit');
 

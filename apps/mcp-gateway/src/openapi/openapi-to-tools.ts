@@ -46,6 +46,10 @@ export interface ToolBinding {
   upstream?: string | undefined;
   /** The upstream's default deadline for a call, when its config sets one. */
   deadlineMs?: number | undefined;
+  /** The upstream's own result limits, when its config sets them (else the gateway's). */
+  resultLimits?:
+    | { maxBytes: number; maxTokens?: number | undefined; names?: { bytes: string; tokens: string } | undefined }
+    | undefined;
 }
 
 /** Where the body's arguments are, and how it is sent. */

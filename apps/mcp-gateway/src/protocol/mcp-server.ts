@@ -335,7 +335,8 @@ export class McpServer {
       structured: f.structuredOutput,
     });
     if (ctx.signal.aborted) return { kind: 'cancelled' };
-    const answer = boundResult(this.#checkStructured(tool, result), tool, this.#options.resultLimits, (value) => {
+    const limits = tool.binding.resultLimits ?? this.#options.resultLimits;
+    const answer = boundResult(this.#checkStructured(tool, result), tool, limits, (value) => {
       try {
         return this.#options.tools.checkOutput(tool, value).ok;
       } catch {
