@@ -35,6 +35,8 @@ export interface MetaTool {
   outputSchema?: JsonSchema;
   annotations: ToolAnnotations;
   meta: 'search' | 'describe' | 'call';
+  /** The upstream whose operations it reaches, when the gateway has several. */
+  scope?: string | undefined;
 }
 
 export interface SearchHit {
@@ -139,14 +141,22 @@ export function describeToolForStatic(): MetaTool {
   };
 }
 
-/** The three tools dynamic mode lists, for an API of `count` operations titled `title`. */
-export function metaTools(title: string, count: number): MetaTool[] {
-  return [
+/**
+ * The three tools dynamic mode lists, for an API of `count` operations titled `title`. With a
+ * scope (an upstream's name, when the gateway has several) they are named `<scope>.<tool>` and
+ * reach only that upstream's operations.
+ */
+export function metaTools(title: string, count: number, scope?: string): MetaTool[] {
+  const named = (base: string) => (scope === undefined ? base : `${scope}.${base}`);
+  const SEARCH = named(SEARCH_TOOL);
+  const DESCRIBE = named(DESCRIBE_TOOL);
+  const CALL = named(CALL_TOOL);
+  const tools: MetaTool[] = [
     {
       meta: 'search',
-      name: SEARCH_TOOL,
+      name: SEARCH,
       title: `Search the ${title} operations`,
-      description: `Finds operations of ${title} (${count} in all) by words, best match first: each hit is the exact name to pass to ${DESCRIBE_TOOL} and ${CALL_TOOL}, with its method, path and title.`,
+      description: `Finds operations of ${title} (${count} in all) by words, best match first: each hit is the exact name to pass to ${DESCRIBE} and ${CALL}, with its method, path and title.`,
       inputSchema: {
         type: 'object',
         properties: {
@@ -189,12 +199,12 @@ export function metaTools(title: string, count: number): MetaTool[] {
     },
     {
       meta: 'describe',
-      name: DESCRIBE_TOOL,
+      name: DESCRIBE,
       title: 'Describe one operation',
-      description: `The full description of one operation, with the JSON Schema of its arguments (pass them to ${CALL_TOOL}) and of its result.`,
+      description: `The full description of one operation, with the JSON Schema of its arguments (pass them to ${CALL}) and of its result.`,
       inputSchema: {
         type: 'object',
-        properties: { name: { type: 'string', minLength: 1, description: `An exact name from ${SEARCH_TOOL}` } },
+        properties: { name: { type: 'string', minLength: 1, description: `An exact name from ${SEARCH}` } },
         required: ['name'],
         additionalProperties: false,
       },
@@ -202,13 +212,13 @@ export function metaTools(title: string, count: number): MetaTool[] {
     },
     {
       meta: 'call',
-      name: CALL_TOOL,
+      name: CALL,
       title: 'Call one operation',
-      description: `Calls one operation by its exact name with its arguments (${DESCRIBE_TOOL} gives their schema). Errors come back as results that say what was wrong and whether trying again could help.`,
+      description: `Calls one operation by its exact name with its arguments (${DESCRIBE} gives their schema). Errors come back as results that say what was wrong and whether trying again could help.`,
       inputSchema: {
         type: 'object',
         properties: {
-          name: { type: 'string', minLength: 1, description: `An exact name from ${SEARCH_TOOL}` },
+          name: { type: 'string', minLength: 1, description: `An exact name from ${SEARCH}` },
           arguments: { type: 'object', description: 'The arguments, as the operation describes them' },
         },
         required: ['name'],
@@ -218,4 +228,5 @@ export function metaTools(title: string, count: number): MetaTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, title: 'Call one operation' },
     },
   ];
+  return scope === undefined ? tools : tools.map((t) => ({ ...t, scope }));
 }

@@ -10,7 +10,7 @@ import { McpServer } from './protocol/mcp-server.js';
 import { LATEST_LEGACY } from './protocol/revisions.js';
 import { DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from './result-limits.js';
 import { loadSpec } from './spec-loader.js';
-import { ToolRegistry, type ToolsMode } from './tool-registry.js';
+import { type ToolPart, ToolRegistry, type ToolsMode } from './tool-registry.js';
 import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
 import { type CallContext, type ToolResult, UpstreamCaller } from './upstream-caller.js';
 import type { Upstream } from './upstreams-config.js';
@@ -73,7 +73,8 @@ const SURELY_OVER_BYTES_PER_TOKEN = 16;
 
 /** How the mode was chosen. */
 export interface ToolsModeChoice {
-  mode: ToolsMode;
+  /** `mixed`: several upstreams, not all in one mode. */
+  mode: ToolsMode | 'mixed';
   why: string;
   budget: number;
 }
@@ -123,6 +124,8 @@ interface Source {
   deadlineMs: number | undefined;
   /** This upstream's result limits, when its config sets one (else the gateway's). */
   resultLimits: ResultLimits | undefined;
+  /** This upstream's mode, when its config sets one (else TOOLS_MODE). */
+  mode: ToolsMode | 'auto' | undefined;
   where: string | undefined;
   load(): Promise<unknown>;
 }
@@ -175,6 +178,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ? options.upstreams.map((u) =>
         sourceOf(u, u.spec, {
           name: u.name,
+          mode: u.mode,
           auth: u.auth,
           selection: u.selection,
           deadlineMs: u.deadlineMs,
@@ -201,6 +205,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           options.openapi,
           {
             name: undefined,
+            mode: undefined,
             auth: options.upstreamAuth,
             selection: options.selection ?? SELECT_ALL,
             deadlineMs: undefined,
@@ -317,6 +322,7 @@ async function buildTools(
   const summaries: string[] = [];
   const titles: string[] = [];
   const leftOut = new Map<string, number>();
+  const parts: Array<{ source: Source; title: string; tools: Tool[] }> = [];
   let total = 0;
   for (const [i, source] of sources.entries()) {
     const label = source.name === undefined ? '' : `${source.name}: `;
@@ -340,7 +346,10 @@ async function buildTools(
     summaries.push(`${label}${selection.summary}`);
     total += tools.length;
     for (const l of selection.leftOut) leftOut.set(l.reason, (leftOut.get(l.reason) ?? 0) + l.count);
+    const partTools: Tool[] = [];
+    parts.push({ source, title: source.name ?? loaded.title, tools: partTools });
     for (const tool of selection.kept) {
+      partTools.push(tool);
       if (several) {
         tool.name = names.claim(`${source.name}.${tool.name}`.slice(0, MAX_TOOL_NAME));
         tool.binding.upstream = source.name;
@@ -357,16 +366,18 @@ async function buildTools(
   };
   const title = titles.join(' and ');
   const budget = options.toolsTokenBudget ?? DEFAULT_TOOLS_TOKEN_BUDGET;
-  const registry = (mode: ToolsMode) =>
-    new ToolRegistry(kept, options.pageSize ?? 100, {
-      mode,
-      title,
-      descriptionMax: options.descriptionMax,
-      listOutputSchemas: options.outputSchemas !== 'unlisted',
-    });
-  const staticList = registry('static');
-  const choice = await chooseMode(staticList, options.toolsMode ?? 'auto', budget);
-  const tools = choice.mode === 'static' ? staticList : registry(choice.mode);
+  const compact = { descriptionMax: options.descriptionMax, listOutputSchemas: options.outputSchemas !== 'unlisted' };
+  // Each upstream in its own mode (its config's, else TOOLS_MODE); auto weighs its own list.
+  const toolParts: ToolPart[] = [];
+  const whys: string[] = [];
+  for (const part of parts) {
+    const staticList = new ToolRegistry(part.tools, options.pageSize ?? 100, { ...compact, title: part.title });
+    const chosen = await chooseMode(staticList, part.source.mode ?? options.toolsMode ?? 'auto', budget);
+    toolParts.push({ scope: part.source.name, title: part.title, mode: chosen.mode, tools: part.tools });
+    whys.push(several ? `${part.source.name}: ${chosen.mode} (${chosen.why})` : chosen.why);
+  }
+  const tools = new ToolRegistry(kept, options.pageSize ?? 100, { ...compact, title, parts: toolParts });
+  const choice: ToolsModeChoice = { mode: tools.mode, why: whys.join('; '), budget };
   let cost: Promise<ToolListCost> | undefined;
   const listCost = () => {
     cost ??= (async () => {
@@ -391,6 +402,10 @@ async function buildTools(
 
 function instructionsFor(built: BuiltTools): string {
   const title = built.title;
+  const searched = built.tools.listed.filter((t) => 'meta' in t && t.meta === 'search' && t.scope !== undefined);
+  if (searched.length > 0) {
+    return `Tools for ${title}. Where a tool is not listed, find it with ${searched.map((t) => t.name).join(' or ')}, read its arguments with the matching describe_operation and call it with the matching call_operation. Errors come back as results with isError and say whether trying again could help.`;
+  }
   return built.choice.mode === 'static'
     ? `Tools for ${title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`
     : `Tools for ${title}, an API of ${built.selection.kept.length} operations: find one with ${SEARCH_TOOL}, read its arguments with ${DESCRIBE_TOOL}, call it with ${CALL_TOOL}. Errors come back as results with isError and say whether trying again could help.`;
@@ -400,7 +415,7 @@ async function chooseMode(
   staticList: ToolRegistry,
   requested: ToolsMode | 'auto',
   budget: number,
-): Promise<ToolsModeChoice> {
+): Promise<ToolsModeChoice & { mode: ToolsMode }> {
   const tools = staticList.listed;
   if (requested !== 'auto') return { mode: requested, why: `TOOLS_MODE=${requested}`, budget };
   // Bytes first, tool by tool, stopping once the list is surely over: a thousand-tool list

@@ -23,6 +23,15 @@ let ajv: ReturnType<typeof createAjv> | undefined;
 const newAjv = () => createAjv({ useDefaults: false, linearPatterns: true });
 
 export type ToolsMode = 'static' | 'dynamic';
+
+/** One upstream's operations, served in its own mode (a gateway of several upstreams has several). */
+export interface ToolPart {
+  /** The upstream's name (its tools' prefix); undefined for the only upstream. */
+  scope: string | undefined;
+  title: string;
+  mode: ToolsMode;
+  tools: readonly Tool[];
+}
 /** What tools/list shows: an operation (static mode) or one of the three tools of dynamic mode. */
 export type ListedTool = Tool | MetaTool;
 
@@ -33,9 +42,13 @@ export class ToolRegistry {
   readonly tools: readonly Tool[];
   /** What tools/list shows. */
   readonly listed: readonly ListedTool[];
-  readonly mode: ToolsMode;
+  /** `mixed` when several upstreams are served in different modes. */
+  readonly mode: ToolsMode | 'mixed';
   readonly pageSize: number;
-  #index: OperationIndex | undefined;
+  readonly #scopes = new Map<
+    string | undefined,
+    { tools: readonly Tool[]; byName: Map<string, Tool>; index?: OperationIndex }
+  >();
   readonly #listedByName: Map<string, ListedTool>;
   readonly #byName: Map<string, Tool>;
   readonly #validators = new WeakMap<ListedTool, Validate<Record<string, unknown>>>();
@@ -46,26 +59,43 @@ export class ToolRegistry {
   constructor(
     tools: readonly Tool[],
     pageSize = 100,
-    options: { mode?: ToolsMode; title?: string } & CompactOptions = {},
+    options: { mode?: ToolsMode; title?: string; parts?: readonly ToolPart[] } & CompactOptions = {},
   ) {
-    this.tools = tools;
+    const parts = options.parts ?? [
+      { scope: undefined, title: options.title ?? 'the API', mode: options.mode ?? 'static', tools },
+    ];
+    this.tools = parts.flatMap((p) => p.tools);
     this.pageSize = pageSize;
-    this.mode = options.mode ?? 'static';
+    const modes = new Set(parts.map((p) => p.mode));
+    this.mode = modes.size === 1 ? ([...modes][0] as ToolsMode) : 'mixed';
     this.#compact = { descriptionMax: options.descriptionMax, listOutputSchemas: options.listOutputSchemas };
-    this.#byName = new Map(tools.map((t) => [t.name, t]));
-    if (this.mode === 'dynamic') this.listed = metaTools(options.title ?? 'the API', tools.length);
-    else if (options.descriptionMax !== undefined && !this.#byName.has(DESCRIBE_TOOL)) {
+    this.#byName = new Map(this.tools.map((t) => [t.name, t]));
+    const listed: ListedTool[] = [];
+    for (const part of parts) {
+      if (part.mode === 'dynamic') {
+        listed.push(...metaTools(part.title, part.tools.length, part.scope));
+        this.#scopes.set(part.scope, { tools: part.tools, byName: new Map(part.tools.map((t) => [t.name, t])) });
+      } else listed.push(...part.tools);
+    }
+    if (this.mode === 'static' && options.descriptionMax !== undefined && !this.#byName.has(DESCRIBE_TOOL)) {
       // Cut descriptions: the full text stays one call away.
-      this.listed = [...tools, describeToolForStatic()];
-    } else this.listed = tools;
+      listed.push(describeToolForStatic());
+    }
+    this.listed = listed;
     this.#listedByName = new Map(this.listed.map((t) => [t.name, t]));
   }
 
-  /** Dynamic mode: the operations, searchable; indexed on first use, so start-up does not wait for it. */
+  /** Dynamic mode: the operations of a scope (an upstream, or the only one), searchable; indexed on first use. */
+  indexFor(scope: string | undefined): OperationIndex | undefined {
+    const part = this.#scopes.get(scope);
+    if (!part) return undefined;
+    part.index ??= new OperationIndex(part.tools);
+    return part.index;
+  }
+
+  /** The single-upstream dynamic mode's index. */
   get index(): OperationIndex | undefined {
-    if (this.mode !== 'dynamic') return undefined;
-    this.#index ??= new OperationIndex(this.tools);
-    return this.#index;
+    return this.indexFor(undefined);
   }
 
   /** A listed tool: what tools/call may name. */
@@ -73,8 +103,12 @@ export class ToolRegistry {
     return this.#listedByName.get(name);
   }
 
-  /** An operation served, listed or not (dynamic mode reaches them through call_operation). */
-  operation(name: string): Tool | undefined {
+  /**
+   * An operation served, listed or not (dynamic mode reaches them through call_operation). With
+   * the scope of a meta tool, only that upstream's operations.
+   */
+  operation(name: string, scope?: string): Tool | undefined {
+    if (scope !== undefined) return this.#scopes.get(scope)?.byName.get(name);
     return this.#byName.get(name);
   }
 

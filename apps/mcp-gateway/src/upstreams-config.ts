@@ -42,6 +42,8 @@ export interface Upstream {
   maxUploadBytes: number | undefined;
   maxResultBytes: number | undefined;
   maxResultTokens: number | undefined;
+  /** This upstream's tools mode; undefined: TOOLS_MODE. */
+  mode: 'auto' | 'static' | 'dynamic' | undefined;
 }
 
 export const MAX_UPSTREAMS = 32;
@@ -78,6 +80,7 @@ const SCHEMA = {
           include: { type: 'array', items: { type: 'string' } },
           exclude: { type: 'array', items: { type: 'string' } },
           readOnly: { type: 'boolean' },
+          mode: { enum: ['auto', 'static', 'dynamic'] },
           deadlineMs: positive(300_000),
           timeoutMs: positive(600_000),
           maxRetries: { type: 'integer', minimum: 0, maximum: 10 },
@@ -202,6 +205,7 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       maxUploadBytes: raw.maxUploadBytes as number | undefined,
       maxResultBytes: raw.maxResultBytes as number | undefined,
       maxResultTokens: raw.maxResultTokens as number | undefined,
+      mode: raw.mode as 'auto' | 'static' | 'dynamic' | undefined,
     };
   });
 }

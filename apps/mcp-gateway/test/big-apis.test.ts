@@ -196,6 +196,7 @@ describe("GitHub's REST API", () => {
       maxUploadBytes: undefined,
       maxResultBytes: undefined,
       maxResultTokens: undefined,
+      mode: undefined,
     };
     const gw = await startHttpGatewayFor({
       upstreamUrl: prism.url,
@@ -240,5 +241,65 @@ describe("GitHub's REST API", () => {
       arguments: { owner: 'octocat', repo: 'hello-world', title: 'From the toy' },
     })) as Result & { _meta?: Record<string, { status?: number }> };
     expect(issue._meta?.[META.upstream]?.status).toBe(201);
+  }, 60_000);
+
+  it('serves each upstream in its own mode: GitHub through its three tools, the toy API listed', async () => {
+    const api = await startToyApi();
+    const base = {
+      apiKey: undefined,
+      auth: undefined,
+      deadlineMs: undefined,
+      timeoutMs: undefined,
+      maxRetries: undefined,
+      maxResponseBytes: undefined,
+      maxUploadBytes: undefined,
+      maxResultBytes: undefined,
+      maxResultTokens: undefined,
+    };
+    const all = { include: [], exclude: [], readOnly: false };
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: prism.url,
+      pageSize: 100,
+      upstreams: [
+        { ...base, name: 'github', url: prism.url, spec: GITHUB, selection: all, mode: 'auto' },
+        { ...base, name: 'toy', url: api.url, spec: undefined, apiKey: api.key, selection: all, mode: 'static' },
+      ],
+    });
+    expect(gw.gateway?.toolsMode.mode).toBe('mixed');
+    expect(gw.gateway?.toolsMode.why).toMatch(/^github: dynamic \(auto: .*\); toy: static \(TOOLS_MODE=static\)$/);
+    const { client } = await httpV2(gw, 'legacy');
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toHaveLength(16);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'github.search_operations',
+        'github.describe_operation',
+        'github.call_operation',
+        'toy.office_days',
+      ]),
+    );
+    expect(client.getInstructions()).toMatch(/find it with github\.search_operations/);
+    // GitHub's search reaches only GitHub's operations, by their full names.
+    const found = (await client.callTool({
+      name: 'github.search_operations',
+      arguments: { query: 'create an issue' },
+    })) as Result;
+    const first = (found.structuredContent as { results: Array<{ name: string }> }).results[0];
+    expect(first?.name).toBe('github.issues_create');
+    expect(found.content[0]?.text).toMatch(/github\.call_operation \{name, arguments\} calls one/);
+    const toyThroughGithub = (await client.callTool({
+      name: 'github.call_operation',
+      arguments: { name: 'toy.office_days', arguments: { employee_id: 'e-05' } },
+    })) as Result;
+    expect(toyThroughGithub.content[0]?.text).toBe(
+      'Unknown operation: toy.office_days. github.search_operations gives the exact names.',
+    );
+    const issue = (await client.callTool({
+      name: 'github.call_operation',
+      arguments: { name: 'github.issues_create', arguments: { owner: 'o', repo: 'r', title: 'Both modes' } },
+    })) as Result & { _meta?: Record<string, { status?: number }> };
+    expect(issue._meta?.[META.upstream]?.status).toBe(201);
+    const days = (await client.callTool({ name: 'toy.office_days', arguments: { employee_id: 'e-05' } })) as Result;
+    expect(days.structuredContent).toMatchObject({ employee_id: 'e-05' });
   }, 60_000);
 });

@@ -25,6 +25,7 @@ describe('the upstreams config file', () => {
     readOnly: true
     deadlineMs: 20000
     maxRetries: 1
+    mode: dynamic
   - name: toy
     url: http://127.0.0.1:8080
     auth: { keyEnv: TOY_API_KEY }
@@ -38,6 +39,7 @@ describe('the upstreams config file', () => {
       auth: { type: 'bearer' },
       deadlineMs: 20_000,
       maxRetries: 1,
+      mode: 'dynamic',
     });
     expect(github?.selection.include.map((s) => s.text)).toEqual(['tag:issues']);
     expect(github?.selection.readOnly).toBe(true);
@@ -90,6 +92,7 @@ describe('the upstreams config file', () => {
         /:4 upstreams\[0\]\.deadlineMs: must be >= 1$/,
       ],
       ['upstreams: []\n', /:1 upstreams: must NOT have fewer than 1 items$/],
+      ['upstreams:\n  - name: a\n    url: http://x\n    mode: lazy\n', /:4 upstreams\[0\]\.mode: must be equal to one of the allowed values \(\["auto","static","dynamic"\]\)/],
       [
         'upstreams:\n  - name: a\n    url: [http://x\n',
         /:4 is neither JSON nor YAML: Flow sequence in block collection/,

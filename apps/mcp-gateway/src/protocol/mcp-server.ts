@@ -250,8 +250,8 @@ export class McpServer {
     if (!isMetaTool(listed)) return this.#callOperation(request, ctx, revision, logLevel, listed, checked.value);
     if (listed.meta !== 'call') return this.#ok(id, this.#answerLocally(listed, checked.value, revision));
     // call_operation: the operation named, with its own arguments, exactly as if it were listed.
-    const target = this.#options.tools.operation(String(checked.value.name));
-    if (!target) return this.#ok(id, unknownOperation(String(checked.value.name)));
+    const target = this.#options.tools.operation(String(checked.value.name), listed.scope);
+    if (!target) return this.#ok(id, unknownOperation(String(checked.value.name), listed.scope));
     const inner = this.#checkArguments(target, checked.value.arguments ?? {});
     if (!inner.ok) return this.#ok(id, { content: [{ type: 'text', text: inner.text }], isError: true });
     return this.#callOperation(request, ctx, revision, logLevel, target, inner.value);
@@ -280,20 +280,21 @@ export class McpServer {
   #answerLocally(tool: MetaTool, args: Record<string, unknown>, revision: Revision): Record<string, unknown> {
     const f = features(revision);
     if (tool.meta === 'search') {
-      const hits = this.#options.tools.index?.search(String(args.query), args.limit as number | undefined) ?? [];
+      const hits =
+        this.#options.tools.indexFor(tool.scope)?.search(String(args.query), args.limit as number | undefined) ?? [];
       const lines = hits.map((h) => `${h.name}: ${h.method} ${h.path}${h.title ? ` - ${h.title}` : ''}`);
       const text =
         hits.length === 0
           ? `No operation matches "${String(args.query)}". Try other words, or fewer.`
-          : `${lines.join('\n')}\n\n${CALL_TOOL} {name, arguments} calls one; ${DESCRIBE_TOOL} {name} gives its arguments.`;
+          : `${lines.join('\n')}\n\n${scoped(CALL_TOOL, tool.scope)} {name, arguments} calls one; ${scoped(DESCRIBE_TOOL, tool.scope)} {name} gives its arguments.`;
       return {
         content: [{ type: 'text', text }],
         ...(f.structuredOutput ? { structuredContent: { results: hits } } : {}),
         isError: false,
       };
     }
-    const target = this.#options.tools.operation(String(args.name));
-    if (!target) return unknownOperation(String(args.name));
+    const target = this.#options.tools.operation(String(args.name), tool.scope);
+    if (!target) return unknownOperation(String(args.name), tool.scope);
     const described = describeTool(target, revision);
     return { content: [{ type: 'text', text: JSON.stringify(described) }], isError: false };
   }
@@ -396,10 +397,13 @@ export class McpServer {
   }
 }
 
+const scoped = (base: string, scope: string | undefined) => (scope === undefined ? base : `${scope}.${base}`);
+
 /** The answer to an operation name that is not served: the same for a made-up name and a filtered-out one. */
-function unknownOperation(name: string): Record<string, unknown> {
+function unknownOperation(name: string, scope?: string): Record<string, unknown> {
+  const search = scoped(SEARCH_TOOL, scope);
   return {
-    content: [{ type: 'text', text: `Unknown operation: ${name}. ${SEARCH_TOOL} gives the exact names.` }],
+    content: [{ type: 'text', text: `Unknown operation: ${name}. ${search} gives the exact names.` }],
     isError: true,
   };
 }
