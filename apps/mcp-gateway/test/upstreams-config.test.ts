@@ -57,7 +57,7 @@ describe('the upstreams config file', () => {
       ],
       [
         'upstreams:\n  - name: toy\n    url: http://127.0.0.1:8080\n    retries: 3\n',
-        /:4 upstreams\[0\]\.retries: unknown field; allowed: name, url, spec, auth, include, exclude, readOnly, deadlineMs/,
+        /:4 upstreams\[0\]\.retries: unknown field; allowed: name, url, spec, auth, include, exclude, readOnly, mode, deadlineMs, timeoutMs, maxRetries/,
       ],
       [
         'upstreams:\n  - name: my api\n    url: http://x\n',
