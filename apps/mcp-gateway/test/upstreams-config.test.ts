@@ -92,7 +92,10 @@ describe('the upstreams config file', () => {
         /:4 upstreams\[0\]\.deadlineMs: must be >= 1$/,
       ],
       ['upstreams: []\n', /:1 upstreams: must NOT have fewer than 1 items$/],
-      ['upstreams:\n  - name: a\n    url: http://x\n    mode: lazy\n', /:4 upstreams\[0\]\.mode: must be equal to one of the allowed values \(\["auto","static","dynamic"\]\)/],
+      [
+        'upstreams:\n  - name: a\n    url: http://x\n    mode: lazy\n',
+        /:4 upstreams\[0\]\.mode: must be equal to one of the allowed values \(\["auto","static","dynamic"\]\)/,
+      ],
       [
         'upstreams:\n  - name: a\n    url: [http://x\n',
         /:4 is neither JSON nor YAML: Flow sequence in block collection/,
