@@ -145,7 +145,7 @@ async function modesCommand(
     operations: number;
     fullListTokens: number;
     namesAndDescriptionsTokens: number;
-    chose?: ToolsMode;
+    chose?: ToolsMode | 'mixed';
     why?: string;
   }> = [];
   let summary = '';
