@@ -165,4 +165,43 @@ describe('live reload', () => {
     child.stdin!.end();
     await once(child, 'exit');
   });
+
+  it('reloads when a polled spec URL answers with another document (OPENAPI_POLL_MS)', async () => {
+    const { createServer } = await import('node:http');
+    const api = await startToyApi();
+    let served = specWith('alpha');
+    let reads = 0;
+    const server = createServer((_req, res) => {
+      reads++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(served));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/openapi.json`;
+    const { child, stderr } = await spawnGateway({ UPSTREAM_URL: api.url, OPENAPI_URL: url, OPENAPI_POLL_MS: '1000' }, [
+      '--stdio',
+    ]);
+    const lines: unknown[] = [];
+    createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
+    const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    await expect.poll(() => lines.length).toBe(1);
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // The same document read again changes nothing: no notification.
+    await expect.poll(() => reads, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
+    expect(lines).toHaveLength(1);
+    served = specWith('alpha', 'kappa');
+    await expect
+      .poll(() => lines.at(-1), { timeout: 5000 })
+      .toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    expect(stderr()).toMatch(/tools reloaded \(poll\): kept 2 of 2 tools/);
+    child.stdin!.end();
+    await once(child, 'exit');
+  });
 });
