@@ -77,7 +77,11 @@ export class ToolRegistry {
         this.#scopes.set(part.scope, { tools: part.tools, byName: new Map(part.tools.map((t) => [t.name, t])) });
       } else listed.push(...part.tools);
     }
-    if (this.mode === 'static' && options.descriptionMax !== undefined && !this.#byName.has(DESCRIBE_TOOL)) {
+    if (
+      parts.some((p) => p.mode === 'static') &&
+      options.descriptionMax !== undefined &&
+      !this.#byName.has(DESCRIBE_TOOL)
+    ) {
       // Cut descriptions: the full text stays one call away.
       listed.push(describeToolForStatic());
     }

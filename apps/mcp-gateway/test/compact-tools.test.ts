@@ -59,4 +59,41 @@ describe('a compact static list', () => {
     const health = await (await fetch(`${gw.url}/health`)).json();
     expect(health.listed).toBe(13);
   });
+
+  it('lists describe_operation beside the static part of a gateway whose other upstream is dynamic', async () => {
+    const { openApiToTools } = await import('../src/openapi/openapi-to-tools.js');
+    const { ToolRegistry } = await import('../src/tool-registry.js');
+    const ok = { '200': { description: 'ok' } };
+    const one = (id: string) =>
+      openApiToTools({
+        openapi: '3.1.0',
+        info: { title: id, version: '1' },
+        paths: {
+          [`/${id}`]: { get: { operationId: id, description: `First.\n\nSecond about ${id}.`, responses: ok } },
+        },
+      }).tools;
+    const registry = new ToolRegistry([], 100, {
+      descriptionMax: 100,
+      parts: [
+        { scope: 'a', title: 'a', mode: 'static', tools: one('alpha') },
+        { scope: 'b', title: 'b', mode: 'dynamic', tools: one('beta') },
+      ],
+    });
+    expect(registry.mode).toBe('mixed');
+    expect(registry.listed.map((t) => t.name)).toEqual([
+      'alpha',
+      'b.search_operations',
+      'b.describe_operation',
+      'b.call_operation',
+      DESCRIBE_TOOL,
+    ]);
+    // The listed tool's description points to describe_operation, which reaches it.
+    expect(registry.view(registry.listed[0] as never, '2025-11-25').description).toBe(
+      `First. (${DESCRIBE_TOOL} gives the full text)`,
+    );
+    expect(registry.operation('alpha')?.description).toMatch(/Second about alpha/);
+    // b's tools reach only b's operations.
+    expect(registry.operation('alpha', 'b')).toBeUndefined();
+    expect(registry.operation('beta', 'b')?.name).toBe('beta');
+  });
 });
