@@ -4,7 +4,7 @@ import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
 import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
-import { readUpstreamsConfig, type Upstream, UpstreamsConfigError } from './upstreams-config.js';
+import { readUpstreamsConfig, type Upstream, UpstreamsConfigError, upstreamUrlProblem } from './upstreams-config.js';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -100,13 +100,10 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(
       `UPSTREAM_URL is not set: the base URL of the API to expose, e.g. http://127.0.0.1:8080 (or a config file of upstreams: MCP_GATEWAY_CONFIG)\n${USAGE}`,
     );
-  try {
-    const u = new URL(upstreamUrl);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-    if (u.username || u.password) throw new Error('credentials in the URL');
-  } catch (error) {
+  const urlProblem = upstreamUrlProblem(upstreamUrl);
+  if (urlProblem) {
     throw new ConfigError(
-      `UPSTREAM_URL must be an http(s) URL without credentials, got '${upstreamUrl}' (${(error as Error).message})`,
+      `UPSTREAM_URL must be an http(s) URL without credentials, got '${upstreamUrl}' (${urlProblem})`,
     );
   }
   const portText = flags.port ?? env.PORT ?? '8090';

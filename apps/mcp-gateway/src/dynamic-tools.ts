@@ -18,6 +18,10 @@ export const SEARCH_TOOL = 'search_operations';
 export const DESCRIBE_TOOL = 'describe_operation';
 export const CALL_TOOL = 'call_operation';
 export const MAX_QUERY_LENGTH = 200;
+
+/** A meta tool's name in a scope (an upstream's name, when the gateway has several). */
+export const scopedName = (base: string, scope: string | undefined) =>
+  scope === undefined ? base : `${scope}.${base}`;
 export const MAX_SEARCH_RESULTS = 20;
 const DEFAULT_SEARCH_RESULTS = 8;
 
@@ -147,10 +151,9 @@ export function describeToolForStatic(): MetaTool {
  * reach only that upstream's operations.
  */
 export function metaTools(title: string, count: number, scope?: string): MetaTool[] {
-  const named = (base: string) => (scope === undefined ? base : `${scope}.${base}`);
-  const SEARCH = named(SEARCH_TOOL);
-  const DESCRIBE = named(DESCRIBE_TOOL);
-  const CALL = named(CALL_TOOL);
+  const SEARCH = scopedName(SEARCH_TOOL, scope);
+  const DESCRIBE = scopedName(DESCRIBE_TOOL, scope);
+  const CALL = scopedName(CALL_TOOL, scope);
   const tools: MetaTool[] = [
     {
       meta: 'search',

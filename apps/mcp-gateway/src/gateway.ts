@@ -1,18 +1,17 @@
 // Puts the gateway together: the upstream client, the OpenAPI document turned into tools,
 // and the MCP server core that both transports use.
 import { createHash } from 'node:crypto';
-import { HttpClient } from '@agentwire/http-client';
+import type { HttpClient } from '@agentwire/http-client';
 import { listTokensApart, TOKENIZER } from '@agentwire/tool-tokens';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
 import { openApiToTools, type SkippedOperation, type Tool, type UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { MAX_TOOL_NAME, NameRegistry } from './openapi/tool-names.js';
 import { McpServer } from './protocol/mcp-server.js';
 import { LATEST_LEGACY } from './protocol/revisions.js';
-import { DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from './result-limits.js';
-import { loadSpec } from './spec-loader.js';
-import { type ToolPart, ToolRegistry, type ToolsMode } from './tool-registry.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
+import { isMetaTool, type ToolPart, ToolRegistry, type ToolsMode } from './tool-registry.js';
 import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
-import { type CallContext, type ToolResult, UpstreamCaller } from './upstream-caller.js';
+import { type Source, sourceOf, UpstreamRouter } from './upstream-sources.js';
 import type { Upstream } from './upstreams-config.js';
 
 export const GATEWAY_VERSION = '0.1.0';
@@ -111,66 +110,6 @@ export interface Gateway {
   /** The (first) upstream's client. */
   client: HttpClient;
   close(): Promise<void>;
-}
-
-/** One upstream as the gateway runs it: its client and caller, and how to read its document. */
-interface Source {
-  /** The tool-name prefix; undefined for the single upstream of the environment settings. */
-  name: string | undefined;
-  client: HttpClient;
-  caller: UpstreamCaller;
-  auth: UpstreamAuth | undefined;
-  selection: ToolSelection;
-  deadlineMs: number | undefined;
-  /** This upstream's result limits, when its config sets one (else the gateway's). */
-  resultLimits: ResultLimits | undefined;
-  /** This upstream's mode, when its config sets one (else TOOLS_MODE). */
-  mode: ToolsMode | 'auto' | undefined;
-  where: string | undefined;
-  load(): Promise<unknown>;
-}
-
-function sourceOf(
-  upstream: Pick<Upstream, 'url' | 'apiKey' | 'timeoutMs' | 'maxRetries' | 'maxResponseBytes' | 'maxUploadBytes'>,
-  spec: string | object | undefined,
-  rest: Omit<Source, 'client' | 'caller' | 'load' | 'where'>,
-): Source {
-  const client = new HttpClient({
-    baseUrl: upstream.url,
-    layer: 'gateway',
-    timeoutMs: upstream.timeoutMs ?? 30_000,
-    redact: upstream.apiKey ? [upstream.apiKey] : [],
-    maxResponseBytes: upstream.maxResponseBytes,
-    ...(upstream.maxRetries === undefined ? {} : { maxRetries: upstream.maxRetries }),
-  });
-  const source = spec ?? `${client.baseUrl}/openapi.json`;
-  const load = async (): Promise<unknown> => {
-    if (typeof source !== 'string') return source;
-    const sameOrigin = /^https?:/i.test(source) && new URL(source).origin === new URL(client.baseUrl).origin;
-    const headers: Record<string, string> =
-      sameOrigin && upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {};
-    return loadSpec(source, headers);
-  };
-  return {
-    ...rest,
-    client,
-    caller: new UpstreamCaller(client, upstream.apiKey, upstream.maxUploadBytes),
-    where: typeof source === 'string' ? source : undefined,
-    load,
-  };
-}
-
-/** Sends each tool's call through the client of the upstream it came from. */
-class UpstreamRouter {
-  readonly #callers: Map<string | undefined, UpstreamCaller>;
-  constructor(sources: readonly Source[]) {
-    this.#callers = new Map(sources.map((s) => [s.name, s.caller]));
-  }
-  call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
-    const caller = this.#callers.get(tool.binding.upstream);
-    if (!caller) throw new Error(`tool ${tool.name} names no known upstream (${String(tool.binding.upstream)})`);
-    return caller.call(tool, args, ctx);
-  }
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -402,7 +341,7 @@ async function buildTools(
 
 function instructionsFor(built: BuiltTools): string {
   const title = built.title;
-  const searched = built.tools.listed.filter((t) => 'meta' in t && t.meta === 'search' && t.scope !== undefined);
+  const searched = built.tools.listed.filter((t) => isMetaTool(t) && t.meta === 'search' && t.scope !== undefined);
   if (searched.length > 0) {
     return `Tools for ${title}. Where a tool is not listed, find it with ${searched.map((t) => t.name).join(' or ')}, read its arguments with the matching describe_operation and call it with the matching call_operation. Errors come back as results with isError and say whether trying again could help.`;
   }

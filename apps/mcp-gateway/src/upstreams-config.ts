@@ -99,6 +99,18 @@ const FIELD_HINTS: Record<string, string> = {
   apiKey: 'keys never go in the file: put the key in an environment variable and name it in auth.keyEnv',
 };
 
+/** Why a string cannot be an upstream's base URL (not http(s), or with credentials in it), or undefined. */
+export function upstreamUrlProblem(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'not http(s)';
+    if (u.username || u.password) return 'credentials in the URL';
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** Reads and checks the file; `env` supplies the keys the file names. */
 export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = process.env): Upstream[] {
   let text: string;
@@ -155,13 +167,8 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
     if (seen.has(name)) fail(at('name'), `'${name}' names two upstreams; each needs its own name`);
     seen.add(name);
     const url = String(raw.url).replace(/\/$/, '');
-    try {
-      const u = new URL(url);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-      if (u.username || u.password) throw new Error('credentials in the URL');
-    } catch (error) {
-      fail(at('url'), `must be an http(s) URL without credentials, got '${url}' (${(error as Error).message})`);
-    }
+    const urlProblem = upstreamUrlProblem(url);
+    if (urlProblem) fail(at('url'), `must be an http(s) URL without credentials, got '${url}' (${urlProblem})`);
     const auth = (raw.auth ?? {}) as { scheme?: string; name?: string; keyEnv?: string };
     const scheme = auth.scheme ?? 'spec';
     if ((scheme === 'header' || scheme === 'query') && !auth.name) {

@@ -2,7 +2,7 @@
 // (initialize + session) revisions and the stateless 2026-07-28 one, tools/list and
 // tools/call, logging, ping, and the error rules of each revision. Transports hand it one
 // JSON-RPC request at a time with a context and send back what it returns.
-import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL } from '../dynamic-tools.js';
+import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL, scopedName } from '../dynamic-tools.js';
 import type { Tool } from '../openapi/openapi-to-tools.js';
 import { boundResult, DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from '../result-limits.js';
 import { describeTool, isMetaTool, type ToolRegistry } from '../tool-registry.js';
@@ -286,7 +286,7 @@ export class McpServer {
       const text =
         hits.length === 0
           ? `No operation matches "${String(args.query)}". Try other words, or fewer.`
-          : `${lines.join('\n')}\n\n${scoped(CALL_TOOL, tool.scope)} {name, arguments} calls one; ${scoped(DESCRIBE_TOOL, tool.scope)} {name} gives its arguments.`;
+          : `${lines.join('\n')}\n\n${scopedName(CALL_TOOL, tool.scope)} {name, arguments} calls one; ${scopedName(DESCRIBE_TOOL, tool.scope)} {name} gives its arguments.`;
       return {
         content: [{ type: 'text', text }],
         ...(f.structuredOutput ? { structuredContent: { results: hits } } : {}),
@@ -397,11 +397,9 @@ export class McpServer {
   }
 }
 
-const scoped = (base: string, scope: string | undefined) => (scope === undefined ? base : `${scope}.${base}`);
-
 /** The answer to an operation name that is not served: the same for a made-up name and a filtered-out one. */
 function unknownOperation(name: string, scope?: string): Record<string, unknown> {
-  const search = scoped(SEARCH_TOOL, scope);
+  const search = scopedName(SEARCH_TOOL, scope);
   return {
     content: [{ type: 'text', text: `Unknown operation: ${name}. ${search} gives the exact names.` }],
     isError: true,
