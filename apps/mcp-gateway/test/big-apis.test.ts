@@ -29,6 +29,20 @@ async function gatewayFor(options: Partial<GatewayOptions>) {
   return gateway;
 }
 
+/** An upstream of the config file with none of its optional settings. */
+const NO_SETTINGS = {
+  apiKey: undefined,
+  auth: undefined,
+  deadlineMs: undefined,
+  timeoutMs: undefined,
+  maxRetries: undefined,
+  maxResponseBytes: undefined,
+  maxUploadBytes: undefined,
+  maxResultBytes: undefined,
+  maxResultTokens: undefined,
+  mode: undefined,
+} as const;
+
 type Result = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: unknown };
 
 describe("GitHub's REST API", () => {
@@ -186,18 +200,7 @@ describe("GitHub's REST API", () => {
   it('serves two upstreams from one gateway (GitHub and the toy API), each tool named by its upstream', async () => {
     const api = await startToyApi();
     const rules = (text: string) => parseSelectors(text, 'include');
-    const upstream = {
-      apiKey: undefined,
-      auth: undefined,
-      deadlineMs: undefined,
-      timeoutMs: undefined,
-      maxRetries: undefined,
-      maxResponseBytes: undefined,
-      maxUploadBytes: undefined,
-      maxResultBytes: undefined,
-      maxResultTokens: undefined,
-      mode: undefined,
-    };
+    const upstream = NO_SETTINGS;
     const gw = await startHttpGatewayFor({
       upstreamUrl: prism.url,
       toolsMode: 'static',
@@ -245,17 +248,7 @@ describe("GitHub's REST API", () => {
 
   it('serves each upstream in its own mode: GitHub through its three tools, the toy API listed', async () => {
     const api = await startToyApi();
-    const base = {
-      apiKey: undefined,
-      auth: undefined,
-      deadlineMs: undefined,
-      timeoutMs: undefined,
-      maxRetries: undefined,
-      maxResponseBytes: undefined,
-      maxUploadBytes: undefined,
-      maxResultBytes: undefined,
-      maxResultTokens: undefined,
-    };
+    const base = NO_SETTINGS;
     const all = { include: [], exclude: [], readOnly: false };
     const gw = await startHttpGatewayFor({
       upstreamUrl: prism.url,

@@ -18,6 +18,23 @@ const specWith = (...operationIds: string[]) => ({
   info: { title: 'Reloaded', version: '1' },
   paths: Object.fromEntries(operationIds.map((id) => [`/${id}`, { get: { operationId: id, responses: ok } }])),
 });
+/** A gateway over stdio, initialized (2025-11-25): what it writes, parsed, and how to send to it. */
+async function initializedStdio(env: Record<string, string>) {
+  const { child, stderr } = await spawnGateway(env, ['--stdio']);
+  const lines: unknown[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
+  const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+  send({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  });
+  await expect.poll(() => lines.length).toBe(1);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return { child, stderr, lines, send };
+}
+
 let files = 0;
 function specFile(document: unknown): string {
   const file = join(tmpdir(), `agentwire-reload-${process.pid}-${files++}.json`);
@@ -106,20 +123,11 @@ describe('live reload', () => {
     const api = await startToyApi();
     const file = specFile(specWith('alpha'));
     // The file is not watched here, so that only the signal reloads.
-    const { child, stderr } = await spawnGateway({ UPSTREAM_URL: api.url, OPENAPI_URL: file, OPENAPI_WATCH: 'off' }, [
-      '--stdio',
-    ]);
-    const lines: unknown[] = [];
-    createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
-    const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-    send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    const { child, stderr, lines, send } = await initializedStdio({
+      UPSTREAM_URL: api.url,
+      OPENAPI_URL: file,
+      OPENAPI_WATCH: 'off',
     });
-    await expect.poll(() => lines.length).toBe(1);
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send({ jsonrpc: '2.0', id: 9, method: 'ping' });
     await expect.poll(() => lines.length).toBe(2);
     writeFileSync(file, JSON.stringify(specWith('alpha', 'omega')));
@@ -144,18 +152,7 @@ describe('live reload', () => {
   it('reloads when the spec file changes (OPENAPI_WATCH, on by default)', async () => {
     const api = await startToyApi();
     const file = specFile(specWith('alpha'));
-    const { child, stderr } = await spawnGateway({ UPSTREAM_URL: api.url, OPENAPI_URL: file }, ['--stdio']);
-    const lines: unknown[] = [];
-    createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
-    const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-    send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    });
-    await expect.poll(() => lines.length).toBe(1);
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const { child, stderr, lines } = await initializedStdio({ UPSTREAM_URL: api.url, OPENAPI_URL: file });
     await expect.poll(() => stderr()).toMatch(/serving MCP over stdio/);
     writeFileSync(file, JSON.stringify(specWith('alpha', 'sigma')));
     await expect
@@ -179,20 +176,11 @@ describe('live reload', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/openapi.json`;
-    const { child, stderr } = await spawnGateway({ UPSTREAM_URL: api.url, OPENAPI_URL: url, OPENAPI_POLL_MS: '1000' }, [
-      '--stdio',
-    ]);
-    const lines: unknown[] = [];
-    createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
-    const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-    send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    const { child, stderr, lines } = await initializedStdio({
+      UPSTREAM_URL: api.url,
+      OPENAPI_URL: url,
+      OPENAPI_POLL_MS: '1000',
     });
-    await expect.poll(() => lines.length).toBe(1);
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     // The same document read again changes nothing: no notification.
     await expect.poll(() => reads, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
     expect(lines).toHaveLength(1);
