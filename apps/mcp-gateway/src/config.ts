@@ -8,6 +8,11 @@ import { readUpstreamsConfig, type Upstream, UpstreamsConfigError, upstreamUrlPr
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
+  /**
+   * --demo-log-to-stdout (stdio only, off): a log line on stdout before every answer, which
+   * breaks the protocol on purpose, for the lecture's exercise on stdio. Never in production.
+   */
+  demoLogToStdout: boolean;
   upstreamUrl: string;
   upstreamApiKey: string | undefined;
   openapi: string | undefined;
@@ -63,6 +68,7 @@ export class ConfigError extends Error {
 
 export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--config FILE] [--host H] [--port N]
   [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]
+  [--demo-log-to-stdout] (with --stdio: breaks the protocol on purpose, for a lesson)
 environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
@@ -80,6 +86,11 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(`${(error as Error).message}\n${USAGE}`);
   }
   const transport = flags.stdio ? 'stdio' : 'http';
+  if (flags['demo-log-to-stdout'] && transport !== 'stdio') {
+    throw new ConfigError(
+      '--demo-log-to-stdout needs --stdio: it shows what a log line on the protocol channel does, and over HTTP stdout is not the protocol',
+    );
+  }
   const configFile = flags.config ?? (env.MCP_GATEWAY_CONFIG || undefined);
   let upstreams: Upstream[] | undefined;
   if (configFile) {
@@ -156,6 +167,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       .filter(Boolean);
   return {
     transport,
+    demoLogToStdout: flags['demo-log-to-stdout'] === true,
     upstreamUrl: upstreamUrl.replace(/\/$/, ''),
     upstreams,
     upstreamApiKey: env.UPSTREAM_API_KEY || undefined,
@@ -266,6 +278,7 @@ function parseFlags(argv: string[]) {
       'read-only': { type: 'boolean' },
       'tools-mode': { type: 'string' },
       config: { type: 'string' },
+      'demo-log-to-stdout': { type: 'boolean' },
     },
   }).values;
 }

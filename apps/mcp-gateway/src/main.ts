@@ -62,9 +62,15 @@ async function main(): Promise<void> {
     const stop = () => process.exit(0);
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
+    if (config.demoLogToStdout) {
+      logger.warn(
+        '--demo-log-to-stdout: every answer on stdout follows a line that is not JSON-RPC; MCP clients will fail (lecture exercise 6). Never use this outside the lesson.',
+      );
+    }
     await serveStdio(gateway.server, {
       input: process.stdin,
       output: process.stdout,
+      demoLogLine: config.demoLogToStdout ? 'debug: got a message' : undefined,
       log: (message, details = {}) => logger.error(details, message),
       batchLimits: config.batchLimits,
     });

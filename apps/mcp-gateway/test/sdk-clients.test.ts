@@ -15,7 +15,7 @@ import {
 } from './support/stack.js';
 
 const LEGACY = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
-const TOOL_COUNT = 13;
+const TOOL_COUNT = 14;
 
 /** Arguments that make every toy API operation succeed. */
 function sampleArguments(): Record<string, Record<string, unknown>> {
@@ -24,6 +24,7 @@ function sampleArguments(): Record<string, Record<string, unknown>> {
     list_employees: { team: 'legal' },
     get_employee: { employee_id: 'e-05' },
     office_days: { employee_id: 'e-05' },
+    read_document: { doc_id: 'doc-001' },
     list_emails: { urgent: true, date: '2026-06-10', limit: 2 },
     get_email: { email_id: 'm-0042' },
     reply_to_email: { email_id: 'm-0042', body: 'On it.' },

@@ -1,11 +1,15 @@
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
-import { spawnGateway, startToyApi } from './support/stack.js';
+import { GATEWAY_BIN, spawnGateway, startToyApi } from './support/stack.js';
 
 /** Talks raw newline-delimited JSON-RPC to a gateway process. */
-async function rawStdio(env: Record<string, string>) {
-  const { child, stderr } = await spawnGateway(env, ['--stdio']);
+async function rawStdio(env: Record<string, string>, flags: string[] = []) {
+  const { child, stderr } = await spawnGateway(env, ['--stdio', ...flags]);
   const lines: string[] = [];
   const waiters: Array<() => void> = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -100,6 +104,40 @@ describe('stdio', () => {
     expect(io.stderr()).not.toContain(api.key);
   });
 
+  it('--demo-log-to-stdout (lecture exercise 6): a text line before every answer, and a warning on stderr', async () => {
+    const api = await startToyApi();
+    const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key }, ['--demo-log-to-stdout']);
+    io.send(init('2025-11-25'));
+    while (io.lines.length < 2) await new Promise((r) => setTimeout(r, 10));
+    expect(io.lines[0]).toBe('debug: got a message');
+    expect(JSON.parse(io.lines[1] as string).result.protocolVersion).toBe('2025-11-25');
+    expect(io.stderr()).toMatch(/--demo-log-to-stdout: every answer on stdout follows a line that is not JSON-RPC/);
+  });
+
+  it('--demo-log-to-stdout: the v1 client reports each bad line and goes on; the v2 client skips them silently', async () => {
+    const api = await startToyApi();
+    const env = { ...getDefaultEnvironment(), UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key };
+    const args = [GATEWAY_BIN, '--stdio', '--demo-log-to-stdout'];
+    const v1 = new ClientV1({ name: 'v1', version: '1' });
+    const v1Errors: Error[] = [];
+    v1.onerror = (error) => v1Errors.push(error);
+    await v1.connect(new StdioV1({ command: process.execPath, args, env, stderr: 'pipe' }));
+    expect((await v1.listTools()).tools.length).toBeGreaterThan(0);
+    await v1.close();
+    const v2 = new ClientV2({ name: 'v2', version: '1' });
+    const v2Errors: Error[] = [];
+    v2.onerror = (error) => v2Errors.push(error);
+    await v2.connect(new StdioV2({ command: process.execPath, args, env, stderr: 'pipe' }));
+    expect((await v2.listTools()).tools.length).toBeGreaterThan(0);
+    await v2.close();
+    // One bad line before each of the answers to initialize and tools/list.
+    expect(v1Errors.map(String)).toEqual([
+      expect.stringMatching(/^SyntaxError: .*"debug: got a message" is not valid JSON/),
+      expect.stringMatching(/^SyntaxError: .*"debug: got a message" is not valid JSON/),
+    ]);
+    expect(v2Errors).toEqual([]);
+  });
+
   it('exits cleanly on SIGTERM', async () => {
     const api = await startToyApi();
     const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
@@ -119,6 +157,12 @@ describe('the mcp-gateway command', () => {
     const noToken = await spawnGateway({ UPSTREAM_URL: 'http://127.0.0.1:1', OPENAPI_URL: '/nonexistent.json' });
     expect((await once(noToken.child, 'exit'))[0]).toBe(2);
     expect(noToken.stderr()).toMatch(/MCP_GATEWAY_TOKEN is not set/);
+  });
+
+  it('refuses --demo-log-to-stdout without --stdio, saying why', async () => {
+    const { child, stderr } = await spawnGateway({ UPSTREAM_URL: 'http://127.0.0.1:1' }, ['--demo-log-to-stdout']);
+    expect((await once(child, 'exit'))[0]).toBe(2);
+    expect(stderr()).toMatch(/--demo-log-to-stdout needs --stdio/);
   });
 
   it('says clearly when the OpenAPI document cannot be loaded', async () => {

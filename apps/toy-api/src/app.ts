@@ -23,6 +23,7 @@ import { createIdempotency } from './idempotency.js';
 import { useJsonBodyParser } from './json-body-parser.js';
 import type { App, RouteContext } from './route-context.js';
 import { adminRoutes } from './routes/admin.js';
+import { documentRoutes } from './routes/documents.js';
 import { emailRoutes } from './routes/emails.js';
 import { employeeRoutes } from './routes/employees.js';
 import { practiceRoutes } from './routes/practice.js';
@@ -238,6 +239,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     const idempotency = createIdempotency(store, callerOf as (r: FastifyRequest) => Caller);
 
     await api.register(employeeRoutes);
+    await api.register(documentRoutes);
     await api.register(emailRoutes(context, idempotency));
     await api.register(
       practiceRoutes(context, callerOf, options.redis ? { client: options.redis, prefix } : undefined),

@@ -87,6 +87,31 @@ describe.each(STORES)('one error envelope for every error (%s store)', (store) =
     expect((await poisoned.json()).error.message).toMatch(/__proto__/);
   });
 
+  it('400 for a key written twice in one object, naming it and where; the same key in two objects is fine', async () => {
+    const api = await startApi(store);
+    const send = (body: string) =>
+      api.call('/digest', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const twice = await send('{"date": "2026-06-10",\n "max_items": 3, "date": "2026-06-11"}');
+    expect(twice.status).toBe(400);
+    const body = await twice.json();
+    expectEnvelope(body, 'invalid_request_error');
+    expect(body.error.message).toBe(
+      "body has the key 'date' twice in one object (line 2, column 18); send each key once (parsers disagree on which value wins)",
+    );
+    const apart = await api.call('/emails/m-0001/reply', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': `dup-${store}-${Date.now()}` },
+      body: '{"body": "ok", "meta": {"body": "nested, not a duplicate"}}',
+    });
+    // Past the parser: the schema refuses the made-up 'meta', not the parser a duplicate.
+    expect((await apart.json()).error.message).toMatch(/unexpected property 'meta'/);
+    const nested = await send('{"date": "2026-06-10", "x": {"a": 1, "a": 2}}');
+    expect((await nested.json()).error.message).toMatch(
+      /^body has the key 'a' twice in one object \(line 1, column 38\)/,
+    );
+    expect((await send('{"date": "2026-06-10", "max_items": 3}')).status).toBe(200);
+  });
+
   it('400 with the JSON error when Content-Length is shorter than the body', async () => {
     const api = await startApi(store);
     const body = '{"date": "2026-06-10"}';

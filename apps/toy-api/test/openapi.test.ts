@@ -44,7 +44,7 @@ describe.each(STORES)('GET /openapi.json (%s store)', (store) => {
     const operations = Object.values(doc.paths as Record<string, Record<string, Operation>>).flatMap((ops) =>
       Object.values(ops),
     );
-    expect(operations.length).toBe(13);
+    expect(operations.length).toBe(14);
     const ids = operations.map((op) => op.operationId);
     expect(new Set(ids).size).toBe(ids.length);
     for (const op of operations) {
@@ -92,6 +92,6 @@ describe.each(STORES)('GET /openapi.json (%s store)', (store) => {
         called.push(op.operationId ?? '');
       }
     }
-    expect(called).toHaveLength(13);
+    expect(called).toHaveLength(14);
   });
 });

@@ -18,6 +18,23 @@ export const EmployeeId = Type.String({
   examples: ['e-05'],
 });
 
+export const DocumentId = Type.String({
+  pattern: '^doc-\\d{3}$',
+  description: "A document id such as 'doc-001' (not a title).",
+  examples: ['doc-001'],
+});
+
+export const CompanyDocument = Type.Object(
+  {
+    id: DocumentId,
+    title: Type.String(),
+    updated: Type.String({ description: 'Last change, YYYY-MM-DD.' }),
+    body: Type.String(),
+  },
+  { additionalProperties: false },
+);
+export type CompanyDocument = Static<typeof CompanyDocument>;
+
 export const EmailId = Type.String({
   pattern: '^m-\\d{4}$',
   description: "An email id such as 'm-0042'.",

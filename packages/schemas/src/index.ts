@@ -1,10 +1,12 @@
 // @agentwire/schemas: the shapes every agentwire part agrees on.
 // Any new export added here becomes public API.
 export {
+  CompanyDocument,
   Digest,
   DigestDelta,
   DigestItem,
   DigestRequest,
+  DocumentId,
   Email,
   EmailId,
   Employee,

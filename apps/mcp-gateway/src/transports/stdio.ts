@@ -24,6 +24,8 @@ export interface StdioOptions {
   log: (message: string, details?: Record<string, unknown>) => void;
   /** Default 50 messages a batch, 8 of its requests at once. */
   batchLimits?: BatchLimits | undefined;
+  /** A line of text written to `output` before every answer: the lecture's stdio mistake, on purpose. */
+  demoLogLine?: string | undefined;
 }
 
 export function serveStdio(server: McpServer, options: StdioOptions): Promise<void> {
@@ -32,8 +34,9 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   // One client, one session: it is this process's.
   let session: SessionState | undefined;
   const inFlight = new InFlightRequests();
+  const demo = options.demoLogLine === undefined ? '' : `${options.demoLogLine}\n`;
   const write = (message: unknown) => {
-    output.write(`${JSON.stringify(message)}\n`);
+    output.write(`${demo}${JSON.stringify(message)}\n`);
   };
 
   /**

@@ -1,6 +1,6 @@
 // Cardinal Energy: a fixed company with a dozen employees and a few hundred emails over
 // the week of 2026-06-08. Generated from a seed, so every start serves the same data.
-import type { Email, Employee, Team, Weekday } from '@agentwire/schemas';
+import type { CompanyDocument, Email, Employee, Team, Weekday } from '@agentwire/schemas';
 import { pick, type Random, seededRandom } from './prng.js';
 
 const PEOPLE: ReadonlyArray<readonly [name: string, team: Team, title: string, days: readonly Weekday[]]> = [
@@ -104,4 +104,20 @@ export function findEmployee(id: string): Employee | undefined {
 
 export function findEmail(id: string): Email | undefined {
   return EMAIL_BY_ID.get(id);
+}
+
+/** The company's documents: one, on purpose, so that a well-formed id can still be missing. */
+export const DOCUMENTS: readonly CompanyDocument[] = [
+  {
+    id: 'doc-001',
+    title: 'Employee handbook',
+    updated: '2026-05-04',
+    body:
+      'Office days are agreed with your team lead and listed in the directory. ' +
+      'Urgent emails get a reply within one working day. Ask legal before signing a contract.',
+  },
+];
+
+export function findDocument(id: string): CompanyDocument | undefined {
+  return DOCUMENTS.find((d) => d.id === id);
 }
