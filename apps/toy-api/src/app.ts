@@ -103,6 +103,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     limited: options.limited ?? { max: 2, windowMs: 1000 },
     slowTimers: new Set(),
     openStreams: new Set(),
+    streamStats: { started: 0, completed: 0, clientLeft: 0, cut: 0, eventsSent: 0 },
   };
 
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;

@@ -35,13 +35,19 @@ export function setHeartbeat(sse: SSEReplyInterface, ms: number): void {
   context.heartbeatInterval = ms;
 }
 
-/** Streams the events until done, the client leaves, or the planned cut. Resolves when it stops. */
+export interface StreamOutcome {
+  ended: 'completed' | 'client-left' | 'cut';
+  /** Events written (the bare `retry:` field not counted). */
+  sent: number;
+}
+
+/** Streams the events until done, the client leaves, or the planned cut; says which when it stops. */
 export async function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
   events: readonly SSEMessage[],
   options: StreamOptions,
-): Promise<void> {
+): Promise<StreamOutcome> {
   const sse = reply.sse;
   // The pause between events ends early when the client leaves. (One timer per pause: an
   // AbortSignal per pause cost more than the rest of the stream put together.)
@@ -61,12 +67,13 @@ export async function streamEvents(
   await sse.send({ data: undefined, retry: options.retryMs });
   for (const [sent, event] of events.entries()) {
     await pause(options.intervalMs);
-    if (!sse.isConnected) return;
+    if (!sse.isConnected) return { ended: 'client-left', sent };
     if (options.cutAfter !== undefined && sent >= options.cutAfter) {
       request.log.info({ sent }, 'cutting the event stream on purpose');
       reply.raw.destroy();
-      return;
+      return { ended: 'cut', sent };
     }
     await sse.send(event);
   }
+  return { ended: 'completed', sent: events.length };
 }

@@ -28,6 +28,19 @@ export interface RouteContext {
   slowTimers: Set<NodeJS.Timeout>;
   /** The digest streams still running. */
   openStreams: Set<SSEReplyInterface>;
+  /** How the digest streams since start ended (GET /admin/streams). */
+  streamStats: StreamStats;
+}
+
+export interface StreamStats {
+  started: number;
+  /** Sent every event. */
+  completed: number;
+  /** Stopped because the client went away first: the work it no longer wanted was not done. */
+  clientLeft: number;
+  /** Cut on purpose (a fault rule or cut_after). */
+  cut: number;
+  eventsSent: number;
 }
 
 /** The error responses a route can give, for its OpenAPI entry; any route may answer 500 or 503. */

@@ -86,6 +86,18 @@ describe.each(STORES)('POST /digest (%s store)', (store) => {
     left.abort();
     // With an event a second, the whole digest would take half a minute.
     await vi.waitFor(() => expect(api.app.toy.openStreams()).toBe(0), { timeout: 3000, interval: 20 });
+    // What an operator sees: the stream ended because its client left, with no event sent.
+    const whole = await readEventStream(await stream(api, '?interval_ms=0'));
+    const cut = await readEventStream(await stream(api, '?interval_ms=0&cut_after=2'));
+    expect(cut.events).toHaveLength(2);
+    expect((await api.json('/admin/streams')).body).toEqual({
+      open: 0,
+      started: 3,
+      completed: 1,
+      client_left: 1,
+      cut: 1,
+      events_sent: whole.events.length + 2,
+    });
   });
 
   it('drops the connection after cut_after events, and resumes after Last-Event-ID', async () => {

@@ -10,6 +10,16 @@ const FaultState = Type.Object({
   rules: Type.Array(Type.Intersect([FaultRule, Type.Object({ hits: Type.Integer(), remaining: Type.Integer() })])),
 });
 
+const count = Type.Integer({ minimum: 0 });
+const StreamState = Type.Object({
+  open: count,
+  started: count,
+  completed: count,
+  client_left: count,
+  cut: count,
+  events_sent: count,
+});
+
 export function adminRoutes(context: RouteContext) {
   return async (app: App): Promise<void> => {
     const common = { config: { write: true, faults: false }, schema: { hide: true, tags: ['admin'] } } as const;
@@ -32,6 +42,29 @@ export function adminRoutes(context: RouteContext) {
         },
       },
       async (request) => context.faults.configure(request.body),
+    );
+
+    app.get(
+      '/admin/streams',
+      {
+        ...common,
+        schema: {
+          ...common.schema,
+          description: 'How the digest streams since start ended, and how many are open now.',
+          response: { 200: StreamState, ...errorResponses(401, 403) },
+        },
+      },
+      async () => {
+        const s = context.streamStats;
+        return {
+          open: context.openStreams.size,
+          started: s.started,
+          completed: s.completed,
+          client_left: s.clientLeft,
+          cut: s.cut,
+          events_sent: s.eventsSent,
+        };
+      },
     );
 
     app.delete(

@@ -191,13 +191,19 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         const injectedCut = context.faults.take(request, ['cut_stream']);
         const cutAfter = injectedCut ? (injectedCut.after_events ?? 3) : request.query.cut_after;
         context.openStreams.add(reply.sse);
+        const stats = context.streamStats;
+        stats.started++;
         try {
-          await streamEvents(request, reply, events.slice(resumeFrom), {
+          const { ended, sent } = await streamEvents(request, reply, events.slice(resumeFrom), {
             intervalMs: request.query.interval_ms ?? 15,
             heartbeatMs: request.query.heartbeat_ms ?? 1000,
             retryMs: 1000,
             cutAfter,
           });
+          stats.eventsSent += sent;
+          if (ended === 'completed') stats.completed++;
+          else if (ended === 'cut') stats.cut++;
+          else stats.clientLeft++;
         } finally {
           context.openStreams.delete(reply.sse);
         }
