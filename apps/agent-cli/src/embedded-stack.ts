@@ -21,19 +21,25 @@ export interface Stack {
 
 /**
  * Secrets are fresh random ones, unless TOY_API_KEY / MCP_GATEWAY_TOKEN are set (to see that
- * they never leak, say). LOG_LEVEL turns on the API's and the gateway's logs, on stderr.
+ * they never leak, say). LOG_LEVEL turns on the API's and the gateway's logs, on stderr;
+ * OPENAPI_URL gives the gateway your own OpenAPI document (a file or a URL) for the API.
  */
-export async function startEmbeddedStack(env: NodeJS.ProcessEnv = process.env): Promise<Stack> {
+export async function startEmbeddedStack(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { requestTimeoutMs?: number } = {},
+): Promise<Stack> {
   const apiKey = env.TOY_API_KEY || randomBytes(16).toString('hex');
   const mcpToken = env.MCP_GATEWAY_TOKEN || randomBytes(16).toString('hex');
   if (apiKey.length < 8) throw new UsageError('TOY_API_KEY is too short: use at least 8 characters');
   if (mcpToken.length < 16) throw new UsageError('MCP_GATEWAY_TOKEN is too short: use at least 16 characters');
   const logLevel = env.LOG_LEVEL || undefined;
   const logger = logLevel ? { level: logLevel, stream: process.stderr } : false;
-  const api = await buildApp({ apiKey, admin: true, logger });
+  const api = await buildApp({ apiKey, admin: true, logger, requestTimeoutMs: options.requestTimeoutMs });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
-  const gateway = await createGateway({ upstreamUrl: apiUrl, upstreamApiKey: apiKey });
+  // OPENAPI_URL: the gateway's tools from your own OpenAPI file (or URL) instead of the API's.
+  const openapi = env.OPENAPI_URL || undefined;
+  const gateway = await createGateway({ upstreamUrl: apiUrl, upstreamApiKey: apiKey, openapi });
   const http = await serveHttp(gateway, {
     host: '127.0.0.1',
     port: 0,
@@ -49,7 +55,12 @@ export async function startEmbeddedStack(env: NodeJS.ProcessEnv = process.env): 
     stdio: {
       command: process.execPath,
       args: [GATEWAY_BIN, '--stdio'],
-      env: { UPSTREAM_URL: apiUrl, UPSTREAM_API_KEY: apiKey, ...(logLevel ? { LOG_LEVEL: logLevel } : {}) },
+      env: {
+        UPSTREAM_URL: apiUrl,
+        UPSTREAM_API_KEY: apiKey,
+        ...(openapi ? { OPENAPI_URL: openapi } : {}),
+        ...(logLevel ? { LOG_LEVEL: logLevel } : {}),
+      },
     },
     embedded: true,
     async close() {

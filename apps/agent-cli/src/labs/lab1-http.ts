@@ -1,104 +1,180 @@
-// Lab 1 (lecture sections 1 to 3): a raw HTTP request over a socket, GET vs POST, the
-// status-code table, and what a wrong Content-Length does — all against the running API.
-import { connect } from 'node:net';
+// Lab 1 (lecture sections 1 to 3): a raw HTTP request over a socket, keep-alive, GET vs POST,
+// the status-code table, and what a wrong Content-Length does, all against the running API.
+import { connect, type Socket } from 'node:net';
 import type { Stack } from '../embedded-stack.js';
-import { table } from './table.js';
+import type { LabReport } from './lab-report.js';
 
-/** Sends bytes over a plain TCP socket and returns what came back. */
-export function rawRequest(url: string, bytes: string, waitMs = 1500): Promise<string> {
+/** The request timeout lab 1 gives its embedded API, so that a body that never comes is seen in seconds. */
+export const LAB1_REQUEST_TIMEOUT_MS = 1500;
+
+/** Sends bytes over a plain TCP socket and returns what came back by the time the server closed (or `waitMs`). */
+export function rawRequest(url: string, bytes: string | Buffer, waitMs = 1500): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    let received = '';
+    const chunks: Buffer[] = [];
     const socket = connect(Number(port), hostname, () => socket.write(bytes));
-    socket.on('data', (c) => {
-      received += c.toString();
-    });
+    const timer = setTimeout(() => socket.destroy(), waitMs);
+    socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', reject);
-    socket.on('close', () => resolve(received));
-    setTimeout(() => socket.destroy(), waitMs);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString());
+    });
   });
 }
 
-export async function lab1(stack: Stack, print: (text: string) => void): Promise<void> {
+/** Reads one response with a Content-Length off a socket that stays open. */
+function readResponse(socket: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const onData = (chunk: Buffer) => {
+      received += chunk.toString();
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(received)?.[1] ?? 0);
+      if (Buffer.byteLength(received) - (end + 4) < length) return;
+      socket.off('data', onData);
+      resolve(received);
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+  });
+}
+
+const statusLine = (answer: string) => answer.split('\r\n')[0] ?? '';
+const header = (answer: string, name: string) =>
+  new RegExp(`\\r\\n${name}: ([^\\r]*)`, 'i').exec(answer.slice(0, answer.indexOf('\r\n\r\n') + 2))?.[1] ?? null;
+const envelope = (answer: string) => {
+  const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
+  try {
+    return (JSON.parse(body.slice(0, body.indexOf('}}') + 2)) as { error: { type: string; message: string } }).error;
+  } catch {
+    return { type: '-', message: body.slice(0, 60) };
+  }
+};
+
+export async function lab1(stack: Stack, report: LabReport): Promise<void> {
   const host = new URL(stack.apiUrl).host;
-  print('Demo 1: a request written by hand on a socket\n');
+  const auth = { authorization: `Bearer ${stack.apiKey}` };
+
+  report.demo('a request written by hand on a socket');
   const request = `GET /health HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: agentwire-lab/1.0\r\nAccept: application/json\r\nConnection: close\r\n\r\n`;
-  print(request.replaceAll('\r\n', '\n'));
+  report.wire(request.replaceAll('\r\n', '\n'));
   const answer = await rawRequest(stack.apiUrl, request);
-  print(
-    `${answer
+  report.wire(
+    answer
       .replaceAll('\r\n', '\n')
       .replace(/request-id: \S+/, 'request-id: <per request>')
-      .replace(/date: .*\n/i, 'Date: <now>\n')}\n`,
+      .replace(/date: .*\n/i, 'Date: <now>\n'),
   );
 
-  print('\nDemo 2: GET puts parameters in the URL, POST in the body\n');
-  const auth = { authorization: `Bearer ${stack.apiKey}` };
+  report.demo('keep-alive: two requests on one TCP connection');
+  const socket = connect(Number(new URL(stack.apiUrl).port), new URL(stack.apiUrl).hostname);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const keepAliveRows: Array<Array<string | number | null>> = [];
+  for (const n of [1, 2]) {
+    const reply = readResponse(socket);
+    socket.write(`GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    const got = await reply;
+    keepAliveRows.push([
+      n,
+      socket.localPort ?? 0,
+      statusLine(got),
+      header(got, 'connection'),
+      header(got, 'keep-alive'),
+    ]);
+  }
+  socket.destroy();
+  report.table(['request', 'our port', 'status line', 'Connection', 'Keep-Alive'], keepAliveRows);
+  report.note(
+    'Same local port, so the same TCP connection: HTTP/1.1 keeps it open unless a side says Connection: close, and the second request skips the TCP handshake.',
+  );
+
+  report.demo('GET puts parameters in the URL, POST in the body');
   const get = await fetch(`${stack.apiUrl}/emails?urgent=true&limit=2`, { headers: auth });
   const post = await fetch(`${stack.apiUrl}/digest`, {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
     body: JSON.stringify({ date: '2026-06-10', max_items: 3 }),
   });
-  print(
-    table(
-      ['request', 'status', 'body bytes'],
-      [
-        ['GET  /emails?urgent=true&limit=2', get.status, (await get.arrayBuffer()).byteLength],
-        ['POST /digest {"date": "2026-06-10", "max_items": 3}', post.status, (await post.arrayBuffer()).byteLength],
-      ],
-    ),
+  report.table(
+    ['request', 'status', 'body bytes'],
+    [
+      ['GET /emails?urgent=true&limit=2', get.status, (await get.arrayBuffer()).byteLength],
+      ['POST /digest {"date": "2026-06-10", "max_items": 3}', post.status, (await post.arrayBuffer()).byteLength],
+    ],
   );
 
-  print('\n\nDemo 3: status codes and error bodies\n');
-  const cases: Array<[string, () => Promise<Response>]> = [
-    ['GET /health (no auth needed)', () => fetch(`${stack.apiUrl}/health`)],
-    ['GET /emails without a token', () => fetch(`${stack.apiUrl}/emails`)],
-    ['GET /nope, no such path', () => fetch(`${stack.apiUrl}/nope`, { headers: auth })],
-    [
-      'POST /digest without date',
-      () =>
-        fetch(`${stack.apiUrl}/digest`, {
-          method: 'POST',
-          headers: { ...auth, 'content-type': 'application/json' },
-          body: '{"max_items": 3}',
-        }),
-    ],
-    [
-      'POST /digest, date in the wrong format',
-      () =>
-        fetch(`${stack.apiUrl}/digest`, {
-          method: 'POST',
-          headers: { ...auth, 'content-type': 'application/json' },
-          body: '{"date": "June 10"}',
-        }),
-    ],
+  report.demo('status codes and error bodies');
+  const json = (method: string, body: string) => () =>
+    fetch(`${stack.apiUrl}/digest`, { method, headers: { ...auth, 'content-type': 'application/json' }, body });
+  const cases: Array<[string, () => Promise<{ status: number; type: string }>]> = [
+    ['GET /health (no auth needed)', viaFetch(() => fetch(`${stack.apiUrl}/health`))],
+    ['GET /emails without a token', viaFetch(() => fetch(`${stack.apiUrl}/emails`))],
+    ['GET /nope, no such path', viaFetch(() => fetch(`${stack.apiUrl}/nope`, { headers: auth }))],
+    ['POST /digest without date', viaFetch(json('POST', '{"max_items": 3}'))],
+    ['POST /digest, date in the wrong format', viaFetch(json('POST', '{"date": "June 10"}'))],
     [
       'GET /flaky, a temporary fault',
-      () => fetch(`${stack.apiUrl}/flaky?fail_times=1&run=lab1-${Date.now()}`, { headers: auth }),
+      viaFetch(() => fetch(`${stack.apiUrl}/flaky?fail_times=1&run=lab1-${Date.now()}`, { headers: auth })),
+    ],
+    [
+      'GET /health with no Host header (raw)',
+      async () => {
+        const got = await rawRequest(stack.apiUrl, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
+        return { status: Number(statusLine(got).split(' ')[1]), type: envelope(got).type };
+      },
     ],
   ];
   const rows: Array<Array<string | number>> = [];
   for (const [label, send] of cases) {
+    const { status, type } = await send();
+    const advice =
+      status < 400 ? 'carry on' : status >= 500 || status === 429 ? 'retry, with backoff' : 'fix the request';
+    rows.push([label, status, type, advice]);
+  }
+  report.table(['request', 'status', 'error type', 'the client should'], rows);
+  report.note('HTTP/1.1 requires Host (RFC 9112, 3.2): without it the API answers 400 in its usual error envelope.');
+
+  report.demo('Content-Length that does not match the body');
+  const body = '{"date": "2026-06-10"}';
+  const head = `POST /digest HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${stack.apiKey}\r\nContent-Type: application/json\r\n`;
+  const short = await rawRequest(stack.apiUrl, `${head}Content-Length: 10\r\nConnection: close\r\n\r\n${body}`);
+  const lengthRows: Array<Array<string | number>> = [
+    [
+      `10 (body is ${Buffer.byteLength(body)})`,
+      `only '${body.slice(0, 10)}'`,
+      statusLine(short).slice(9),
+      envelope(short).message,
+    ],
+  ];
+  if (stack.embedded) {
+    const started = performance.now();
+    const long = await rawRequest(
+      stack.apiUrl,
+      `${head}Content-Length: 100\r\n\r\n${body}`,
+      LAB1_REQUEST_TIMEOUT_MS + 5000,
+    );
+    const waited = ((performance.now() - started) / 1000).toFixed(1);
+    lengthRows.push([
+      `100 (body is ${Buffer.byteLength(body)})`,
+      `waits for 78 more bytes`,
+      statusLine(long).slice(9),
+      `after ${waited} s: ${envelope(long).message}`,
+    ]);
+  }
+  report.table(['Content-Length', 'the server reads', 'answer', 'why'], lengthRows);
+  report.note(
+    stack.embedded
+      ? `The lab gave its API a request timeout of ${LAB1_REQUEST_TIMEOUT_MS / 1000} s (REQUEST_TIMEOUT_MS; the default is 30 s), so the missing bytes are given up on quickly.`
+      : 'A longer Content-Length is shown on the embedded stack only: a running API waits its own request timeout (30 s by default).',
+  );
+}
+
+function viaFetch(send: () => Promise<Response>): () => Promise<{ status: number; type: string }> {
+  return async () => {
     const r = await send();
     const body = (await r.json()) as { error?: { type: string } };
-    const type = body.error?.type ?? '-';
-    const advice =
-      r.status < 400 ? 'carry on' : r.status >= 500 || r.status === 429 ? 'retry (with backoff)' : 'fix the request';
-    rows.push([label, r.status, type, advice]);
-  }
-  print(table(['request', 'status', 'error type', 'what the client should do'], rows));
-
-  print('\n\nDemo 4: Content-Length says 10, the body is 22 bytes\n');
-  const body = '{"date": "2026-06-10"}';
-  const short = await rawRequest(
-    stack.apiUrl,
-    `POST /digest HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${stack.apiKey}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n${body}`,
-  );
-  const status = short.split('\r\n')[0] ?? '';
-  const json = short.slice(short.indexOf('\r\n\r\n') + 4);
-  const message = (JSON.parse(json.slice(0, json.indexOf('}}') + 2)) as { error: { message: string } }).error.message;
-  print(
-    `body: ${Buffer.byteLength(body)} bytes; the server read only the first 10: '${body.slice(0, 10)}'\n  -> ${status}\n  -> ${message}`,
-  );
+    return { status: r.status, type: body.error?.type ?? '-' };
+  };
 }

@@ -1,10 +1,12 @@
-// Lab 2 (lecture section 4): JSON round-trip pitfalls, in JavaScript's terms, and the table of
-// bad tool arguments with the messages our validator gives a model.
+// Lab 2 (lecture section 4): JSON round-trip pitfalls in JavaScript's terms (big integers,
+// 2.0, duplicate keys), and the table of bad tool arguments with the messages our validator
+// gives a model.
 import { isDeepStrictEqual } from 'node:util';
 import { compileValidator } from '@agentwire/schemas/validation';
-import { table } from './table.js';
+import type { Stack } from '../embedded-stack.js';
+import type { LabReport } from './lab-report.js';
 
-function roundTrip(label: string, make: () => unknown): Array<string> {
+function roundTrip(label: string, make: () => unknown): string[] {
   try {
     const value = make();
     const text = JSON.stringify(value);
@@ -21,31 +23,74 @@ function roundTrip(label: string, make: () => unknown): Array<string> {
   }
 }
 
-export async function lab2(print: (text: string) => void): Promise<void> {
-  print('Demo 1: what survives JSON.stringify and JSON.parse\n');
-  print(
-    table(
-      ['JavaScript value', 'JSON.stringify gives', 'after JSON.parse'],
-      [
-        roundTrip('new Map([["a", 1]])', () => new Map([['a', 1]])),
-        roundTrip('new Set([1, 2])', () => new Set([1, 2])),
-        roundTrip('{ a: undefined, b: 1 }', () => ({ a: undefined, b: 1 })),
-        roundTrip('[undefined, () => 1]', () => [undefined, () => 1]),
-        roundTrip('NaN', () => Number.NaN),
-        roundTrip('Infinity', () => Number.POSITIVE_INFINITY),
-        roundTrip('new Date(0)', () => new Date(0)),
-        roundTrip('2n ** 70n (BigInt)', () => 2n ** 70n),
-        roundTrip('2 ** 70', () => 2 ** 70),
-        roundTrip('{ 1: "a" } (number key)', () => ({ 1: 'a' })),
-        roundTrip('"体" (one CJK character)', () => '体'),
-      ],
-    ),
+/** What JSON.parse makes of a number written in JSON text, and whether it kept its value. */
+function parsedNumber(text: string, label: string, exact: bigint | undefined): string[] {
+  const value = JSON.parse(text) as number;
+  const kept = exact === undefined ? String(value) === text : BigInt(value) === exact;
+  // Printed in full: the double's exact value, not JavaScript's shortest form (1.18e+21).
+  return [
+    `${text} ${label}`,
+    Number.isInteger(value) ? BigInt(value).toString() : String(value),
+    kept ? 'same' : `CHANGED by ${exact === undefined ? '?' : exact - BigInt(value)}`,
+  ];
+}
+
+export async function lab2(stack: Stack, report: LabReport): Promise<void> {
+  report.demo('what survives JSON.stringify and JSON.parse');
+  report.table(
+    ['JavaScript value', 'JSON.stringify gives', 'after JSON.parse'],
+    [
+      roundTrip('new Map([["a", 1]])', () => new Map([['a', 1]])),
+      roundTrip('new Set([1, 2])', () => new Set([1, 2])),
+      roundTrip('{ a: undefined, b: 1 }', () => ({ a: undefined, b: 1 })),
+      roundTrip('[undefined, () => 1]', () => [undefined, () => 1]),
+      roundTrip('NaN', () => Number.NaN),
+      roundTrip('Infinity', () => Number.POSITIVE_INFINITY),
+      roundTrip('new Date(0)', () => new Date(0)),
+      roundTrip('2n ** 70n (BigInt)', () => 2n ** 70n),
+      roundTrip('{ 1: "a" } (number key)', () => ({ 1: 'a' })),
+      roundTrip('"体" (one CJK character)', () => '体'),
+    ],
   );
-  print(
-    `\n"体" is ${Buffer.byteLength(JSON.stringify({ t: '体' }))} bytes as {"t":"体"}; escaped as {"t":"\\u4f53"} it is ${Buffer.byteLength('{"t":"\\u4f53"}')}.`,
+  report.note(
+    `"体" is ${Buffer.byteLength(JSON.stringify({ t: '体' }))} bytes as {"t":"体"}; escaped as {"t":"\\u4f53"} it is ${Buffer.byteLength('{"t":"\\u4f53"}')}.`,
   );
 
-  print('\n\nDemo 2: the arguments models get wrong, and what the validator tells them\n');
+  report.demo('numbers: JSON text to a JavaScript number');
+  report.table(
+    ['JSON text', 'JSON.parse gives', 'the value'],
+    [
+      parsedNumber('9007199254740992', '(2^53)', 2n ** 53n),
+      parsedNumber('9007199254740993', '(2^53 + 1)', 2n ** 53n + 1n),
+      parsedNumber('1180591620717411303424', '(2^70)', 2n ** 70n),
+      parsedNumber('1180591620717411303425', '(2^70 + 1)', 2n ** 70n + 1n),
+      ['2.0', String(JSON.parse('2.0')), `Number.isInteger: ${Number.isInteger(JSON.parse('2.0'))}`],
+    ],
+  );
+  report.note(
+    'A JavaScript number is a double: above 2^53 it skips integers, so ids that big must travel as strings. 2^70 comes back intact only because a power of two is exact; 2^70 + 1 does not. JSON has one number type, so 2.0 is the integer 2 once parsed, and passes an integer schema.',
+  );
+
+  report.demo('a key written twice');
+  const twice = '{"date": "2026-06-10", "date": "2026-06-11"}';
+  const answer = await fetch(`${stack.apiUrl}/digest`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+    body: twice,
+  });
+  const refused = (await answer.json()) as { error?: { message: string } };
+  report.table(
+    ['reader', `of ${twice}`],
+    [
+      ['JSON.parse', `keeps the last: ${JSON.stringify(JSON.parse(twice))}`],
+      ['the toy API, POST /digest', `${answer.status}: ${refused.error?.message ?? 'accepted'}`],
+    ],
+  );
+  report.note(
+    'JSON says names SHOULD be unique and leaves duplicates to each parser; some keep the first, most the last. Two programs reading one body differently is a bug waiting to happen, so the API refuses it.',
+  );
+
+  report.demo('the arguments models get wrong, and what the validator tells them');
   const check = compileValidator({
     type: 'object',
     properties: {
@@ -70,14 +115,13 @@ export async function lab2(print: (text: string) => void): Promise<void> {
     ['{"limit": 999}', 'over the maximum', check],
     ['{"limit": "2"}', 'a number written as a string', check],
     ['{"limit": true}', 'true is not an integer', check],
+    ['{"limit": 2.0}', '2.0 for an integer', check],
   ];
-  print(
-    table(
-      ['the model wrote', 'the problem', 'what the validator says'],
-      cases.map(([args, problem, validate]) => {
-        const result = validate(JSON.parse(args));
-        return [args, problem, result.ok ? 'valid' : result.errors.join('; ')];
-      }),
-    ),
+  report.table(
+    ['the model wrote', 'the problem', 'what the validator says'],
+    cases.map(([args, problem, validate]) => {
+      const result = validate(JSON.parse(args));
+      return [args, problem, result.ok ? 'valid' : result.errors.join('; ')];
+    }),
   );
 }

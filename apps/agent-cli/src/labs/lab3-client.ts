@@ -1,9 +1,12 @@
 // Lab 3 (lecture sections 5 and 6): auth, timeouts, retries with their waits, Retry-After, no
-// retry on 404, SSE, and the ledger, measured with packages/http-client against the API.
+// retry on 404, an answer lost and replayed by its idempotency key, SSE (chunked on the wire,
+// and stopped early), and the ledger, measured with packages/http-client against the API.
 import { HttpClient, isHttpClientError, Ledger } from '@agentwire/http-client';
 import type { Stack } from '../embedded-stack.js';
+import { installFaults } from '../faults.js';
 import { describeHttp } from '../wire-trace.js';
-import { table } from './table.js';
+import type { LabReport } from './lab-report.js';
+import { rawRequest } from './lab1-http.js';
 
 const outcome = async (p: Promise<{ status: number }>) => {
   try {
@@ -14,7 +17,7 @@ const outcome = async (p: Promise<{ status: number }>) => {
   }
 };
 
-export async function lab3(stack: Stack, print: (text: string) => void, trace = false): Promise<void> {
+export async function lab3(stack: Stack, report: LabReport, trace = false): Promise<void> {
   // --trace: every client's attempts on stderr too.
   const watch = (ledger: Ledger) => {
     if (trace) ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
@@ -22,22 +25,20 @@ export async function lab3(stack: Stack, print: (text: string) => void, trace = 
   };
   const traced = () => (trace ? { ledger: watch(new Ledger()) } : {});
   const run = `lab3-${Date.now()}`;
-  print('Demo 1: authentication\n');
+  report.demo('authentication');
   const anonymous = new HttpClient({ baseUrl: stack.apiUrl, maxRetries: 0, ...traced() });
   const wrong = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: 'not-the-key' }, maxRetries: 0, ...traced() });
   const right = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, maxRetries: 0, ...traced() });
-  print(
-    table(
-      ['client', 'result'],
-      [
-        ['no credentials', await outcome(anonymous.get('/emails'))],
-        ['a wrong token', await outcome(wrong.get('/emails'))],
-        ['the right token', await outcome(right.get('/emails', { query: { limit: 1 } }))],
-      ],
-    ),
+  report.table(
+    ['client', 'result'],
+    [
+      ['no credentials', await outcome(anonymous.get('/emails'))],
+      ['a wrong token', await outcome(wrong.get('/emails'))],
+      ['the right token', await outcome(right.get('/emails', { query: { limit: 1 } }))],
+    ],
   );
 
-  print('\n\nDemo 2: timeouts (the server takes 0.4 s)\n');
+  report.demo('timeouts (the server takes 0.4 s)');
   const rows: string[][] = [];
   for (const timeoutMs of [200, 1000]) {
     const client = new HttpClient({
@@ -49,9 +50,9 @@ export async function lab3(stack: Stack, print: (text: string) => void, trace = 
     });
     rows.push([`${timeoutMs / 1000} s`, '0.4 s', await outcome(client.get('/slow', { query: { ms: 400 } }))]);
   }
-  print(table(['timeout', 'server needs', 'result'], rows));
+  report.table(['timeout', 'server needs', 'result'], rows);
 
-  print('\n\nDemo 3: retries and backoff — GET /flaky?fail_times=2\n');
+  report.demo('retries and backoff: GET /flaky?fail_times=2');
   const ledger = watch(new Ledger());
   const retrying = new HttpClient({
     baseUrl: stack.apiUrl,
@@ -61,20 +62,18 @@ export async function lab3(stack: Stack, print: (text: string) => void, trace = 
   });
   await retrying.get('/flaky', { query: { fail_times: 2, run } });
   const attempts = ledger.attempts;
-  print(
-    table(
-      ['attempt', 'status', 'what happened', 'waited before (s)'],
-      attempts.map((a) => [a.attempt, a.status ?? '-', a.errorType ?? 'success', a.waitMs / 1000]),
-    ),
+  report.table(
+    ['attempt', 'status', 'what happened', 'waited before (s)'],
+    attempts.map((a) => [a.attempt, a.status ?? null, a.errorType ?? 'success', a.waitMs / 1000]),
   );
-  print(
+  report.note(
     `backoff waits: [${attempts
       .filter((a) => a.waitMs > 0)
       .map((a) => a.waitMs / 1000)
       .join(', ')}] (base 0.5 s * 2^k)`,
   );
 
-  print('\n\nDemo 4: Retry-After — GET /limited from the 3rd call on\n');
+  report.demo('Retry-After: GET /limited from the 3rd call on');
   const limitedLedger = watch(new Ledger());
   const polite = new HttpClient({
     baseUrl: stack.apiUrl,
@@ -84,18 +83,59 @@ export async function lab3(stack: Stack, print: (text: string) => void, trace = 
   });
   for (let i = 0; i < 3; i++) await polite.get('/limited', { query: { run } });
   const waits = limitedLedger.attempts.filter((a) => a.waitReason === 'retry_after').map((a) => a.waitMs / 1000);
-  print(
+  report.note(
     `the server said HTTP 429 with Retry-After; the client waited [${waits.join(', ')}] s, as told, instead of its own backoff`,
   );
 
-  print('\n\nDemo 5: no retry for a 404\n');
+  report.demo('no retry for a 404');
   const notFound = watch(new Ledger());
   const c404 = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, ledger: notFound });
-  print(
+  report.note(
     `GET /employees/e-99 -> ${await outcome(c404.get('/employees/e-99'))} after ${notFound.attempts.length} attempt: a 4xx will not get better by retrying`,
   );
 
-  print('\n\nDemo 6: streaming (SSE) — first piece vs the whole digest\n');
+  report.demo('an answer lost on the way back, replayed by its Idempotency-Key');
+  const replayLedger = watch(new Ledger());
+  const replier = new HttpClient({
+    baseUrl: stack.apiUrl,
+    auth: { key: stack.apiKey },
+    ledger: replayLedger,
+    backoff: { baseMs: 100, jitter: 0 },
+  });
+  if (stack.embedded) {
+    // The reply is stored, then its answer is cut half way: the client cannot know it landed.
+    await installFaults(stack.apiUrl, stack.apiKey, {
+      rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate', times: 1 }],
+    });
+    const sent = await replier.post('/emails/m-0042/reply', { body: 'On it.' }, { idempotencyKey: true });
+    await installFaults(stack.apiUrl, stack.apiKey, { rules: [] });
+    const stored = (await replier.get('/emails/m-0042/replies')).data as { data: unknown[] };
+    report.table(
+      ['attempt', 'status', 'what happened', 'Idempotency-Key'],
+      replayLedger.attempts
+        .filter((a) => a.method === 'POST')
+        .map((a) => [
+          a.attempt,
+          a.status ?? null,
+          a.errorType ?? 'success',
+          `${(a.idempotencyKey ?? '').slice(0, 8)}...`,
+        ]),
+    );
+    report.table(
+      ['after the retry', 'value'],
+      [
+        ['idempotent-replayed header', String(sent.headers['idempotent-replayed'] ?? 'absent')],
+        ['replies stored for m-0042', stored.data.length],
+      ],
+    );
+    report.note(
+      'Both attempts carried the same key, so the server answered the retry from what it stored: one reply, not two.',
+    );
+  } else {
+    report.note('Shown on the embedded stack only: it needs the admin endpoint to cut an answer on purpose.');
+  }
+
+  report.demo('streaming (SSE): first piece vs the whole digest');
   const started = performance.now();
   let first = 0;
   let pieces = 0;
@@ -110,17 +150,87 @@ export async function lab3(stack: Stack, print: (text: string) => void, trace = 
     if (pieces++ === 0) first = performance.now() - started;
   }
   const total = performance.now() - started;
-  print(
-    table(
-      ['', 'ms'],
-      [
-        ['first piece arrived after', Math.round(first)],
-        [`all ${pieces} pieces after`, Math.round(total)],
-      ],
-    ),
+  report.table(
+    ['', 'ms'],
+    [
+      ['first piece arrived after', Math.round(first)],
+      [`all ${pieces} pieces after`, Math.round(total)],
+    ],
   );
 
-  print('\n\nDemo 7: the ledger of a small task (urgent emails -> senders -> digest, one fault)\n');
+  report.demo('the stream on the wire: chunked transfer encoding');
+  const host = new URL(stack.apiUrl).host;
+  const body = '{"date": "2026-06-10", "max_items": 1}';
+  const wire = await rawRequest(
+    stack.apiUrl,
+    `POST /digest?interval_ms=0 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${stack.apiKey}\r\n` +
+      `Accept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+    5000,
+  );
+  const headEnd = wire.indexOf('\r\n\r\n');
+  const head = wire.slice(0, headEnd).split('\r\n');
+  const chunks = chunkSizes(wire.slice(headEnd + 4));
+  report.wire(
+    [
+      ...head.filter((line) => /^(HTTP\/|content-type|transfer-encoding|content-length)/i.test(line)),
+      '',
+      ...wire
+        .slice(headEnd + 4)
+        .split('\r\n')
+        .slice(0, 6)
+        .map((line) =>
+          /^[0-9a-f]+$/i.test(line)
+            ? `${line}    <- a chunk of 0x${line} = ${Number.parseInt(line, 16)} bytes`
+            : line.slice(0, 60),
+        ),
+      '...',
+    ].join('\n'),
+  );
+  report.table(
+    ['Transfer-Encoding', 'Content-Length', 'chunks', 'last chunk'],
+    [[headerOf(head, 'transfer-encoding'), headerOf(head, 'content-length'), chunks.length, chunks.at(-1) ?? null]],
+  );
+  report.note(
+    'No Content-Length: the server cannot know the length of a stream in advance, so each piece goes out with its size in hex, and a chunk of size 0 ends the body.',
+  );
+
+  report.demo('stopping a stream early stops the work upstream');
+  if (stack.embedded) {
+    const before = await streamStats(right);
+    let read = 0;
+    for await (const event of right.stream({
+      method: 'POST',
+      path: '/digest',
+      json: { date: '2026-06-10', max_items: 20 },
+      query: { interval_ms: 50 },
+      idempotent: true,
+    })) {
+      if (event.event === 'delta' && ++read === 3) break;
+    }
+    // The API notices the closed connection at its next pause; wait for that (bounded).
+    let after = await streamStats(right);
+    for (let i = 0; i < 100 && after.open > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      after = await streamStats(right);
+    }
+    const whole = (await right.post('/digest', { date: '2026-06-10', max_items: 20 })).data as { text: string };
+    report.table(
+      ['', 'value'],
+      [
+        ['delta events the whole digest has', whole.text.split(' ').length],
+        ['events the client read, then stopped', read],
+        ['events the API sent in all', after.events_sent - before.events_sent],
+        ['streams still open on the API', after.open],
+        ['streams ended because the client left', after.client_left - before.client_left],
+      ],
+    );
+    report.note('Breaking out of the loop closes the connection; the API sees it and stops composing the digest.');
+  } else {
+    report.note("Shown on the embedded stack only: it reads the API's stream figures from its admin endpoint.");
+  }
+
+  report.demo('the ledger of a small task: emails, senders, digest, one fault');
   const taskLedger = watch(new Ledger());
   const task = new HttpClient({
     baseUrl: stack.apiUrl,
@@ -135,16 +245,51 @@ export async function lab3(stack: Stack, print: (text: string) => void, trace = 
   for (const email of page.data) await task.get(`/employees/${email.from}`);
   await task.post('/digest', { date: '2026-06-10', max_items: 3 });
   const totals = taskLedger.totals();
-  print(
-    table(
-      ['metric', 'value'],
-      [
-        ['requests sent (retries included)', totals.requests],
-        ['of which retries after a failure', totals.retries],
-        ['response body bytes received', totals.bytesReceived],
-        ['seconds spent in backoff', (totals.waitMs.backoff / 1000).toFixed(2)],
-      ],
-    ),
+  report.table(
+    ['metric', 'value'],
+    [
+      ['requests sent (retries included)', totals.requests],
+      ['of which retries after a failure', totals.retries],
+      ['response body bytes received', totals.bytesReceived],
+      ['seconds spent in backoff', Number((totals.waitMs.backoff / 1000).toFixed(2))],
+    ],
   );
-  for (const c of [anonymous, wrong, right, retrying, polite, c404, task]) await c.close();
+  for (const c of [anonymous, wrong, right, retrying, polite, c404, replier, task]) await c.close();
+}
+
+function headerOf(head: string[], name: string): string | null {
+  const line = head.find((l) => l.toLowerCase().startsWith(`${name}:`));
+  return line ? line.slice(name.length + 1).trim() : null;
+}
+
+/** The sizes of the chunks in a chunked body, in order (the final 0 included). */
+function chunkSizes(body: string): number[] {
+  const sizes: number[] = [];
+  let at = 0;
+  while (at < body.length) {
+    const end = body.indexOf('\r\n', at);
+    if (end < 0) break;
+    const size = Number.parseInt(body.slice(at, end), 16);
+    if (Number.isNaN(size)) break;
+    sizes.push(size);
+    if (size === 0) break;
+    at =
+      end +
+      2 +
+      Buffer.from(body.slice(end + 2))
+        .subarray(0, size)
+        .toString().length +
+      2;
+  }
+  return sizes;
+}
+
+interface StreamFigures {
+  open: number;
+  client_left: number;
+  events_sent: number;
+}
+
+async function streamStats(client: HttpClient): Promise<StreamFigures> {
+  return (await client.get('/admin/streams')).data as StreamFigures;
 }

@@ -1,156 +1,315 @@
-// Lab 4 (lecture sections 7 and 8): the MCP handshake, tools/list, the two kinds of errors,
-// stdio, the Streamable HTTP session table, and the tools as a model sees them, with token
-// counts — against the running gateway.
+// Lab 4 (lecture sections 7 and 8): the MCP handshake, tools/list, the refusals at each layer
+// (HTTP, JSON-RPC, the tool), the two kinds of tool errors and how they changed between
+// revisions, stdio (and what a log line on stdout does to clients), the Streamable HTTP session
+// table, and the tools as a model sees them, with token counts, against the running gateway.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Stack } from '../embedded-stack.js';
+import { wrapText } from '../text-table.js';
 import { renderTools, type ToolView, tokenReport } from '../tool-rendering.js';
-import { table } from './table.js';
+import { type LabReport, TERMINAL_WIDTH } from './lab-report.js';
 
-const VERSION = '2025-06-18';
+/** The revisions that open with initialize, which the lab's handshake uses. */
+export const LAB4_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+const DEFAULT_VERSION = '2025-06-18';
 
-export async function lab4(stack: Stack, print: (text: string) => void): Promise<void> {
+interface JsonRpcAnswer {
+  result?: Record<string, unknown> & { isError?: boolean; content?: Array<{ text: string }> };
+  error?: { code: number; message: string };
+}
+
+const oneLine = (text: string, max = 70) => {
+  const flat = text.split('\n').join(' ');
+  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
+};
+
+export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VERSION): Promise<void> {
   const base = {
     accept: 'application/json, text/event-stream',
     'content-type': 'application/json',
     ...(stack.mcpToken ? { authorization: `Bearer ${stack.mcpToken}` } : {}),
   };
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(stack.mcpUrl, { method: 'POST', headers: { ...base, ...headers }, body: JSON.stringify(body) });
+    fetch(stack.mcpUrl, {
+      method: 'POST',
+      headers: { ...base, ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const initialize = (protocolVersion: string, headers: Record<string, string> = {}) =>
+    post(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'lab', version: '1' } },
+      },
+      headers,
+    );
 
-  print('Demo 1: the handshake over Streamable HTTP\n');
-  const init = await post({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'lab', version: '1' } },
-  });
+  report.demo(`the handshake over Streamable HTTP (revision ${version})`);
+  const init = await initialize(version);
   const sessionId = init.headers.get('mcp-session-id') ?? '';
-  const initResult = (
-    (await init.json()) as { result: { protocolVersion: string; capabilities: unknown; serverInfo: { name: string } } }
-  ).result;
-  const session = { 'mcp-session-id': sessionId, 'mcp-protocol-version': VERSION };
+  const initResult = ((await init.json()) as { result: { protocolVersion: string; serverInfo: { name: string } } })
+    .result;
+  const session = { 'mcp-session-id': sessionId, 'mcp-protocol-version': version };
   const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session);
   const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
   const tools = ((await list.json()) as { result: { tools: ToolView[] } }).result.tools;
-  print(
-    table(
-      ['step', 'HTTP', 'what came back'],
+  report.table(
+    ['step', 'HTTP', 'what came back'],
+    [
       [
-        [
-          '1 initialize (request)',
-          init.status,
-          `protocolVersion ${initResult.protocolVersion}, server ${initResult.serverInfo.name}, Mcp-Session-Id: ${sessionId.slice(0, 8)}... (${sessionId.length} chars)`,
-        ],
-        ['2 notifications/initialized', initialized.status, 'nothing: a notification gets no answer'],
-        [
-          '3 tools/list',
-          list.status,
-          `${tools.length} tools: ${tools
-            .slice(0, 4)
-            .map((t) => t.name)
-            .join(', ')}, ...`,
-        ],
+        '1 initialize (request)',
+        init.status,
+        `protocolVersion ${initResult.protocolVersion}, server ${initResult.serverInfo.name}, Mcp-Session-Id: ${sessionId.slice(0, 8)}... (${sessionId.length} chars)`,
       ],
-    ),
+      ['2 notifications/initialized', initialized.status, 'nothing: a notification gets no answer'],
+      [
+        '3 tools/list',
+        list.status,
+        `${tools.length} tools: ${tools
+          .slice(0, 4)
+          .map((t) => t.name)
+          .join(', ')}, ...`,
+      ],
+    ],
   );
 
-  print('\n\nDemo 2: the two kinds of errors\n');
+  report.demo('refused at each layer: HTTP, JSON-RPC, the handshake');
+  const rpc = async (response: Response) => {
+    const text = await response.text();
+    try {
+      const answer = JSON.parse(text) as JsonRpcAnswer;
+      if (answer.error) return `${answer.error.code} ${oneLine(answer.error.message, 90)}`;
+      return `result, protocolVersion ${String(answer.result?.protocolVersion ?? '-')}`;
+    } catch {
+      return text ? oneLine(text, 50) : '(no body)';
+    }
+  };
+  const refusals: Array<[string, () => Promise<Response>]> = [
+    [
+      'tools/list without the bearer token',
+      () => fetch(stack.mcpUrl, { method: 'POST', headers: { ...base, ...session, authorization: '' }, body: '{}' }),
+    ],
+    [
+      'Accept: text/html',
+      () => post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { ...session, accept: 'text/html' }),
+    ],
+    [
+      'MCP-Protocol-Version: 1999-01-01',
+      () => post({ jsonrpc: '2.0', id: 4, method: 'tools/list' }, { ...session, 'mcp-protocol-version': '1999-01-01' }),
+    ],
+    ['a body that is not JSON', () => post('{"jsonrpc": "2.0", "id": 5, "method": ', session)],
+    ['method tools/lists (a typo)', () => post({ jsonrpc: '2.0', id: 6, method: 'tools/lists' }, session)],
+    ['initialize asking for 2099-01-01', () => initialize('2099-01-01')],
+  ];
+  const refusalRows: Array<Array<string | number>> = [];
+  for (const [label, send] of refusals) {
+    const response = await send();
+    refusalRows.push([label, response.status, await rpc(response)]);
+  }
+  report.table(['request', 'HTTP', 'JSON-RPC answer'], refusalRows);
+  report.note(
+    '401, 406 and 400 are the transport refusing before any JSON-RPC is read; -32700 (parse error) and -32601 (method not found) are JSON-RPC; a version the server does not speak is answered with the newest one it does, and the client decides whether to go on.',
+  );
+
+  report.demo(`the two kinds of tool errors (revision ${version})`);
   const call = async (name: string, args: Record<string, unknown>) => {
     const r = (await (
-      await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: args } }, session)
-    ).json()) as {
-      result?: { isError: boolean; content: Array<{ text: string }> };
-      error?: { code: number; message: string };
-    };
-    if (r.error) return `protocol error ${r.error.code}: ${r.error.message.split('\n').join(' ')}`;
-    return `result, isError=${r.result?.isError}${r.result?.isError ? `: ${r.result.content[0]?.text.slice(0, 70)}...` : ''}`;
+      await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } }, session)
+    ).json()) as JsonRpcAnswer;
+    if (r.error) return `protocol error ${r.error.code}: ${oneLine(r.error.message, 110)}`;
+    const text = r.result?.content?.[0]?.text ?? '';
+    return `result, isError=${r.result?.isError === true}${r.result?.isError ? `: ${oneLine(text, 110)}` : ''}`;
   };
-  print(
-    table(
-      ['call', 'situation', `answer (revision ${VERSION})`],
+  report.table(
+    ['call', 'situation', 'answer'],
+    [
+      ['read_document({"doc_id": "doc-001"})', 'fine', await call('read_document', { doc_id: 'doc-001' })],
+      ['send_email({})', 'no such tool', await call('send_email', {})],
+      ['read_document({})', 'a required argument missing', await call('read_document', {})],
       [
-        ['office_days({"employee_id": "e-01"})', 'fine', await call('office_days', { employee_id: 'e-01' })],
-        ['send_email({})', 'no such tool', await call('send_email', {})],
-        ['office_days({})', 'a required argument missing', await call('office_days', {})],
-        [
-          'office_days({"employee_id": "Ed"})',
-          'an argument in the wrong format',
-          await call('office_days', { employee_id: 'Ed' }),
-        ],
-        [
-          'office_days({"employee_id": "e-99"})',
-          'valid, but no such employee',
-          await call('office_days', { employee_id: 'e-99' }),
-        ],
+        'read_document({"doc_id": "handbook"})',
+        'an argument in the wrong format',
+        await call('read_document', { doc_id: 'handbook' }),
       ],
-    ),
+      [
+        'read_document({"doc_id": "doc-404"})',
+        'valid, but no such document',
+        await call('read_document', { doc_id: 'doc-404' }),
+      ],
+    ],
   );
-  print('(from 2025-11-25 on, invalid arguments are an isError result too, so the model sees them)');
+  report.note(
+    'An unknown tool is -32602 (invalid params), as the spec says; the lecture says -32601, which is for an unknown method. Up to 2025-06-18 invalid arguments are a protocol error too; from 2025-11-25 on they are an isError result, so the model reads them and can fix its call. Try --protocol-version 2025-11-25.',
+  );
 
-  print('\n\nDemo 3: the same server over stdio, one JSON message per line\n');
-  const child = spawn(stack.stdio.command, [...stack.stdio.args], {
+  report.demo('the same server over stdio, one JSON message per line');
+  const stdio = await stdioExchange(stack, version, []);
+  report.wire(
+    [
+      `stdout line 1: ${oneLine(stdio.lines[0] ?? '', 64)}`,
+      `stdout line 2: tools/list with ${stdio.tools} tools`,
+      `stderr: ${stdio.stderrLines} log line(s), never mixed into stdout; closing stdin ended the process`,
+    ].join('\n'),
+  );
+
+  report.demo('a log line on stdout (mcp-gateway --stdio --demo-log-to-stdout)');
+  const broken = await stdioExchange(stack, version, ['--demo-log-to-stdout']);
+  const strict = (() => {
+    for (const [i, line] of broken.lines.entries()) {
+      try {
+        JSON.parse(line);
+      } catch (error) {
+        return `failed at line ${i + 1}: ${oneLine((error as Error).message, 50)}`;
+      }
+    }
+    return 'read every line';
+  })();
+  const v1 = await officialClient('v1', stack, ['--demo-log-to-stdout']);
+  const v2 = await officialClient('v2', stack, ['--demo-log-to-stdout']);
+  report.table(
+    ['client', 'what it did', 'tools'],
+    [
+      ['a strict reader (every line is JSON-RPC)', strict, null],
+      [
+        'official SDK v1',
+        v1.errors.length > 0
+          ? `reported ${v1.errors.length} bad lines (${oneLine(v1.errors[0] ?? '', 40)}), went on`
+          : 'noticed nothing',
+        v1.tools,
+      ],
+      [
+        'official SDK v2',
+        v2.errors.length > 0
+          ? `reported ${v2.errors.length} bad lines, went on`
+          : 'skipped the bad lines without a word',
+        v2.tools,
+      ],
+    ],
+  );
+  report.note(
+    `stdout line 1 is now '${broken.lines[0]}'. Over stdio, stdout is the protocol: the spec says a server MUST NOT write anything else to it, and logs go to stderr. Tolerant clients hide the mistake; a strict one, or one that meets a line cut in half, fails.`,
+  );
+
+  report.demo('sessions over HTTP');
+  const noSession = await post({ jsonrpc: '2.0', id: 8, method: 'tools/list' });
+  const unknown = await post(
+    { jsonrpc: '2.0', id: 9, method: 'tools/list' },
+    { ...session, 'mcp-session-id': 'no-such-session-0000000000' },
+  );
+  const evil = await post(
+    { jsonrpc: '2.0', id: 10, method: 'tools/list' },
+    { ...session, origin: 'https://evil.example' },
+  );
+  const ended = await fetch(stack.mcpUrl, { method: 'DELETE', headers: { ...base, ...session } });
+  const after = await post({ jsonrpc: '2.0', id: 11, method: 'tools/list' }, session);
+  report.table(
+    ['request', 'HTTP', 'why'],
+    [
+      ['tools/list without Mcp-Session-Id', noSession.status, 'a session is required after initialize'],
+      ['tools/list with an unknown session id', unknown.status, 'unknown session: initialize again'],
+      ['tools/list with Origin: https://evil.example', evil.status, 'a page from another site (DNS rebinding)'],
+      ['DELETE the session', ended.status, 'the session is ended'],
+      ['tools/list on the ended session', after.status, 'it is gone'],
+    ],
+  );
+
+  report.demo('what a model sees of the tools, and what it costs');
+  report.wire(
+    `${renderTools(tools.slice(0, 4))
+      .split('\n')
+      .flatMap((line) =>
+        line.startsWith('    ') ? wrapText(line.trim(), TERMINAL_WIDTH - 4).map((l) => `    ${l}`) : [line],
+      )
+      .join('\n')}\n`,
+  );
+  const tokens = tokenReport(tools);
+  report.table(
+    ['sent to the model each step', 'tokens (o200k_base)'],
+    [
+      [`the full tools/list JSON (${tokens.tools} tools)`, tokens.fullListTokens],
+      ['names and descriptions only', tokens.namesAndDescriptionsTokens],
+    ],
+  );
+  report.note(
+    `A 20-step task sends the full list 20 times: ${tokens.fullListTokens * 20} tokens before any conversation.`,
+  );
+}
+
+/** Spawns the gateway over stdio, initializes, lists the tools, closes stdin; every stdout line kept. */
+async function stdioExchange(
+  stack: Stack,
+  version: string,
+  flags: string[],
+): Promise<{ lines: string[]; tools: number; stderrLines: number }> {
+  const child = spawn(stack.stdio.command, [...stack.stdio.args, ...flags], {
     env: { PATH: process.env.PATH ?? '', ...stack.stdio.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const lines = createInterface({ input: child.stdout });
+  const lines: string[] = [];
+  const answers: unknown[] = [];
+  let wake: (() => void) | undefined;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    lines.push(line);
+    try {
+      answers.push(JSON.parse(line));
+    } catch {
+      // A line that is not JSON: kept in `lines`, which is what this shows.
+    }
+    wake?.();
+  });
   let stderrLines = 0;
   child.stderr.on('data', (c: Buffer) => {
     stderrLines += c.toString().split('\n').filter(Boolean).length;
   });
-  const next = () => new Promise<string>((resolve) => lines.once('line', resolve));
-  child.stdin.write(
-    `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'lab', version: '1' } } })}\n`,
-  );
-  const stdioInit = await next();
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
-  const stdioList = JSON.parse(await next()) as { result: { tools: unknown[] } };
+  const answer = async (n: number) => {
+    while (answers.length < n && child.exitCode === null) await new Promise<void>((resolve) => (wake = resolve));
+    return answers[n - 1] as { result?: { tools?: unknown[] } } | undefined;
+  };
+  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'lab', version: '1' } },
+  });
+  await answer(1);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+  const listed = await answer(2);
   child.stdin.end();
-  await new Promise((resolve) => child.once('exit', resolve));
-  print(
-    `stdout line 1: ${stdioInit.slice(0, 110)}...\nstdout line 2: tools/list with ${stdioList.result.tools.length} tools\nstderr: ${stderrLines} log line(s), never mixed into stdout; closing stdin ended the process`,
-  );
+  if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+  return { lines, tools: listed?.result?.tools?.length ?? 0, stderrLines };
+}
 
-  print('\n\nDemo 4: sessions over HTTP\n');
-  const noSession = await post({ jsonrpc: '2.0', id: 4, method: 'tools/list' });
-  const unknown = await post(
-    { jsonrpc: '2.0', id: 5, method: 'tools/list' },
-    { ...session, 'mcp-session-id': 'no-such-session-0000000000' },
-  );
-  const evil = await post(
-    { jsonrpc: '2.0', id: 6, method: 'tools/list' },
-    { ...session, origin: 'https://evil.example' },
-  );
-  const ended = await fetch(stack.mcpUrl, { method: 'DELETE', headers: { ...base, ...session } });
-  const after = await post({ jsonrpc: '2.0', id: 7, method: 'tools/list' }, session);
-  print(
-    table(
-      ['request', 'HTTP', 'why'],
-      [
-        ['tools/list without Mcp-Session-Id', noSession.status, 'a session is required after initialize'],
-        [
-          'tools/list with an unknown session id',
-          unknown.status,
-          'unknown session: the client should initialize again',
-        ],
-        ['tools/list with Origin: https://evil.example', evil.status, 'a web page from another site (DNS rebinding)'],
-        ['DELETE the session', ended.status, 'the session is ended'],
-        ['tools/list on the ended session', after.status, 'it is gone'],
-      ],
-    ),
-  );
-
-  print('\n\nDemo 5: what a model sees of the tools, and what it costs\n');
-  print(renderTools(tools.slice(0, 4)));
-  const tokens = tokenReport(tools);
-  print(
-    `\n${table(
-      ['sent to the model each step', 'tokens (o200k_base)'],
-      [
-        [`the full tools/list JSON (${tokens.tools} tools)`, tokens.fullListTokens],
-        ['names and descriptions only', tokens.namesAndDescriptionsTokens],
-      ],
-    )}\nA 20-step task sends the full list 20 times: ${tokens.fullListTokens * 20} tokens before any conversation.`,
-  );
+/** Connects an official SDK client to the gateway over stdio and lists the tools, keeping what it reports. */
+async function officialClient(
+  sdk: 'v1' | 'v2',
+  stack: Stack,
+  flags: string[],
+): Promise<{ errors: string[]; tools: number | null }> {
+  const params = {
+    command: stack.stdio.command,
+    args: [...stack.stdio.args, ...flags],
+    env: { PATH: process.env.PATH ?? '', ...stack.stdio.env },
+    stderr: 'pipe' as const,
+  };
+  const errors: string[] = [];
+  const client =
+    sdk === 'v1' ? new ClientV1({ name: 'lab', version: '1' }) : new ClientV2({ name: 'lab', version: '1' });
+  client.onerror = (error: Error) => errors.push(String(error));
+  try {
+    await client.connect(sdk === 'v1' ? new StdioV1(params) : new StdioV2(params));
+    return { errors, tools: (await client.listTools()).tools.length };
+  } catch (error) {
+    errors.push(String(error));
+    return { errors, tools: null };
+  } finally {
+    await client.close();
+  }
 }
