@@ -1,18 +1,22 @@
 #!/usr/bin/env node
 // The agent command: reads the command name and hands the rest to it (commands/).
 import { labCommand } from './commands/lab.js';
+import { rawCommand } from './commands/raw.js';
 import { reportCommand } from './commands/report.js';
 import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
 import { triageCommand } from './commands/triage.js';
+import { validateCommand } from './commands/validate.js';
 import { EXIT } from './exit-codes.js';
 import { UsageError } from './usage-error.js';
 
-const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json]
+const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json] [--only NAME,NAME,...]
        agent tools --spec FILE|URL [--include RULES] [--exclude RULES] [--read-only] [--budget TOKENS]
        agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]
-       agent get PATH
+       agent get PATH [--max-retries N] [--base-delay S] [--timeout S] [--no-jitter] [--no-retry-budget]
+       agent raw FILE|- [--crlf] [--wait-ms N]      (bytes to the API as they are; {{HOST}}, {{API_KEY}} filled in)
+       agent validate --schema FILE|JSON --args JSON [--name TOOL]
        agent report LEDGER.jsonl --html OUT.html
-       agent lab 1|2|3|4
+       agent lab 1|2|3|4 [--json] [--protocol-version V]
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE] [--json] [--trace] [--mcp-mode auto|legacy]
@@ -32,6 +36,8 @@ async function main(): Promise<number> {
   if (command === 'get') return getCommand(rest);
   if (command === 'report') return reportCommand(rest);
   if (command === 'lab') return labCommand(rest);
+  if (command === 'raw') return rawCommand(rest);
+  if (command === 'validate') return validateCommand(rest);
   if (command === undefined || command === '--help' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? EXIT.usage : EXIT.ok;

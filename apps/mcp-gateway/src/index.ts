@@ -9,11 +9,11 @@ export {
   type GatewayOptions,
 } from './gateway.js';
 export { type LoadResult, openApiToTools, type Tool } from './openapi/openapi-to-tools.js';
-export { McpServer, type SessionState } from './protocol/mcp-server.js';
+export { invalidArgumentsText, McpServer, type SessionState } from './protocol/mcp-server.js';
 export { ALL_REVISIONS, LATEST_LEGACY, META, type Revision } from './protocol/revisions.js';
 export { createSessionStore, type SessionStoreOptions } from './sessions/create-session-store.js';
 export type { SessionStore } from './sessions/session-store.js';
-export { describeTool, type ToolsMode } from './tool-registry.js';
+export { compileArgumentsValidator, describeTool, type ToolsMode } from './tool-registry.js';
 export { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
 export { type HttpOptions, type HttpServer, serveHttp } from './transports/http.js';
 export { serveStdio } from './transports/stdio.js';

@@ -22,6 +22,15 @@ let ajv: ReturnType<typeof createAjv> | undefined;
 // Schemas come from a document we may not have written: every pattern runs in linear time.
 const newAjv = () => createAjv({ useDefaults: false, linearPatterns: true });
 
+/**
+ * The checker the gateway runs on a tool's arguments before any upstream call (linear-time
+ * patterns, no defaults filled in). Throws when the schema cannot be compiled.
+ */
+export function compileArgumentsValidator(inputSchema: object): Validate<Record<string, unknown>> {
+  ajv ??= newAjv();
+  return compileValidator<Record<string, unknown>>(inputSchema, ajv);
+}
+
 export type ToolsMode = 'static' | 'dynamic';
 
 /** One upstream's operations, served in its own mode (a gateway of several upstreams has several). */
@@ -123,8 +132,7 @@ export class ToolRegistry {
     let validate = this.#validators.get(tool);
     if (!validate) {
       // Created on first use: start-up does not pay for it.
-      ajv ??= newAjv();
-      validate = compileValidator<Record<string, unknown>>(tool.inputSchema, ajv);
+      validate = compileArgumentsValidator(tool.inputSchema);
       this.#validators.set(tool, validate);
     }
     return validate(args ?? {});

@@ -1,7 +1,7 @@
 // `agent tools`, `agent call` and `agent get`: the tools as a model sees them, one tool call,
 // one GET against the API.
 import { parseArgs } from 'node:util';
-import { HttpClient } from '@agentwire/http-client';
+import { HttpClient, Ledger } from '@agentwire/http-client';
 import {
   createGateway,
   DEFAULT_TOOLS_TOKEN_BUDGET,
@@ -70,6 +70,7 @@ export async function toolsCommand(argv: string[]): Promise<number> {
       exclude: { type: 'string' },
       'read-only': { type: 'boolean' },
       budget: { type: 'string' },
+      only: { type: 'string' },
     },
   });
   if (values.format !== 'text' && values.format !== 'json')
@@ -96,20 +97,56 @@ export async function toolsCommand(argv: string[]): Promise<number> {
     } else {
       tools = await withMcp(stack, via, values.trace === true, (b) => b.listTools());
     }
+    if (values.only !== undefined) tools = onlyThese(tools, values.only);
     const tokens = tokenReport(tools);
+    const scale = values.only === undefined ? undefined : contextArithmetic(tokens);
     if (values.format === 'json') {
-      process.stdout.write(`${JSON.stringify({ via, tools, tokens }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ via, tools, tokens, ...(scale ? { scale } : {}) }, null, 2)}\n`);
     } else {
       process.stdout.write(`${renderTools(tools)}\n\n`);
       process.stdout.write(
         `${tokens.tools} tools. Tokens (o200k_base): the full tools/list JSON ${tokens.fullListTokens}; ` +
           `names and descriptions only ${tokens.namesAndDescriptionsTokens} (1/${tokens.ratio}).\n`,
       );
+      if (scale) {
+        process.stdout.write(
+          `\nAt this size, ${scale.tokensPerTool} tokens a tool (${tokens.fullListTokens} / ${tokens.tools}):\n` +
+            `  5 servers with ${scale.tools} tools in all: ${scale.tools} x ${scale.tokensPerTool} = ${scale.perStep} tokens, sent every step\n` +
+            `  a ${scale.steps}-step task: ${scale.steps} x ${scale.perStep} = ${scale.perTask} tokens of tool descriptions\n`,
+        );
+      }
     }
     return EXIT.ok;
   } finally {
     await stack.close();
   }
+}
+
+/** --only a,b,c: those tools, in that order; a name that is not served is a usage error. */
+function onlyThese(tools: ToolView[], only: string): ToolView[] {
+  const names = only
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (names.length === 0)
+    throw new UsageError('--only needs tool names, comma-separated: --only office_days,get_email');
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const missing = names.filter((n) => !byName.has(n));
+  if (missing.length > 0) {
+    throw new UsageError(
+      `--only: no tool named ${missing.map((m) => `'${m}'`).join(', ')}; the tools are: ${tools.map((t) => t.name).join(', ')}`,
+    );
+  }
+  return [...new Set(names)].map((n) => byName.get(n) as ToolView);
+}
+
+/** The lecture's exercise 8: 5 servers with 40 tools in all, a 20-step task, at the measured size per tool. */
+function contextArithmetic(tokens: { tools: number; fullListTokens: number }) {
+  const tools = 40;
+  const steps = 20;
+  const tokensPerTool = Math.round(tokens.fullListTokens / tokens.tools);
+  const perStep = tools * tokensPerTool;
+  return { tools, steps, tokensPerTool, perStep, perTask: perStep * steps };
 }
 
 /**
@@ -264,14 +301,52 @@ export async function getCommand(argv: string[]): Promise<number> {
     args: argv,
     strict: true,
     allowPositionals: true,
-    options: { trace: { type: 'boolean' }, 'api-url': { type: 'string' } },
+    options: {
+      trace: { type: 'boolean' },
+      'api-url': { type: 'string' },
+      'max-retries': { type: 'string' },
+      'base-delay': { type: 'string' },
+      timeout: { type: 'string' },
+      'no-jitter': { type: 'boolean' },
+      'no-retry-budget': { type: 'boolean' },
+    },
   });
   const path = positionals[0];
   if (!path?.startsWith('/') || positionals.length > 1)
     throw new UsageError("usage: agent get PATH (starting with '/', e.g. /employees?team=legal)");
+  // The retry settings, for seeing what they add up to (the lecture's exercise 2).
+  const number = (flag: string, value: string | undefined, min: number, max: number) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min || n > max)
+      throw new UsageError(`--${flag} must be from ${min} to ${max}, got '${value}'`);
+    return n;
+  };
+  const maxRetries = number('max-retries', values['max-retries'], 0, 10);
+  const baseDelay = number('base-delay', values['base-delay'], 0, 60);
+  const timeout = number('timeout', values.timeout, 0.05, 300);
+  if (maxRetries !== undefined && !Number.isInteger(maxRetries))
+    throw new UsageError('--max-retries must be an integer');
+  const retrySettings =
+    maxRetries !== undefined ||
+    baseDelay !== undefined ||
+    values['no-jitter'] === true ||
+    values['no-retry-budget'] === true;
   const stack = await stackFrom(values['api-url'] ?? process.env.AGENTWIRE_API_URL, undefined);
-  const ledger = tracingLedger(values.trace === true);
-  const client = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, ...(ledger ? { ledger } : {}) });
+  const ledger = tracingLedger(values.trace === true) ?? new Ledger();
+  const client = new HttpClient({
+    baseUrl: stack.apiUrl,
+    auth: { key: stack.apiKey },
+    ledger,
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
+    // The budget stops retries after a run of failures (the lecture's client has none).
+    ...(values['no-retry-budget'] ? { retryBudget: false as const } : {}),
+    backoff: {
+      ...(baseDelay !== undefined ? { baseMs: Math.round(baseDelay * 1000) } : {}),
+      ...(values['no-jitter'] ? { jitter: 0 } : {}),
+    },
+  });
   try {
     const url = new URL(path, 'http://x');
     const response = await client.get(url.pathname, { query: Object.fromEntries(url.searchParams) });
@@ -283,6 +358,13 @@ export async function getCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${(error as Error).message}\n`);
     return EXIT.taskFailed;
   } finally {
+    if (retrySettings) {
+      const waits = ledger.attempts.filter((a) => a.waitMs > 0).map((a) => a.waitMs / 1000);
+      const waited = waits.reduce((sum, w) => sum + w, 0);
+      process.stderr.write(
+        `attempts: ${ledger.attempts.length}; waits before the retries: [${waits.join(', ')}] s, ${Number(waited.toFixed(3))} s in all\n`,
+      );
+    }
     await client.close();
     await stack.close();
   }

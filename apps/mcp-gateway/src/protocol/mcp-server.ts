@@ -272,7 +272,7 @@ export class McpServer {
       return { ok: false, text, errors: [], unusable: true };
     }
     if (checked.ok) return checked;
-    const text = `Invalid arguments for tool ${tool.name}:\n${checked.errors.join('\n')}`;
+    const text = invalidArgumentsText(tool.name, checked.errors);
     return { ok: false, text, errors: checked.errors, unusable: false };
   }
 
@@ -404,4 +404,9 @@ function unknownOperation(name: string, scope?: string): Record<string, unknown>
     content: [{ type: 'text', text: `Unknown operation: ${name}. ${search} gives the exact names.` }],
     isError: true,
   };
+}
+
+/** What a model reads when its arguments fail the tool's schema (as an error or an isError result). */
+export function invalidArgumentsText(toolName: string, errors: readonly string[]): string {
+  return `Invalid arguments for tool ${toolName}:\n${errors.join('\n')}`;
 }
