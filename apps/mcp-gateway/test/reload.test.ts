@@ -153,10 +153,10 @@ describe('live reload', () => {
     const api = await startToyApi();
     const file = specFile(specWith('alpha'));
     const { child, stderr, lines } = await initializedStdio({ UPSTREAM_URL: api.url, OPENAPI_URL: file });
-    await expect.poll(() => stderr()).toMatch(/serving MCP over stdio/);
+    await expect.poll(() => stderr(), { timeout: 15_000 }).toMatch(/serving MCP over stdio/);
     writeFileSync(file, JSON.stringify(specWith('alpha', 'sigma')));
     await expect
-      .poll(() => lines.at(-1), { timeout: 5000 })
+      .poll(() => lines.at(-1), { timeout: 15_000 })
       .toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     expect(stderr()).toMatch(/tools reloaded \(file changed\): kept 2 of 2 tools/);
     child.stdin!.end();
