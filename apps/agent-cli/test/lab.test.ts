@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runAgent } from './support/run-agent.js';
 
@@ -97,6 +99,28 @@ describe('agent lab, as text', () => {
     expect(noGateway.code).toBe(2);
     expect(noGateway.stderr).toMatch(/lab 4 talks to a gateway: with --api-url, give --mcp-url/);
     expect(noGateway.stderr).not.toMatch(/TypeError/);
+  });
+
+  it('4 against a gateway it cannot reach, or a server that is not one, says so instead of crashing', async () => {
+    const env = { TOY_API_KEY: 'lab-test-key-0001' };
+    // A port that was free a moment ago: nothing listens there.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const closed = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+    await new Promise((resolve) => probe.close(resolve));
+    const down = await runAgent(['lab', '4', '--api-url', closed, '--mcp-url', `${closed}/mcp`], env);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toBe(`agent: cannot reach the MCP gateway at ${closed}/mcp: ECONNREFUSED\n`);
+    const server = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const wrong = await runAgent(['lab', '4', '--api-url', url, '--mcp-url', `${url}/mcp`], env);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toBe(`agent: the server at ${url}/mcp did not accept initialize: HTTP 404 Not Found\n`);
+    } finally {
+      server.close();
+    }
   });
 });
 

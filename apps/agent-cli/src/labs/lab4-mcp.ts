@@ -38,6 +38,10 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
       method: 'POST',
       headers: { ...base, ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
+    }).catch((error: Error & { cause?: { code?: string; message?: string } }) => {
+      throw new Error(
+        `cannot reach the MCP gateway at ${stack.mcpUrl}: ${error.cause?.code ?? error.cause?.message ?? error.message}`,
+      );
     });
   const initialize = (protocolVersion: string, headers: Record<string, string> = {}) =>
     post(
@@ -53,8 +57,20 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
   report.demo(`the handshake over Streamable HTTP (revision ${version})`);
   const init = await initialize(version);
   const sessionId = init.headers.get('mcp-session-id') ?? '';
-  const initResult = ((await init.json()) as { result: { protocolVersion: string; serverInfo: { name: string } } })
-    .result;
+  const initText = await init.text();
+  const initResult = (() => {
+    try {
+      return (JSON.parse(initText) as { result?: { protocolVersion: string; serverInfo: { name: string } } }).result;
+    } catch {
+      return undefined;
+    }
+  })();
+  if (!initResult) {
+    // Not a gateway, the wrong token, a proxy's error page: say what came back, not a TypeError.
+    throw new Error(
+      `the server at ${stack.mcpUrl} did not accept initialize: HTTP ${init.status} ${oneLine(initText || '(no body)', 160)}`,
+    );
+  }
   const session = { 'mcp-session-id': sessionId, 'mcp-protocol-version': version };
   const initialized = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session);
   const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
