@@ -95,6 +95,11 @@ export class MemorySessionStore implements SessionStore {
     return () => this.#bus.off(id, listener);
   }
 
+  /** One process, no connection to lose: never called. */
+  onResync(_listener: () => void): () => void {
+    return () => undefined;
+  }
+
   async publishCancel(sessionId: string, requestId: string): Promise<void> {
     this.#bus.emit('cancel', sessionId, requestId);
   }

@@ -78,6 +78,14 @@ export class RedisSessionStore implements SessionStore {
       this.#bus.emit(session, event);
     });
     void this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`);
+    // Pub/sub delivers nothing while the connection is down; ioredis subscribes again when it is
+    // back, and what was published in between is gone. So every reconnection after the first
+    // is a resync: relays read the stored events again.
+    let connected = false;
+    this.#subscriber.on('ready', () => {
+      if (connected) this.#bus.emit('resync');
+      connected = true;
+    });
   }
 
   #key(id: string, part: 'state' | 'events' | 'seq'): string {
@@ -170,6 +178,11 @@ export class RedisSessionStore implements SessionStore {
     }
     this.#bus.on(id, listener);
     return () => this.#bus.off(id, listener);
+  }
+
+  onResync(listener: () => void): () => void {
+    this.#bus.on('resync', listener);
+    return () => this.#bus.off('resync', listener);
   }
 
   async publishCancel(sessionId: string, requestId: string): Promise<void> {

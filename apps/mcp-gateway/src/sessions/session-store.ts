@@ -25,6 +25,12 @@ export interface SessionStore {
   eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]>;
   /** Live events of a session, from any replica. Returns the unsubscribe function. */
   subscribe(id: string, listener: (event: StoredEvent) => void): () => void;
+  /**
+   * Called when live events may have been missed: the subscription was down for a while (Redis
+   * restarted, the connection dropped) and is back. Whoever relays events reads the stored ones
+   * again. Returns the unsubscribe function.
+   */
+  onResync(listener: () => void): () => void;
   /** Tells every replica that a request was cancelled (it runs on whichever one received it). */
   publishCancel(sessionId: string, requestId: string): Promise<void>;
   /** Cancellations from any replica. Returns the unsubscribe function. */

@@ -43,8 +43,26 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   };
   // Live events that arrive while the replay is read are held, then sent in order after it.
   const unsubscribe = ctx.store.subscribe(sessionId, (event) => (replaying ? held.push(event) : deliver(event)));
+  // Events published while the subscription was down never arrive live: read them from the
+  // store (deliver drops what was already sent). If the store cannot answer, end the stream,
+  // and the client resumes with Last-Event-ID.
+  // (A stream opened without Last-Event-ID that has sent nothing yet has no position to read
+  // from; it goes on with live events.)
+  const stopResync = ctx.store.onResync(() => {
+    if (lastSent < 0) return;
+    ctx.store.eventsAfter(sessionId, String(lastSent)).then(
+      (events) => {
+        for (const event of events) deliver(event);
+      },
+      (error: unknown) => {
+        ctx.log.warn({ err: error }, 'GET stream resync failed; ending the stream');
+        sse.close();
+      },
+    );
+  });
   sse.onClose(() => {
     unsubscribe();
+    stopResync();
     if (ctx.getStreams.get(sessionId) === sse) ctx.getStreams.delete(sessionId);
   });
   // The priming event of 2025-11-25: a bare `retry:` field, no event for the client's handler.
