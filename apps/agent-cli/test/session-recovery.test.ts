@@ -37,6 +37,8 @@ async function stack() {
   return {
     mcpUrl: `${url}/mcp`,
     token,
+    apiUrl: upstreamUrl,
+    apiKey: key,
     /** Stops the gateway and starts a new one on the same port: every session is gone. */
     restart: async () => {
       await current?.close();
@@ -77,4 +79,79 @@ describe('the agent when the gateway restarts', () => {
       }
     });
   }
+});
+
+/**
+ * A small balancer in front of the gateway that fails the next tool call once, the two ways a
+ * real one does when a replica dies: 502 before the call reached anyone, or the connection cut
+ * after the call ran (the answer lost).
+ */
+async function faultyBalancer(target: string) {
+  let next: 'bad-gateway' | 'lose-answer' | undefined;
+  const { createServer } = await import('node:http');
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    const fault = body.includes('"tools/call"') ? next : undefined;
+    if (fault) next = undefined;
+    if (fault === 'bad-gateway') {
+      res.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
+      return;
+    }
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
+    ) as Record<string, string>;
+    const upstream = await fetch(`${target}${req.url}`, {
+      method: req.method ?? 'GET',
+      headers,
+      ...(req.method === 'POST' ? { body } : {}),
+    });
+    const text = await upstream.text();
+    if (fault === 'lose-answer') {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(upstream.status, Object.fromEntries(upstream.headers)).end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => server.close(resolve)));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    failNext: (how: 'bad-gateway' | 'lose-answer') => {
+      next = how;
+    },
+  };
+}
+
+describe('the agent when a tool call is lost in transit', () => {
+  it('sends a read-only call again after a 502, and a reply whose answer was lost again with the same key: stored once', async () => {
+    const s = await stack();
+    const lb = await faultyBalancer(s.mcpUrl.replace(/\/mcp$/, ''));
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: lb.url, ledger });
+    closers.push(() => http.close());
+    const calls: ToolCallRecord[] = [];
+    const backend = await McpBackend.http({ url: lb.url, token: s.token, http, record: (r) => calls.push(r) });
+    closers.push(() => backend.close());
+
+    lb.failNext('bad-gateway');
+    expect((await backend.officeDays('e-05')).employee_id).toBe('e-05');
+    expect(ledger.attempts.map((a) => a.status)).toContain(502);
+
+    lb.failNext('lose-answer');
+    const reply = await backend.reply('m-0042', 'Lost once, stored once.');
+    expect(reply.email_id).toBe('m-0042');
+    const stored = (await (
+      await fetch(`${s.apiUrl}/emails/m-0042/replies`, { headers: { authorization: `Bearer ${s.apiKey}` } })
+    ).json()) as { data: Array<{ body: string }> };
+    expect(stored.data.filter((r) => r.body === 'Lost once, stored once.')).toHaveLength(1);
+    // Two tool calls, each recorded twice: the failed attempt and the one that worked.
+    expect(calls.map((c) => [c.tool, c.isError])).toEqual([
+      ['office_days', true],
+      ['office_days', false],
+      ['reply_to_email', true],
+      ['reply_to_email', false],
+    ]);
+  });
 });

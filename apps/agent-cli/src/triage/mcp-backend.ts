@@ -1,8 +1,10 @@
 // The task through the gateway's tools, with the official MCP client (v2): over stdio
 // (spawning the gateway) or Streamable HTTP (with packages/http-client as its fetch).
 
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { HttpClient, RunBudget } from '@agentwire/http-client';
+import { type HttpClient, isHttpClientError, type RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -51,6 +53,20 @@ type ToolResult = {
   structuredContent?: unknown;
   _meta?: Record<string, unknown>;
 };
+
+/**
+ * The call may not have reached the gateway, or its answer was lost: the connection failed or
+ * closed, or a balancer in front answered 502/503/504 for a replica that went away.
+ */
+function isLostInTransit(error: unknown): boolean {
+  if (isHttpClientError(error)) return error.retryable && (error.status === undefined || error.status >= 500);
+  const e = error as { status?: unknown; code?: unknown; message?: unknown };
+  const status = typeof e?.status === 'number' ? e.status : typeof e?.code === 'number' ? e.code : undefined;
+  return status === 502 || status === 503 || status === 504;
+}
+
+/** Transit failures a call that is safe to repeat gets sent again for, with these waits before each. */
+const TRANSIT_RETRY_WAITS_MS = [200, 500, 1000];
 
 /** The gateway no longer knows the session: HTTP 404 to a request that carried one. */
 function isSessionLost(error: unknown): boolean {
@@ -162,7 +178,34 @@ export class McpBackend implements TriageBackend {
     }
   }
 
-  async #call(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
+  /**
+   * A tool call. One that is safe to repeat (a read-only tool, or a write that carries its own
+   * idempotency key) is sent again, a few times inside the deadline, when it was lost in
+   * transit; any other is reported as failed, its outcome unknown, and never sent twice.
+   */
+  async #call(
+    name: string,
+    args: Record<string, unknown>,
+    options: { safeToRepeat: boolean; onProgress?: (message: string) => void; onRetry?: () => void },
+  ): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#callOnce(name, args, options.onProgress);
+      } catch (error) {
+        const wait = TRANSIT_RETRY_WAITS_MS[attempt];
+        const late = this.#deadline !== undefined && Date.now() + (wait ?? 0) >= this.#deadline;
+        if (!options.safeToRepeat || wait === undefined || late || !isLostInTransit(error)) throw error;
+        await sleep(wait);
+        options.onRetry?.();
+      }
+    }
+  }
+
+  async #callOnce(
+    name: string,
+    args: Record<string, unknown>,
+    onProgress?: (message: string) => void,
+  ): Promise<unknown> {
     this.#guard?.(name);
     const started = performance.now();
     const time = new Date().toISOString();
@@ -224,35 +267,60 @@ export class McpBackend implements TriageBackend {
   }
 
   async urgentEmails(date: string, cursor: string | undefined) {
-    return (await this.#call('list_emails', { urgent: true, date, limit: 5, ...(cursor ? { cursor } : {}) })) as {
+    return (await this.#call(
+      'list_emails',
+      { urgent: true, date, limit: 5, ...(cursor ? { cursor } : {}) },
+      { safeToRepeat: true },
+    )) as {
       data: Email[];
       next_cursor: string | null;
     };
   }
 
   async employee(id: string) {
-    return (await this.#call('get_employee', { employee_id: id })) as Employee;
+    return (await this.#call('get_employee', { employee_id: id }, { safeToRepeat: true })) as Employee;
   }
 
   async officeDays(id: string) {
-    return (await this.#call('office_days', { employee_id: id })) as OfficeDays;
+    return (await this.#call('office_days', { employee_id: id }, { safeToRepeat: true })) as OfficeDays;
   }
 
   async digest(date: string, onText: (text: string) => void): Promise<string> {
     let streamed = '';
-    const digest = (await this.#call('create_digest', { date, max_items: 5 }, (text) => {
-      if (text === 'done') return;
-      streamed += text;
-      onText(text);
-    })) as { text: string };
+    let thisAttempt = '';
+    // Computed, not stored: safe to ask again (the pieces already shown are not shown twice).
+    const digest = (await this.#call(
+      'create_digest',
+      { date, max_items: 5 },
+      {
+        safeToRepeat: true,
+        // A second attempt streams from the start again: show only what goes past the first.
+        onRetry: () => {
+          thisAttempt = '';
+        },
+        onProgress: (text) => {
+          if (text === 'done') return;
+          thisAttempt += text;
+          if (thisAttempt.length <= streamed.length) return;
+          const fresh = thisAttempt.slice(streamed.length);
+          streamed += fresh;
+          onText(fresh);
+        },
+      },
+    )) as { text: string };
     // The final progress notification can race the result; print whatever did not arrive.
     if (digest.text.startsWith(streamed) && digest.text.length > streamed.length)
       onText(digest.text.slice(streamed.length));
     return digest.text;
   }
 
+  /** With its own idempotency key, so that sending it again after a lost answer stores it once. */
   async reply(emailId: string, body: string) {
-    return (await this.#call('reply_to_email', { email_id: emailId, body })) as Reply;
+    return (await this.#call(
+      'reply_to_email',
+      { email_id: emailId, body, 'idempotency-key': randomUUID() },
+      { safeToRepeat: true },
+    )) as Reply;
   }
 
   async close() {
