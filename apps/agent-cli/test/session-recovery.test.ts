@@ -16,7 +16,7 @@ afterEach(async () => {
 async function stack() {
   const key = 'agent-test-key-0123456789';
   const token = 'agent-test-token-0123456789';
-  const api = await buildApp({ apiKey: key, logger: false });
+  const api = await buildApp({ apiKey: key, logger: false, admin: true });
   await api.listen({ host: '127.0.0.1', port: 0 });
   closers.push(() => api.close());
   const upstreamUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
@@ -152,6 +152,31 @@ describe('the agent when a tool call is lost in transit', () => {
       ['office_days', false],
       ['reply_to_email', true],
       ['reply_to_email', false],
+    ]);
+  });
+
+  it('calls a read-only tool again when the gateway reports a retryable upstream failure it could not get past', async () => {
+    const s = await stack();
+    const calls: ToolCallRecord[] = [];
+    const http = new HttpClient({ baseUrl: s.mcpUrl });
+    closers.push(() => http.close());
+    const backend = await McpBackend.http({ url: s.mcpUrl, token: s.token, http, record: (r) => calls.push(r) });
+    closers.push(() => backend.close());
+    // Three 503s: one more than the gateway's own retries (two), so its answer is a retryable isError.
+    const faults = await fetch(`${s.apiUrl}/admin/faults`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        rules: [
+          { method: 'GET', path: '/employees/{employee_id}/office-days', action: 'status', status: 503, times: 3 },
+        ],
+      }),
+    });
+    expect(faults.status).toBe(200);
+    expect((await backend.officeDays('e-05')).employee_id).toBe('e-05');
+    expect(calls.map((c) => [c.isError, c.upstream?.attempts])).toEqual([
+      [true, 3],
+      [false, 1],
     ]);
   });
 });

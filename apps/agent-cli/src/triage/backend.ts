@@ -18,4 +18,11 @@ export interface TriageBackend {
 /** A failure the task reports and stops on, with the layer that said it. */
 export class TaskError extends Error {
   override readonly name = 'TaskError';
+  /** The failure may pass if the same call is made again (the gateway said so). */
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { retryable?: boolean } = {}) {
+    super(message);
+    this.retryable = options.retryable ?? false;
+  }
 }

@@ -27,6 +27,8 @@ export interface ToolCallRecord {
     bytesSent: number;
     bytesReceived: number;
     attemptLog: Array<Record<string, unknown>>;
+    /** The gateway's word on whether the same call may succeed later. */
+    retryable?: boolean;
   } | null;
 }
 
@@ -67,6 +69,26 @@ function isLostInTransit(error: unknown): boolean {
 
 /** Transit failures a call that is safe to repeat gets sent again for, with these waits before each. */
 const TRANSIT_RETRY_WAITS_MS = [200, 500, 1000];
+
+/** Runs `work` again after a transit failure, with the waits above, while the deadline allows. */
+async function repeatLostInTransit<T>(
+  work: () => Promise<T>,
+  deadline: number | undefined,
+  beforeRetry?: () => void,
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const wait = TRANSIT_RETRY_WAITS_MS[attempt];
+      const late = deadline !== undefined && Date.now() + (wait ?? 0) >= deadline;
+      const retryableResult = error instanceof TaskError && error.retryable;
+      if (wait === undefined || late || !(isLostInTransit(error) || retryableResult)) throw error;
+      await sleep(wait);
+      beforeRetry?.();
+    }
+  }
+}
 
 /** The gateway no longer knows the session: HTTP 404 to a request that carried one. */
 function isSessionLost(error: unknown): boolean {
@@ -157,7 +179,9 @@ export class McpBackend implements TriageBackend {
       await client.connect(transport);
       return client;
     };
-    const backend = new McpBackend('mcp-http', await connect(), record, deadline);
+    // Connecting (discover or initialize) is safe to repeat: a replica that died under it is
+    // no reason to give up.
+    const backend = new McpBackend('mcp-http', await repeatLostInTransit(connect, deadline), record, deadline);
     backend.#reconnect = connect;
     return backend;
   }
@@ -188,17 +212,9 @@ export class McpBackend implements TriageBackend {
     args: Record<string, unknown>,
     options: { safeToRepeat: boolean; onProgress?: (message: string) => void; onRetry?: () => void },
   ): Promise<unknown> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.#callOnce(name, args, options.onProgress);
-      } catch (error) {
-        const wait = TRANSIT_RETRY_WAITS_MS[attempt];
-        const late = this.#deadline !== undefined && Date.now() + (wait ?? 0) >= this.#deadline;
-        if (!options.safeToRepeat || wait === undefined || late || !isLostInTransit(error)) throw error;
-        await sleep(wait);
-        options.onRetry?.();
-      }
-    }
+    const once = () => this.#callOnce(name, args, options.onProgress);
+    if (!options.safeToRepeat) return once();
+    return repeatLostInTransit(once, this.#deadline, options.onRetry);
   }
 
   async #callOnce(
@@ -249,16 +265,18 @@ export class McpBackend implements TriageBackend {
     // Over stdio no HTTP passes the budget: the gateway's upstream bytes are what it costs.
     this.#chargeBytes?.((upstream?.bytesSent ?? 0) + (upstream?.bytesReceived ?? 0));
     if (result.isError) {
-      throw new TaskError(`${name}: ${result.content?.map((c) => c.text ?? '').join(' ') ?? 'failed'}`);
+      // The gateway says whether the upstream failure may pass (a replica that died, a 503).
+      throw new TaskError(`${name}: ${result.content?.map((c) => c.text ?? '').join(' ') ?? 'failed'}`, {
+        retryable: upstream?.retryable === true,
+      });
     }
     return result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null');
   }
 
   /** Every tool, all pages. */
   async listTools() {
-    const tools = (await withinDeadline(this.#client.listTools(), this.#deadline, 'listing the tools'))
-      .tools as unknown as ToolView[];
-    return tools;
+    const list = () => withinDeadline(this.#client.listTools(), this.#deadline, 'listing the tools');
+    return (await repeatLostInTransit(list, this.#deadline)).tools as unknown as ToolView[];
   }
 
   /** One tool call, its result as it came. */
