@@ -88,12 +88,13 @@ describe('the agent when the gateway restarts', () => {
  */
 async function faultyBalancer(target: string) {
   let next: 'bad-gateway' | 'lose-answer' | undefined;
+  let matching = '"tools/call"';
   const { createServer } = await import('node:http');
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
-    const fault = body.includes('"tools/call"') ? next : undefined;
+    const fault = req.method === 'POST' && body.includes(matching) ? next : undefined;
     if (fault) next = undefined;
     if (fault === 'bad-gateway') {
       res.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
@@ -118,8 +119,10 @@ async function faultyBalancer(target: string) {
   closers.push(() => new Promise((resolve) => server.close(resolve)));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
-    failNext: (how: 'bad-gateway' | 'lose-answer') => {
+    /** The next POST whose body holds `match` (a tool call, by default) fails `how`. */
+    failNext: (how: 'bad-gateway' | 'lose-answer', match = '"tools/call"') => {
       next = how;
+      matching = match;
     },
   };
 }
@@ -132,6 +135,8 @@ describe('the agent when a tool call is lost in transit', () => {
     const http = new HttpClient({ baseUrl: lb.url, ledger });
     closers.push(() => http.close());
     const calls: ToolCallRecord[] = [];
+    // The very first POST (the SDK's version probe) loses its connection: connecting is repeated.
+    lb.failNext('lose-answer', '');
     const backend = await McpBackend.http({ url: lb.url, token: s.token, http, record: (r) => calls.push(r) });
     closers.push(() => backend.close());
 

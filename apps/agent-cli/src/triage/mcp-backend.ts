@@ -60,11 +60,13 @@ type ToolResult = {
  * The call may not have reached the gateway, or its answer was lost: the connection failed or
  * closed, or a balancer in front answered 502/503/504 for a replica that went away.
  */
-function isLostInTransit(error: unknown): boolean {
+function isLostInTransit(error: unknown, depth = 0): boolean {
   if (isHttpClientError(error)) return error.retryable && (error.status === undefined || error.status >= 500);
-  const e = error as { status?: unknown; code?: unknown; message?: unknown };
+  const e = error as { status?: unknown; code?: unknown; cause?: unknown };
   const status = typeof e?.status === 'number' ? e.status : typeof e?.code === 'number' ? e.code : undefined;
-  return status === 502 || status === 503 || status === 504;
+  if (status === 502 || status === 503 || status === 504) return true;
+  // The SDK wraps what went wrong ("Version negotiation probe failed: ..."): look underneath.
+  return depth < 3 && e?.cause !== undefined && isLostInTransit(e.cause, depth + 1);
 }
 
 /** Transit failures a call that is safe to repeat gets sent again for, with these waits before each. */
