@@ -7,14 +7,17 @@
 #   1. installs Debian's docker.io, docker-compose (the v1 CLI) and debootstrap;
 #   2. starts dockerd in the background, publishing ports on 127.0.0.1 by default
 #      (log: /var/log/agentwire-dockerd.log);
-#   3. makes local stand-ins for the two base images the Dockerfile and compose file name,
+#   3. makes local stand-ins for the base images the Dockerfile and compose files name,
 #      from Debian bookworm with debootstrap: node:20-bookworm-slim (this machine's Node 20,
 #      npm and the machine's CA bundle, so that `npm install` inside a build reaches the
-#      registry through this network's TLS proxy) and redis:7-bookworm (Debian's redis-server).
+#      registry through this network's TLS proxy), redis:7-bookworm (Debian's redis-server,
+#      with a /data the redis user owns, as in the official image) and haproxy:2.6-bookworm
+#      (Debian's HAProxy 2.6, for docker-compose.scale.yml's balancer).
 set -euo pipefail
 
 NODE_IMAGE=node:20-bookworm-slim
 REDIS_IMAGE=redis:7-bookworm
+HAPROXY_IMAGE=haproxy:2.6-bookworm
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 WORK=${AGENTWIRE_DOCKER_WORK:-/var/tmp/agentwire-docker-host}
 
@@ -43,6 +46,12 @@ fi
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 
+# A redis stand-in made before it had /data (for the append-only file) is made again.
+if have_image "$REDIS_IMAGE" && ! docker run --rm --entrypoint /bin/sh "$REDIS_IMAGE" -c 'test -d /data' 2>/dev/null; then
+  log "remaking $REDIS_IMAGE: it has no /data"
+  docker rmi -f "$REDIS_IMAGE" >/dev/null
+fi
+
 # The Debian mirror apt already uses on this machine (deb822 or one-line sources), or
 # DEBIAN_MIRROR. No address is written into this script: a machine that reaches Debian's packages
 # has its mirror in its apt sources.
@@ -64,7 +73,7 @@ mirror() {
   echo "$uri"
 }
 
-if ! have_image "$NODE_IMAGE" || ! have_image "$REDIS_IMAGE"; then
+if ! have_image "$NODE_IMAGE" || ! have_image "$REDIS_IMAGE" || ! have_image "$HAPROXY_IMAGE"; then
   MIRROR=$(mirror) || exit 1
 fi
 
@@ -115,10 +124,31 @@ if ! have_image "$REDIS_IMAGE"; then
   chroot "$root" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -qq --no-install-recommends redis-server >/dev/null
   rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
+  chroot "$root" install -d -o redis -g redis /data
   tar -C "$root" -c . | docker import \
     -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    -c 'WORKDIR /data' \
     -c 'EXPOSE 6379' \
     -c 'CMD ["redis-server", "--protected-mode", "no"]' - "$REDIS_IMAGE" >/dev/null
+  rm -rf "$root"
+fi
+
+if ! have_image "$HAPROXY_IMAGE"; then
+  base=$(base_root)
+  root=$WORK/haproxy
+  log "making $HAPROXY_IMAGE from Debian's haproxy"
+  rm -rf "$root" && cp -a "$base" "$root"
+  echo "deb $MIRROR bookworm main" >"$root/etc/apt/sources.list"
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  chroot "$root" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -qq --no-install-recommends haproxy >/dev/null
+  rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
+  # The official image reads /usr/local/etc/haproxy/haproxy.cfg and runs as the haproxy user.
+  mkdir -p "$root/usr/local/etc/haproxy"
+  tar -C "$root" -c . | docker import \
+    -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    -c 'USER haproxy' \
+    -c 'CMD ["haproxy", "-W", "-db", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]' - "$HAPROXY_IMAGE" >/dev/null
   rm -rf "$root"
 fi
 
@@ -127,4 +157,4 @@ if [ -f /.dockerenv ]; then
   # stack at the bridge's gateway address; ports here are on loopback.
   log "this machine has /.dockerenv: export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 before the container tests"
 fi
-log "ready: $(docker version --format 'engine {{.Server.Version}}'), images: $NODE_IMAGE, $REDIS_IMAGE"
+log "ready: $(docker version --format 'engine {{.Server.Version}}'), images: $NODE_IMAGE, $REDIS_IMAGE, $HAPROXY_IMAGE"

@@ -1,0 +1,564 @@
+#!/usr/bin/env node
+// The chaos run's agents and faults (scripts/chaos.sh starts the scaled stack and runs this).
+// While 22 agents work through the balancer (legacy sessions holding GET streams, stateless
+// 2026-07-28 clients, agents replying to emails with idempotency keys, and `agent triage`
+// runs), it kills a gateway replica and starts it again, kills a toy-API replica, and
+// restarts Redis, one after another. Then it checks what must hold and prints what each fault
+// cost. Exit 0 when every check holds, 1 when one does not (each says which and why).
+//
+// Environment: CHAOS_API_URL, CHAOS_MCP_URL, TOY_API_KEY, MCP_GATEWAY_TOKEN, CHAOS_COMPOSE (the
+// compose command for this stack, e.g. "docker-compose -p x -f docker-compose.scale.yml"),
+// CHAOS_SECONDS (45), CHAOS_REPORT (a JSON file for the figures).
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const API = must('CHAOS_API_URL');
+const MCP = must('CHAOS_MCP_URL');
+const KEY = must('TOY_API_KEY');
+const TOKEN = must('MCP_GATEWAY_TOKEN');
+const COMPOSE = must('CHAOS_COMPOSE');
+const SECONDS = Number(process.env.CHAOS_SECONDS ?? 45);
+const AGENT_BIN = new URL('../apps/agent-cli/dist/main.js', import.meta.url).pathname;
+const RUN = randomUUID().slice(0, 8);
+const CALL_DEADLINE_MS = 20_000;
+
+function must(name) {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`chaos: ${name} is not set (scripts/chaos.sh sets it)`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const t0 = Date.now();
+const now = () => (Date.now() - t0) / 1000;
+let running = true;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Every attempt of every tool call: when, which agent, and how it ended. */
+const attempts = [];
+/** Every tool call: how it ended after its retries. */
+const calls = [];
+const faults = [];
+
+// ---------------------------------------------------------------------------------------------
+// One MCP exchange over HTTP, classified the way an agent must: done, retry, or give up.
+
+async function rpc(message, headers) {
+  const started = now();
+  let status = 0;
+  try {
+    const response = await fetch(MCP, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        ...headers,
+      },
+      body: JSON.stringify(message),
+      signal: AbortSignal.timeout(10_000),
+    });
+    status = response.status;
+    const text = await response.text();
+    if (status === 404 && headers['mcp-session-id']) return { outcome: 'session-lost', status, started };
+    if (status >= 500 || status === 429) return { outcome: 'retry', status, why: `HTTP ${status}`, started };
+    if (status === 202) return { outcome: 'ok', status, started };
+    const body = response.headers.get('content-type')?.includes('text/event-stream')
+      ? JSON.parse(
+          text
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .at(-1)
+            ?.slice(6) ?? 'null',
+        )
+      : JSON.parse(text);
+    if (body?.error) {
+      // -32603 (internal) covers a store that was down for a moment; the rest are our mistakes.
+      return { outcome: body.error.code === -32603 ? 'retry' : 'fail', status, why: body.error.message, started };
+    }
+    const result = body?.result;
+    if (result?.isError) {
+      const upstream = result._meta?.['agentwire.dev/upstream'];
+      return {
+        outcome: upstream?.retryable ? 'retry' : 'fail',
+        status,
+        why: String(result.content?.[0]?.text ?? '').slice(0, 160),
+        started,
+        result,
+      };
+    }
+    return { outcome: 'ok', status, started, result, headers: response.headers };
+  } catch (error) {
+    return { outcome: 'retry', status, why: error.cause?.code ?? error.name, started };
+  }
+}
+
+/** A tool call with retries inside its deadline; `safe` says whether repeating it is harmless. */
+async function callTool(agent, name, args, headers) {
+  const deadline = Date.now() + CALL_DEADLINE_MS;
+  const started = now();
+  for (let attempt = 1; ; attempt++) {
+    const message = { jsonrpc: '2.0', id: attempt, method: 'tools/call', params: { name, arguments: args } };
+    if (headers['mcp-protocol-version'] === '2026-07-28') {
+      message.params._meta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      };
+    }
+    const extra =
+      headers['mcp-protocol-version'] === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': name } : {};
+    const r = await rpc(message, { ...headers, ...extra });
+    attempts.push({ agent, tool: name, t: r.started, ok: r.outcome === 'ok', outcome: r.outcome, why: r.why });
+    if (r.outcome === 'ok' || r.outcome === 'fail' || r.outcome === 'session-lost' || Date.now() > deadline) {
+      const outcome = r.outcome === 'retry' ? 'deadline' : r.outcome;
+      calls.push({ agent, tool: name, started, ended: now(), attempts: attempt, outcome, why: r.why });
+      return { ...r, outcome };
+    }
+    await sleep(Math.min(1000, 100 * 2 ** (attempt - 1)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The agents.
+
+/** A 2025-11-25 session with a GET stream of its log events, calling a read-only tool. */
+async function sessionAgent(i) {
+  const agent = `session-${i}`;
+  const version = '2025-11-25';
+  let sessionId = '';
+  for (let tries = 0; !sessionId && tries < 50; tries++) {
+    const response = await fetch(MCP, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: version, capabilities: {}, clientInfo: { name: agent, version: '1' } },
+      }),
+    }).catch(() => undefined);
+    sessionId = response?.headers.get('mcp-session-id') ?? '';
+    await response?.text();
+    if (!sessionId) await sleep(200);
+  }
+  if (!sessionId) throw new Error(`${agent}: no session after 50 tries`);
+  const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': version };
+  await rpc({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  await rpc({ jsonrpc: '2.0', id: 1, method: 'logging/setLevel', params: { level: 'debug' } }, headers);
+  const created = now();
+
+  const stream = { ids: [], cuts: [], resumedOk: 0, resumedBad: [] };
+  const reading = readStream(agent, headers, stream);
+  let okCalls = 0;
+  let okAfterFaults = 0;
+  let lost = false;
+  while (running && !lost) {
+    const r = await callTool(
+      agent,
+      'office_days',
+      { employee_id: `e-${String((i % 12) + 1).padStart(2, '0')}` },
+      headers,
+    );
+    if (r.outcome === 'ok') {
+      okCalls++;
+      if (faults.length > 0) okAfterFaults++;
+    }
+    if (r.outcome === 'session-lost') lost = true;
+    await sleep(300);
+  }
+  // Everything the store holds for this session, read again from the start on any replica;
+  // then give the live stream a moment to catch up with the last of it before comparing.
+  const all = await readAll(headers);
+  const last = Math.max(0, ...(all ?? []));
+  for (let i = 0; i < 50 && !stream.ids.includes(last); i++) await sleep(100);
+  stream.stop = true;
+  await reading;
+  return { agent, kind: 'session', created, okCalls, okAfterFaults, lost, stream, storedIds: all };
+}
+
+/** Parses `id:` lines off an SSE body until it ends or `stop`; calls onId for each. */
+async function readIds(response, onId, shouldStop) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  // One read at a time: a read that loses the race to the timer is kept for the next turn, or
+  // the chunk it brings would be dropped.
+  let pending;
+  try {
+    while (!shouldStop()) {
+      pending ??= reader.read();
+      const next = await Promise.race([pending, sleep(500).then(() => undefined)]);
+      if (next === undefined) continue;
+      pending = undefined;
+      const { value, done } = next;
+      if (done) return 'ended';
+      if (!value) continue;
+      buffered += decoder.decode(value, { stream: true });
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) if (line.startsWith('id: ')) onId(Number(line.slice(4).replace(/\r$/, '')));
+    }
+    return 'stopped';
+  } catch {
+    return 'error';
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
+}
+
+async function readStream(agent, headers, stream) {
+  // From the first event on: Last-Event-ID 0 replays whatever the session already has.
+  let lastId = 0;
+  let cutAt;
+  while (!stream.stop) {
+    let response;
+    try {
+      response = await fetch(MCP, {
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          accept: 'text/event-stream',
+          ...headers,
+          'last-event-id': String(lastId),
+        },
+      });
+    } catch {
+      await sleep(250);
+      continue;
+    }
+    if (response.status !== 200) {
+      await response.text().catch(() => undefined);
+      await sleep(250);
+      continue;
+    }
+    let first = true;
+    const how = await readIds(
+      response,
+      (id) => {
+        if (first && cutAt !== undefined) {
+          // The first event after a cut must be the one after the last seen: nothing lost, nothing twice.
+          if (id === lastId + 1) stream.resumedOk++;
+          else stream.resumedBad.push({ after: lastId, got: id });
+        }
+        first = false;
+        stream.ids.push(id);
+        lastId = id;
+      },
+      () => stream.stop,
+    );
+    if (how !== 'stopped') {
+      cutAt = now();
+      stream.cuts.push({ t: cutAt, lastId, how, agent });
+      await sleep(250);
+    }
+  }
+}
+
+async function readAll(headers) {
+  for (let tries = 0; tries < 20; tries++) {
+    try {
+      const response = await fetch(MCP, {
+        headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream', ...headers, 'last-event-id': '0' },
+      });
+      if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
+      const ids = [];
+      let quietSince = Date.now();
+      await readIds(
+        response,
+        (id) => {
+          ids.push(id);
+          quietSince = Date.now();
+        },
+        () => Date.now() - quietSince > 1500,
+      );
+      return [0, ...ids];
+    } catch {
+      await sleep(300);
+    }
+  }
+  return undefined;
+}
+
+/** A stateless 2026-07-28 client: no session, every request on its own. */
+async function statelessAgent(i) {
+  const agent = `stateless-${i}`;
+  const teams = ['firmware', 'analytics', 'legal'];
+  let ok = 0;
+  while (running) {
+    const r = await callTool(agent, 'list_employees', { team: teams[i % 3] }, { 'mcp-protocol-version': '2026-07-28' });
+    if (r.outcome === 'ok') ok++;
+    await sleep(300);
+  }
+  return { agent, kind: 'stateless', okCalls: ok };
+}
+
+/** Replies to an email now and then, each with its own idempotency key, retried with that key. */
+async function replyAgent(i) {
+  const agent = `reply-${i}`;
+  const emailId = `m-000${i + 1}`;
+  const asked = [];
+  for (let n = 0; running; n++) {
+    const key = `chaos-${RUN}-${i}-${n}`;
+    const body = `chaos ${RUN} reply ${i}.${n}`;
+    const r = await callTool(
+      agent,
+      'reply_to_email',
+      { email_id: emailId, body, 'idempotency-key': key },
+      { 'mcp-protocol-version': '2026-07-28' },
+    );
+    asked.push({ key, body, outcome: r.outcome });
+    await sleep(1500);
+  }
+  return { agent, kind: 'reply', emailId, asked };
+}
+
+/** `agent triage` over and over through the balancer; each run replies to one urgent email. */
+async function triageAgent(i) {
+  const agent = `triage-${i}`;
+  const runs = [];
+  while (running) {
+    const started = now();
+    const child = spawn(
+      process.execPath,
+      [AGENT_BIN, 'triage', '--via', 'mcp-http', '--api-url', API, '--mcp-url', MCP, '--json', '--deadline', '40s'],
+      {
+        env: { PATH: process.env.PATH, TOY_API_KEY: KEY, MCP_GATEWAY_TOKEN: TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+    });
+    child.stderr.on('data', (c) => {
+      err += c;
+    });
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    let stoppedBy = null;
+    try {
+      stoppedBy = JSON.parse(out).stoppedBy;
+    } catch {}
+    const said = `${err}\n${out}`.trim().split('\n').filter(Boolean);
+    runs.push({
+      started,
+      ended: now(),
+      code,
+      stoppedBy,
+      error: code === 0 ? undefined : said.slice(-3).join(' / ').slice(0, 300),
+    });
+    await sleep(500);
+  }
+  return { agent, kind: 'triage', runs };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The faults, one after another.
+
+async function compose(...args) {
+  await run('bash', ['-c', `${COMPOSE} ${args.join(' ')}`], { timeout: 60_000 });
+}
+
+async function fault(name, action) {
+  const t = now();
+  await action();
+  faults.push({ name, t, done: now() });
+  console.log(`chaos: t=${t.toFixed(1)} s  ${name}`);
+}
+
+async function faultPlan() {
+  const at = async (s) => {
+    while (now() < s) await sleep(50);
+  };
+  await at(SECONDS * 0.18);
+  await fault('SIGKILL gateway-2', () => compose('kill', '-s', 'SIGKILL', 'gateway-2'));
+  await at(SECONDS * 0.3);
+  await fault('start gateway-2 again', () => compose('start', 'gateway-2'));
+  await at(SECONDS * 0.48);
+  await fault('SIGKILL toy-api-2 (left down)', () => compose('kill', '-s', 'SIGKILL', 'toy-api-2'));
+  await at(SECONDS * 0.7);
+  await fault('restart Redis', () => compose('restart', 'redis'));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function api(path) {
+  for (let tries = 0; tries < 20; tries++) {
+    try {
+      const response = await fetch(`${API}${path}`, { headers: { authorization: `Bearer ${KEY}` } });
+      if (response.ok) return await response.json();
+    } catch {}
+    await sleep(300);
+  }
+  throw new Error(`GET ${path} kept failing`);
+}
+
+async function triageReplyCount() {
+  const urgent = await api('/emails?date=2026-06-10&urgent=true&limit=50');
+  let total = 0;
+  for (const e of urgent.data) total += (await api(`/emails/${e.id}/replies`)).data.length;
+  return total;
+}
+
+async function main() {
+  const triageRepliesBefore = await triageReplyCount();
+  const agents = [
+    ...Array.from({ length: 8 }, (_, i) => sessionAgent(i)),
+    ...Array.from({ length: 8 }, (_, i) => statelessAgent(i)),
+    ...Array.from({ length: 4 }, (_, i) => replyAgent(i)),
+    ...Array.from({ length: 2 }, (_, i) => triageAgent(i)),
+  ];
+  const plan = faultPlan();
+  await sleep(SECONDS * 1000);
+  running = false;
+  await plan;
+  const results = await Promise.all(agents);
+  const report = await check(results, triageRepliesBefore);
+  if (process.env.CHAOS_REPORT) writeFileSync(process.env.CHAOS_REPORT, `${JSON.stringify(report, null, 2)}\n`);
+  process.exit(report.checks.every((c) => c.ok) ? 0 : 1);
+}
+
+async function check(results, triageRepliesBefore) {
+  const checks = [];
+  const add = (name, ok, detail) => checks.push({ name, ok, detail });
+
+  // 1. Every reply asked for is stored exactly once (once at most when the agent gave up).
+  const replyAgents = results.filter((r) => r.kind === 'reply');
+  let asked = 0;
+  let unknown = 0;
+  const wrong = [];
+  for (const r of replyAgents) {
+    const stored = (await api(`/emails/${r.emailId}/replies`)).data.map((x) => x.body);
+    for (const a of r.asked) {
+      asked++;
+      const copies = stored.filter((b) => b === a.body).length;
+      if (a.outcome === 'ok' ? copies !== 1 : copies > 1) wrong.push(`${a.key}: ${a.outcome}, stored ${copies}x`);
+      if (a.outcome !== 'ok') unknown++;
+    }
+  }
+  const triageRuns = results.filter((r) => r.kind === 'triage').flatMap((r) => r.runs);
+  const triageOk = triageRuns.filter((r) => r.code === 0).length;
+  const triageReplies = (await triageReplyCount()) - triageRepliesBefore;
+  add(
+    'every reply asked for is stored exactly once',
+    wrong.length === 0 && triageReplies >= triageOk && triageReplies <= triageRuns.length,
+    `${asked} replies by the reply agents (${unknown} gave up, stored at most once), ${wrong.length} wrong${wrong.length ? `: ${wrong.slice(0, 3).join('; ')}` : ''}; ` +
+      `${triageRuns.length} triage runs, ${triageOk} finished, ${triageReplies} replies stored by them`,
+  );
+
+  // 2. Every tool call succeeded, or failed only after retries that stayed inside its deadline.
+  // One failure is allowed, and reported as unknown: a reply whose first request was cut mid-way
+  // (its replica or Redis went away) holds its key's lease (60 s) until the lease ends, and
+  // retries get 409 meanwhile. The reply is stored at most once (check 1), never twice.
+  const held = calls.filter(
+    (c) => c.outcome === 'deadline' && c.tool === 'reply_to_email' && /still being processed/.test(c.why ?? ''),
+  );
+  const failed = calls.filter((c) => c.outcome !== 'ok' && !held.includes(c));
+  const retried = calls.filter((c) => c.outcome === 'ok' && c.attempts > 1);
+  add(
+    'every tool call succeeded, retrying retryable errors inside its deadline',
+    failed.length === 0 && triageRuns.every((r) => r.code === 0),
+    `${calls.length} calls, ${retried.length} needed retries (at most ${Math.max(0, ...calls.map((c) => c.attempts))} attempts, ` +
+      `longest ${Math.max(0, ...calls.map((c) => c.ended - c.started)).toFixed(1)} s of ${CALL_DEADLINE_MS / 1000} s), ` +
+      `${held.length} replies ended unknown (key held by the lease of a cut request), ${failed.length} failed` +
+      `${
+        failed.length
+          ? `: ${failed
+              .slice(0, 3)
+              .map((f) => `${f.agent} ${f.tool} ${f.outcome} ${f.why ?? ''}`)
+              .join('; ')}`
+          : ''
+      }; ` +
+      `triage runs that failed: ${
+        triageRuns
+          .filter((r) => r.code !== 0)
+          .map((r) => `exit ${r.code} ${r.error ?? ''}`)
+          .join('; ') || 'none'
+      }`,
+  );
+
+  // 3. Sessions created before the first kill go on, on the other replicas.
+  const sessions = results.filter((r) => r.kind === 'session');
+  const firstFault = faults[0]?.t ?? 0;
+  const goneOn = sessions.filter((s) => s.created < firstFault && !s.lost && s.okAfterFaults > 0);
+  add(
+    'every session created before the kills went on through them',
+    goneOn.length === sessions.length,
+    `${goneOn.length} of ${sessions.length} sessions (created before t=${firstFault.toFixed(1)} s) kept answering; ${sessions.filter((s) => s.lost).length} lost`,
+  );
+
+  // 4. GET streams cut by a kill resumed with Last-Event-ID, nothing lost or repeated.
+  const cuts = sessions.reduce((n, s) => n + s.stream.cuts.length, 0);
+  const bad = [];
+  for (const s of sessions) {
+    const ids = s.stream.ids;
+    const dup = ids.length - new Set(ids).size;
+    const stored = s.storedIds;
+    const missing = stored ? stored.filter((id) => id > 0 && !ids.includes(id)).length : -1;
+    if (dup > 0 || missing !== 0 || s.stream.resumedBad.length > 0) {
+      bad.push(`${s.agent}: ${dup} repeated, ${missing} missing, ${s.stream.resumedBad.length} bad resumes`);
+    }
+  }
+  add(
+    'every cut GET stream resumed with Last-Event-ID, no event lost or repeated',
+    bad.length === 0 && cuts > 0,
+    `${cuts} cuts, ${sessions.reduce((n, s) => n + s.stream.resumedOk, 0)} clean resumes, ` +
+      `${sessions.reduce((n, s) => n + s.stream.ids.length, 0)} events received${bad.length ? `; ${bad.join('; ')}` : ''}`,
+  );
+
+  // The window each fault opened: from the fault to its last failed attempt, and how many failed.
+  const windows = faults.map((f, k) => {
+    const until = faults[k + 1]?.t ?? Number.POSITIVE_INFINITY;
+    const failures = attempts.filter((a) => !a.ok && a.t >= f.t && a.t < until);
+    const streamCuts = sessions.flatMap((s) => s.stream.cuts).filter((c) => c.t >= f.t && c.t < until).length;
+    return {
+      fault: f.name,
+      at: Number(f.t.toFixed(1)),
+      failedAttempts: failures.length,
+      windowSeconds: failures.length ? Number((Math.max(...failures.map((a) => a.t)) - f.t).toFixed(2)) : 0,
+      streamCuts,
+      reasons: [...new Set(failures.map((a) => a.why))].slice(0, 4),
+    };
+  });
+
+  const report = {
+    seconds: SECONDS,
+    agents: { session: 8, stateless: 8, reply: 4, triage: 2 },
+    calls: calls.length,
+    attempts: attempts.length,
+    triageRuns: triageRuns.length,
+    faults: windows,
+    checks,
+  };
+  print(report);
+  return report;
+}
+
+function print(report) {
+  const pad = (s, n) => String(s).padEnd(n);
+  console.log(
+    `\nchaos run: ${report.seconds} s, 22 agents (8 sessions with GET streams, 8 stateless, 4 replying, 2 triage), ${report.calls} tool calls, ${report.attempts} attempts, ${report.triageRuns} triage runs\n`,
+  );
+  console.log(`${pad('fault', 32)}${pad('at s', 7)}${pad('window s', 10)}${pad('failed attempts', 17)}stream cuts`);
+  for (const f of report.faults) {
+    console.log(
+      `${pad(f.fault, 32)}${pad(f.at, 7)}${pad(f.windowSeconds, 10)}${pad(f.failedAttempts, 17)}${f.streamCuts}`,
+    );
+    if (f.reasons.length) console.log(`  why: ${f.reasons.join(' | ')}`);
+  }
+  console.log('');
+  for (const c of report.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}\n     ${c.detail}`);
+}
+
+main().catch((error) => {
+  console.error(`chaos: ${error.stack ?? error}`);
+  process.exit(1);
+});

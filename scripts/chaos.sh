@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The chaos run: brings up docker-compose.scale.yml (3 gateways, 2 toy APIs, HAProxy, Redis
+# with AOF) under its own project name, free ports and random secrets, waits until every
+# replica is healthy, runs scripts/chaos.mjs (22 agents while a gateway, a toy API and Redis
+# fail one after another), prints its figures, and takes the stack down. Bounded: the agents
+# run CHAOS_SECONDS (45), the whole script a few minutes. Exit 1 when a check fails.
+#   usage: scripts/chaos.sh      (needs a Docker engine and a built repo: pnpm build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+read -r -a COMPOSE <<<"${COMPOSE:-docker-compose}"
+PROJECT=agentwire-chaos-$$
+envfile=$(mktemp)
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+secret() { node -e "console.log(require('crypto').randomBytes(18).toString('hex'))"; }
+api_port=$(free_port)
+mcp_port=$(free_port)
+cat >"$envfile" <<ENV
+TOY_API_KEY=$(secret)
+MCP_GATEWAY_TOKEN=$(secret)
+REDIS_PASSWORD=$(secret)
+SCALE_API_PORT=$api_port
+SCALE_MCP_PORT=$mcp_port
+ENV
+dc_line="${COMPOSE[*]} -p $PROJECT -f docker-compose.scale.yml --env-file $envfile"
+dc() { "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.scale.yml --env-file "$envfile" "$@"; }
+cleanup() {
+  dc down --volumes --remove-orphans >/dev/null 2>&1 || true
+  rm -f "$envfile"
+}
+trap cleanup EXIT
+log() { printf '== %s\n' "$*"; }
+
+log "build and up -d (3 gateways, 2 toy APIs, HAProxy, Redis with appendonly)"
+dc config -q
+dc build -q 2>/dev/null || dc build
+dc up -d
+deadline=$((SECONDS + 180))
+while :; do
+  states=$(for id in $(dc ps -q); do docker inspect --format '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$id"; done)
+  healthy=$(grep -c ' healthy$' <<<"$states" || true)
+  [ "$healthy" = 6 ] && break
+  if [ $SECONDS -ge $deadline ]; then
+    echo "chaos: the scaled stack is not healthy after 180 s:" >&2
+    echo "$states" >&2
+    dc logs --tail 30 >&2
+    exit 1
+  fi
+  sleep 1
+done
+echo "$states"
+aof=$(dc exec -T -e REDISCLI_AUTH="$(sed -n 's/^REDIS_PASSWORD=//p' "$envfile")" redis redis-cli config get appendonly | tail -1)
+[ "$aof" = yes ] || { echo "chaos: Redis runs without its append-only file (appendonly $aof)" >&2; exit 1; }
+
+log "the balancer answers, round robin, before any fault"
+for _ in 1 2 3; do curl -fsS "http://127.0.0.1:$mcp_port/health" >/dev/null; done
+
+set -a
+# shellcheck disable=SC1090
+. "$envfile"
+set +a
+export CHAOS_API_URL="http://127.0.0.1:$api_port" CHAOS_MCP_URL="http://127.0.0.1:$mcp_port/mcp" CHAOS_COMPOSE="$dc_line"
+if [ "${SCALE_MEASURE:-1}" != 0 ]; then
+  log "measurements for docs/SCALING.md (before any fault)"
+  node scripts/scale-measure.mjs
+fi
+
+log "agents and faults"
+node scripts/chaos.mjs
