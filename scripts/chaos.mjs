@@ -14,13 +14,15 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 
+/** The settings scripts/chaos.sh passes (see the header). */
+const { env } = process;
 const run = promisify(execFile);
 const API = must('CHAOS_API_URL');
 const MCP = must('CHAOS_MCP_URL');
 const KEY = must('TOY_API_KEY');
 const TOKEN = must('MCP_GATEWAY_TOKEN');
 const COMPOSE = must('CHAOS_COMPOSE');
-const SECONDS = Number(process.env.CHAOS_SECONDS ?? 45);
+const SECONDS = Number(env.CHAOS_SECONDS ?? 45);
 const AGENT_BIN = new URL('../apps/agent-cli/dist/main.js', import.meta.url).pathname;
 const RUN = randomUUID().slice(0, 8);
 const CALL_DEADLINE_MS = 20_000;
@@ -330,7 +332,7 @@ async function triageAgent(i) {
       process.execPath,
       [AGENT_BIN, 'triage', '--via', 'mcp-http', '--api-url', API, '--mcp-url', MCP, '--json', '--deadline', '40s'],
       {
-        env: { PATH: process.env.PATH, TOY_API_KEY: KEY, MCP_GATEWAY_TOKEN: TOKEN },
+        env: { PATH: env.PATH, TOY_API_KEY: KEY, MCP_GATEWAY_TOKEN: TOKEN },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -422,7 +424,7 @@ async function main() {
   await plan;
   const results = await Promise.all(agents);
   const report = await check(results, triageRepliesBefore);
-  if (process.env.CHAOS_REPORT) writeFileSync(process.env.CHAOS_REPORT, `${JSON.stringify(report, null, 2)}\n`);
+  if (env.CHAOS_REPORT) writeFileSync(env.CHAOS_REPORT, `${JSON.stringify(report, null, 2)}\n`);
   process.exit(report.checks.every((c) => c.ok) ? 0 : 1);
 }
 

@@ -11,13 +11,15 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 
+/** The settings scripts/chaos.sh passes (see the header). */
+const { env } = process;
 const run = promisify(execFile);
-const MCP = process.env.CHAOS_MCP_URL;
-const TOKEN = process.env.MCP_GATEWAY_TOKEN;
-const COMPOSE = process.env.CHAOS_COMPOSE;
-const REDIS_PASSWORD = process.env.REDIS_PASSWORD;
-const CALLS = Number(process.env.SCALE_CALLS ?? 3000);
-const SESSIONS = Number(process.env.SCALE_SESSIONS ?? 300);
+const MCP = env.CHAOS_MCP_URL;
+const TOKEN = env.MCP_GATEWAY_TOKEN;
+const COMPOSE = env.CHAOS_COMPOSE;
+const REDIS_PASSWORD = env.REDIS_PASSWORD;
+const CALLS = Number(env.SCALE_CALLS ?? 3000);
+const SESSIONS = Number(env.SCALE_SESSIONS ?? 300);
 const CONCURRENCY = 16;
 const IDLE_MS = 10_000;
 
@@ -216,7 +218,7 @@ async function main() {
   console.log(
     `sessions: ${sessions.sessions} opened; Redis ${sessions.redisBytesPerSession} bytes per session; gateway RSS ${sessions.gatewayRssBytesPerSession} bytes per session (all replicas; MB before ${sessions.gatewayRssMegabytesBefore.join('/')}, after ${sessions.gatewayRssMegabytesAfter.join('/')})`,
   );
-  if (process.env.SCALE_REPORT) writeFileSync(process.env.SCALE_REPORT, `${JSON.stringify(report, null, 2)}\n`);
+  if (env.SCALE_REPORT) writeFileSync(env.SCALE_REPORT, `${JSON.stringify(report, null, 2)}\n`);
 }
 
 main().catch((error) => {
