@@ -137,7 +137,7 @@ describe('live reload', () => {
     await expect
       .poll(() => (lines.at(-1) as { result?: { tools: Array<{ name: string }> } }).result?.tools.map((t) => t.name))
       .toEqual(['alpha', 'omega']);
-    expect(stderr()).toMatch(/tools reloaded \(SIGHUP\)/);
+    await expect.poll(() => stderr(), { timeout: 15_000 }).toMatch(/tools reloaded \(SIGHUP\)/);
 
     writeFileSync(file, 'not: [a, spec');
     child.kill('SIGHUP');
@@ -158,7 +158,9 @@ describe('live reload', () => {
     await expect
       .poll(() => lines.at(-1), { timeout: 15_000 })
       .toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-    expect(stderr()).toMatch(/tools reloaded \(file changed\): kept 2 of 2 tools/);
+    await expect
+      .poll(() => stderr(), { timeout: 15_000 })
+      .toMatch(/tools reloaded \(file changed\): kept 2 of 2 tools/);
     child.stdin!.end();
     await once(child, 'exit');
   });
@@ -188,7 +190,7 @@ describe('live reload', () => {
     await expect
       .poll(() => lines.at(-1), { timeout: 5000 })
       .toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-    expect(stderr()).toMatch(/tools reloaded \(poll\): kept 2 of 2 tools/);
+    await expect.poll(() => stderr(), { timeout: 15_000 }).toMatch(/tools reloaded \(poll\): kept 2 of 2 tools/);
     child.stdin!.end();
     await once(child, 'exit');
   });
