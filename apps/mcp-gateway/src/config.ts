@@ -44,6 +44,8 @@ export interface GatewayConfig {
   keepAliveTimeoutMs: number;
   /** HTTP: connections open at once. */
   maxConnections: number;
+  /** METRICS_PORT: /metrics on its own port without the token; unset, on the main port behind it. */
+  metricsPort: number | undefined;
   batchLimits: BatchLimits;
   maxResponseBytes: number;
   /** Which operations become tools (TOOLS_INCLUDE, TOOLS_EXCLUDE, TOOLS_READ_ONLY). */
@@ -73,6 +75,7 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
+  METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it),
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
   UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
@@ -191,6 +194,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
+    metricsPort: env.METRICS_PORT ? integerOf('METRICS_PORT', env.METRICS_PORT, 0, 1, 65_535) : undefined,
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),

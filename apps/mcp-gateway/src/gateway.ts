@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { HttpClient } from '@agentwire/http-client';
 import { listTokensApart, TOKENIZER } from '@agentwire/tool-tokens';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
+import { GatewayMetrics } from './metrics.js';
 import { openApiToTools, type SkippedOperation, type Tool, type UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { MAX_TOOL_NAME, NameRegistry } from './openapi/tool-names.js';
 import { McpServer } from './protocol/mcp-server.js';
@@ -109,6 +110,8 @@ export interface Gateway {
   sources: string[];
   /** The (first) upstream's client. */
   client: HttpClient;
+  /** Tool calls, upstream attempts, retry budgets, the list's size: served at /metrics over HTTP. */
+  metrics: GatewayMetrics;
   close(): Promise<void>;
 }
 
@@ -154,7 +157,21 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       ];
   const loadAll = () => Promise.all(sources.map((s) => s.load()));
   let current = await buildTools(await loadAll(), sources, options);
+  const metrics = new GatewayMetrics();
+  metrics.gaugeBy(
+    'mcp_gateway_retry_budget_tokens',
+    'Tokens left in each upstream retry budget; retries pause below half of the maximum.',
+    'upstream',
+    () => sources.map((s) => [s.name ?? 'default', s.retryBudget.tokens]),
+  );
+  metrics.gauge(
+    'mcp_gateway_tool_list_tokens',
+    'The listed tools as a model reads them, in o200k_base tokens.',
+    async () => (await current.listCost()).listTokens,
+  );
+  metrics.gauge('mcp_gateway_tools_listed', 'Tools in tools/list.', () => current.tools.listed.length);
   const server = new McpServer({
+    metrics,
     name: 'agentwire-mcp-gateway',
     title: `${current.title} (via agentwire)`,
     version: GATEWAY_VERSION,
@@ -214,6 +231,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     reload,
     sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
     client: (sources[0] as Source).client,
+    metrics,
     close: async () => {
       await Promise.all(sources.map((s) => s.client.close()));
     },

@@ -1,7 +1,7 @@
 // The upstreams a gateway calls: for each, its own client (and so its own retry budget), the
 // caller that makes a tool's request, and how to read its OpenAPI document; and the router that
 // sends each tool's call through the upstream it came from.
-import { HttpClient } from '@agentwire/http-client';
+import { HttpClient, RetryBudget } from '@agentwire/http-client';
 import type { Tool, UpstreamAuth } from './openapi/openapi-to-tools.js';
 import type { ResultLimits } from './result-limits.js';
 import { loadSpec } from './spec-loader.js';
@@ -15,6 +15,8 @@ export interface Source {
   /** The tool-name prefix; undefined for the single upstream of the environment settings. */
   name: string | undefined;
   client: HttpClient;
+  /** The client's retry budget, kept here so that its state can be reported (/metrics). */
+  retryBudget: RetryBudget;
   caller: UpstreamCaller;
   auth: UpstreamAuth | undefined;
   selection: ToolSelection;
@@ -30,9 +32,11 @@ export interface Source {
 export function sourceOf(
   upstream: Pick<Upstream, 'url' | 'apiKey' | 'timeoutMs' | 'maxRetries' | 'maxResponseBytes' | 'maxUploadBytes'>,
   spec: string | object | undefined,
-  rest: Omit<Source, 'client' | 'caller' | 'load' | 'where'>,
+  rest: Omit<Source, 'client' | 'caller' | 'load' | 'where' | 'retryBudget'>,
 ): Source {
+  const retryBudget = new RetryBudget();
   const client = new HttpClient({
+    retryBudget,
     baseUrl: upstream.url,
     layer: 'gateway',
     timeoutMs: upstream.timeoutMs ?? 30_000,
@@ -51,6 +55,7 @@ export function sourceOf(
   return {
     ...rest,
     client,
+    retryBudget,
     caller: new UpstreamCaller(client, upstream.apiKey, upstream.maxUploadBytes),
     where: typeof source === 'string' ? source : undefined,
     load,

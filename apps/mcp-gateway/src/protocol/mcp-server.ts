@@ -3,6 +3,7 @@
 // tools/call, logging, ping, and the error rules of each revision. Transports hand it one
 // JSON-RPC request at a time with a context and send back what it returns.
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL, scopedName } from '../dynamic-tools.js';
+import type { GatewayMetrics } from '../metrics.js';
 import type { Tool } from '../openapi/openapi-to-tools.js';
 import { boundResult, DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from '../result-limits.js';
 import { describeTool, isMetaTool, type ToolRegistry } from '../tool-registry.js';
@@ -68,13 +69,15 @@ export interface McpServerOptions {
   maxDeadlineMs?: number;
   /** What one result may cost a model (result-limits.ts). Default 100 000 bytes, no token cap. */
   resultLimits?: ResultLimits;
+  /** Counts tool calls, their outcomes and the upstream attempts behind them. */
+  metrics?: GatewayMetrics | undefined;
 }
 
 const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
 
 export class McpServer {
-  readonly #options: Required<Omit<McpServerOptions, 'title' | 'instructions'>> &
-    Pick<McpServerOptions, 'title' | 'instructions'>;
+  readonly #options: Required<Omit<McpServerOptions, 'title' | 'instructions' | 'metrics'>> &
+    Pick<McpServerOptions, 'title' | 'instructions' | 'metrics'>;
   readonly #toolsChanged = new Set<() => void>();
 
   constructor(options: McpServerOptions) {
@@ -227,7 +230,56 @@ export class McpServer {
     return this.#ok(id, { resultType: 'complete', ...result, _meta: resultMeta });
   }
 
+  /** A tool call, counted: its outcome, how long it took, and the upstream attempts behind it. */
   async #callTool(
+    request: JsonRpcRequest,
+    ctx: RequestContext,
+    revision: Revision,
+    logLevel: LogLevel | undefined,
+  ): Promise<Outcome> {
+    const metrics = this.#options.metrics;
+    if (!metrics) return this.#runToolCall(request, ctx, revision, logLevel);
+    const started = performance.now();
+    const requested = request.params?.name;
+    // A name the caller made up is not a label value: the label set stays the served tools.
+    const tool = typeof requested === 'string' && this.#options.tools.get(requested) ? requested : 'unknown';
+    try {
+      const outcome = await this.#runToolCall(request, ctx, revision, logLevel);
+      const seconds = (performance.now() - started) / 1000;
+      if (outcome.kind === 'cancelled') {
+        metrics.toolCall(tool, 'cancelled', seconds);
+        return outcome;
+      }
+      const result = ('result' in outcome.response ? outcome.response.result : undefined) as
+        | { isError?: boolean; content?: Array<{ text?: string }>; _meta?: Record<string, unknown> }
+        | undefined;
+      const upstream = result?._meta?.[META.upstream] as
+        | { attemptLog?: Array<{ status: number | null }>; retries?: number }
+        | undefined;
+      const invalid = result?.isError === true && /^Invalid arguments for tool /.test(result.content?.[0]?.text ?? '');
+      metrics.toolCall(
+        tool,
+        result?.isError ? (invalid ? 'invalid_arguments' : 'error') : 'ok',
+        seconds,
+        upstream?.attemptLog
+          ? {
+              name: (this.#options.tools.get(tool) as { binding?: { upstream?: string } } | undefined)?.binding
+                ?.upstream,
+              attempts: upstream.attemptLog,
+              retries: upstream.retries ?? 0,
+            }
+          : undefined,
+      );
+      return outcome;
+    } catch (error) {
+      const seconds = (performance.now() - started) / 1000;
+      const unknown = error instanceof RpcError && /^Unknown tool: /.test(error.message);
+      metrics.toolCall(tool, unknown ? 'unknown_tool' : 'invalid_arguments', seconds);
+      throw error;
+    }
+  }
+
+  async #runToolCall(
     request: JsonRpcRequest,
     ctx: RequestContext,
     revision: Revision,

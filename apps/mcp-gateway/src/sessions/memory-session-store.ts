@@ -42,6 +42,11 @@ export class MemorySessionStore implements SessionStore {
     return this.#sessions.size;
   }
 
+  async count(): Promise<number> {
+    this.#sweep();
+    return this.#sessions.size;
+  }
+
   async create(state: SessionState): Promise<string> {
     this.#sweep();
     if (this.#sessions.size >= this.#max)

@@ -20,6 +20,8 @@ export interface SessionStore {
   update(id: string, state: SessionState): Promise<void>;
   /** True when there was such a session. */
   delete(id: string): Promise<boolean>;
+  /** Sessions open now (every replica's, for a shared store). */
+  count(): Promise<number>;
   appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent>;
   /** Events after `lastEventId` (all kept ones when undefined). */
   eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]>;

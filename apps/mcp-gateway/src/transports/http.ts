@@ -41,6 +41,11 @@ export interface HttpOptions {
   store?: SessionStore | undefined;
   /** Default 1 MiB. */
   bodyLimit?: number | undefined;
+  /**
+   * METRICS_PORT: serve /metrics on this port (of `host`), without the token, and not on the
+   * main port. Unset: /metrics on the main port, behind the token.
+   */
+  metricsPort?: number | undefined;
   /** For the memory store made when no `store` is given. */
   sessionIdleMs?: number | undefined;
   maxSessions?: number | undefined;
@@ -69,6 +74,8 @@ export interface HttpServer {
   store: SessionStore;
   /** Client connections open now (for health checks and leak tests). */
   openConnections(): Promise<number>;
+  /** Where /metrics is served when it has its own port (METRICS_PORT). */
+  metricsUrl?: string;
   /** Sessions whose GET stream is open on this server. */
   openStreams(): number;
   close(): Promise<void>;
@@ -183,6 +190,26 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     return undefined;
   });
 
+  // Prometheus: behind the token like every route but /health, unless a separate metrics port
+  // is configured (then only there, without the token: bind it where only Prometheus reaches).
+  gateway.metrics.gauge('mcp_gateway_sessions', 'Sessions open now (all replicas, with a shared store).', () =>
+    store.count(),
+  );
+  gateway.metrics.gauge('mcp_gateway_open_streams', 'GET streams this replica holds open.', () => ctx.getStreams.size);
+  gateway.metrics.gauge(
+    'mcp_gateway_open_connections',
+    'Client connections open on this replica.',
+    () =>
+      new Promise<number>((resolve) =>
+        app.server.listening ? app.server.getConnections((error, n) => resolve(error ? 0 : n)) : resolve(0),
+      ),
+  );
+  if (options.metricsPort === undefined) {
+    app.get('/metrics', async (_request, reply) =>
+      reply.type(gateway.metrics.contentType).send(await gateway.metrics.text()),
+    );
+  }
+
   app.get('/health', async () => ({
     ok: true,
     tools: gateway.tools.tools.length,
@@ -253,7 +280,44 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise
     new Promise<number>((resolve, reject) =>
       app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
     );
-  return { url: `http://${host}:${port}`, store, openConnections, openStreams, close: () => app.close() };
+  const metricsServer = options.metricsPort === undefined ? undefined : await serveMetrics(gateway, options);
+  return {
+    url: `http://${host}:${port}`,
+    ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
+    store,
+    openConnections,
+    openStreams,
+    close: async () => {
+      await metricsServer?.close();
+      await app.close();
+    },
+  };
+}
+
+/** /metrics alone on its own port, without the token: for a network only Prometheus reaches. */
+async function serveMetrics(gateway: Gateway, options: HttpOptions) {
+  const { createServer } = await import('node:http');
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics here\n');
+      return;
+    }
+    gateway.metrics.text().then(
+      (text) => response.writeHead(200, { 'content-type': gateway.metrics.contentType }).end(text),
+      () => response.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.metricsPort, options.host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.metricsPort;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}/metrics`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Logger options with the shared redaction list, whatever the caller passed. */

@@ -68,6 +68,8 @@ export interface HttpGateway {
   openStreams?: HttpServer['openStreams'];
   /** The gateway behind it (a gateway made by startHttpGatewayFor). */
   gateway?: Awaited<ReturnType<typeof createGateway>>;
+  /** Where /metrics is, when it has a port of its own. */
+  metricsUrl?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -95,6 +97,7 @@ export async function startHttpGatewayFor(
     openConnections: http.openConnections,
     openStreams: http.openStreams,
     gateway,
+    metricsUrl: http.metricsUrl,
     close: () => http.close(),
   };
 }

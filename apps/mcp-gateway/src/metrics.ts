@@ -1,0 +1,101 @@
+// The gateway's Prometheus metrics (prom-client), one registry per gateway. Every label has a
+// bounded set of values: tool names come from the served list (a name a caller made up counts
+// as 'unknown'), outcomes and status classes are fixed words, upstreams are the configured ones.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type CallOutcome = 'ok' | 'error' | 'invalid_arguments' | 'unknown_tool' | 'cancelled';
+
+/** What one upstream attempt ended as: its status class, or `network` when no status came. */
+function statusClass(status: number | null | undefined): string {
+  if (status === null || status === undefined) return 'network';
+  return `${Math.floor(status / 100)}xx`;
+}
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly #toolCalls: Counter<'tool' | 'outcome'>;
+  readonly #duration: Histogram<'tool'>;
+  readonly #attempts: Counter<'upstream' | 'status_class'>;
+  readonly #retries: Counter<'upstream'>;
+
+  constructor() {
+    const registers = [this.registry];
+    this.#toolCalls = new Counter({
+      name: 'mcp_gateway_tool_calls_total',
+      help: 'Tool calls by tool and outcome (ok, error, invalid_arguments, unknown_tool, cancelled).',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
+    this.#duration = new Histogram({
+      name: 'mcp_gateway_tool_call_duration_seconds',
+      help: 'Time from a tool call arriving to its answer, retries and waits included.',
+      labelNames: ['tool'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.#attempts = new Counter({
+      name: 'mcp_gateway_upstream_attempts_total',
+      help: 'HTTP attempts to upstreams, by status class (network: no status came back).',
+      labelNames: ['upstream', 'status_class'],
+      registers,
+    });
+    this.#retries = new Counter({
+      name: 'mcp_gateway_upstream_retries_total',
+      help: 'Upstream attempts that were retries of a failed one.',
+      labelNames: ['upstream'],
+      registers,
+    });
+  }
+
+  /** A tool call's outcome, its duration and the upstream attempts behind it. */
+  toolCall(
+    tool: string,
+    outcome: CallOutcome,
+    seconds: number,
+    upstream?: { name: string | undefined; attempts: Array<{ status: number | null }>; retries: number },
+  ): void {
+    this.#toolCalls.inc({ tool, outcome });
+    this.#duration.observe({ tool }, seconds);
+    if (!upstream) return;
+    const name = upstream.name ?? 'default';
+    for (const attempt of upstream.attempts)
+      this.#attempts.inc({ upstream: name, status_class: statusClass(attempt.status) });
+    if (upstream.retries > 0) this.#retries.inc({ upstream: name }, upstream.retries);
+  }
+
+  /** A gauge whose value is read when Prometheus scrapes. */
+  gauge(name: string, help: string, read: () => number | Promise<number>): void {
+    // A second server on the same gateway (tests) reads its own state: the newer reader wins.
+    this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
+  }
+
+  /** A gauge with one series per label value, read at scrape time. */
+  gaugeBy(name: string, help: string, label: string, read: () => Array<[string, number]>): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [value, n] of read()) this.set({ [label]: value }, n);
+      },
+    });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

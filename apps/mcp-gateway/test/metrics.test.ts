@@ -1,0 +1,105 @@
+// /metrics in the Prometheus text format: what a scrape says after real tool calls, checked
+// against the calls' own reports (_meta), with bounded labels and no secret in sight.
+import { describe, expect, it } from 'vitest';
+import { startHttpGateway, startToyApi } from './support/stack.js';
+
+const ACCEPT = 'application/json, text/event-stream';
+
+/** The value of one series (name and labels exactly as written), or undefined. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+async function stateless(url: string, token: string, name: string, args: Record<string, unknown>) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: ACCEPT,
+      'content-type': 'application/json',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+  return (await response.json()) as { result?: { isError: boolean; _meta?: Record<string, unknown> }; error?: unknown };
+}
+
+describe('/metrics', () => {
+  it('counts tool calls by tool and outcome, and upstream attempts by status class, as the calls reported them', async () => {
+    const api = await startToyApi();
+    const gw = await startHttpGateway(api);
+    const attempts: Array<number | null> = [];
+    const keep = (r: Awaited<ReturnType<typeof stateless>>) => {
+      const log = (r.result?._meta?.['agentwire.dev/upstream'] as { attemptLog: Array<{ status: number | null }> })
+        ?.attemptLog;
+      for (const a of log ?? []) attempts.push(a.status);
+    };
+    for (let i = 0; i < 3; i++) keep(await stateless(gw.mcpUrl, gw.token, 'office_days', { employee_id: 'e-05' }));
+    keep(await stateless(gw.mcpUrl, gw.token, 'office_days', { employee_id: 'e-99' }));
+    keep(await stateless(gw.mcpUrl, gw.token, 'flaky', { fail_times: 1, run: `m-${Date.now()}` }));
+    await stateless(gw.mcpUrl, gw.token, 'office_days', { employee_id: 'Ed' });
+    await stateless(gw.mcpUrl, gw.token, 'made_up_tool_x9', {});
+
+    expect((await fetch(`${gw.url}/metrics`)).status).toBe(401);
+    const scrape = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.token}` } });
+    expect(scrape.status).toBe(200);
+    expect(scrape.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await scrape.text();
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="office_days",outcome="ok"}')).toBe(3);
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="office_days",outcome="error"}')).toBe(1);
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="office_days",outcome="invalid_arguments"}')).toBe(1);
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="flaky",outcome="ok"}')).toBe(1);
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="unknown",outcome="unknown_tool"}')).toBe(1);
+    expect(text).not.toContain('made_up_tool_x9');
+    // The attempts the scrape counts are the attempts the calls reported, class by class.
+    const byClass = (cls: string) => attempts.filter((s) => s !== null && `${Math.floor(s / 100)}xx` === cls).length;
+    expect(sample(text, 'mcp_gateway_upstream_attempts_total{upstream="default",status_class="2xx"}')).toBe(
+      byClass('2xx'),
+    );
+    expect(sample(text, 'mcp_gateway_upstream_attempts_total{upstream="default",status_class="4xx"}')).toBe(
+      byClass('4xx'),
+    );
+    expect(sample(text, 'mcp_gateway_upstream_attempts_total{upstream="default",status_class="5xx"}')).toBe(
+      byClass('5xx'),
+    );
+    expect(sample(text, 'mcp_gateway_upstream_retries_total{upstream="default"}')).toBe(1);
+    expect(sample(text, 'mcp_gateway_tool_call_duration_seconds_count{tool="office_days"}')).toBe(5);
+    expect(sample(text, 'mcp_gateway_retry_budget_tokens{upstream="default"}')).toBeGreaterThan(0);
+    expect(sample(text, 'mcp_gateway_tool_list_tokens')).toBeGreaterThan(1000);
+    expect(sample(text, 'mcp_gateway_tools_listed')).toBe(14);
+    expect(sample(text, 'mcp_gateway_sessions')).toBe(0);
+    expect(sample(text, 'mcp_gateway_open_streams')).toBe(0);
+    // No secret: neither the gateway's token nor the upstream key.
+    expect(text).not.toContain(gw.token);
+    expect(text).not.toContain(api.key);
+  });
+
+  it('with METRICS_PORT, serves /metrics there alone, without the token', async () => {
+    const api = await startToyApi();
+    const { startHttpGatewayFor } = await import('./support/stack.js');
+    const gw = await startHttpGatewayFor({ upstreamUrl: api.url, upstreamApiKey: api.key }, { metricsPort: 0 });
+    const main = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.token}` } });
+    expect(main.status).toBe(404);
+    const own = gw.metricsUrl ?? '';
+    expect(own).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const scrape = await fetch(own);
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toContain('mcp_gateway_tools_listed 14');
+    expect((await fetch(own.replace('/metrics', '/mcp'))).status).toBe(404);
+  });
+});
