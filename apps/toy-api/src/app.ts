@@ -21,6 +21,7 @@ import { EnvelopeError, envelope, toErrorResponse } from './envelope-error.js';
 import { FaultInjector } from './faults.js';
 import { createIdempotency } from './idempotency.js';
 import { useJsonBodyParser } from './json-body-parser.js';
+import { ApiMetrics } from './metrics.js';
 import type { App, RouteContext } from './route-context.js';
 import { adminRoutes } from './routes/admin.js';
 import { documentRoutes } from './routes/documents.js';
@@ -63,7 +64,13 @@ declare module 'fastify' {
     faults?: boolean;
   }
   interface FastifyInstance {
-    toy: { store: StateStore; faults: FaultInjector; activeSlowTimers: () => number; openStreams: () => number };
+    toy: {
+      store: StateStore;
+      faults: FaultInjector;
+      activeSlowTimers: () => number;
+      openStreams: () => number;
+      metrics: ApiMetrics;
+    };
   }
 }
 
@@ -149,8 +156,11 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const metrics = new ApiMetrics();
+  context.faults.onHit = (action) => metrics.faults.inc({ action });
   app.decorate('toy', {
     store,
+    metrics,
     faults: context.faults,
     activeSlowTimers: () => context.slowTimers.size,
     openStreams: () => context.openStreams.size,
@@ -165,6 +175,16 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     if (request.headers.host === undefined) {
       throw new EnvelopeError('invalid_request_error', 'a Host header is required (HTTP/1.1)');
     }
+  });
+
+  // Counted once the answer is sent; the route is its template, never the raw path.
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.requests.inc({
+      route: request.routeOptions.url ?? 'unmatched',
+      method: request.method,
+      status: String(reply.statusCode),
+    });
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -237,7 +257,13 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
       if (!request.caller) throw new Error('route reached without authentication');
       return request.caller;
     };
-    const idempotency = createIdempotency(store, callerOf as (r: FastifyRequest) => Caller);
+    const idempotency = createIdempotency(store, callerOf as (r: FastifyRequest) => Caller, () =>
+      metrics.replays.inc(),
+    );
+    // Prometheus text format, behind the API key like every route but /health.
+    api.get('/metrics', { config: { faults: false }, schema: { hide: true } }, async (_request, reply) =>
+      reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+    );
 
     await api.register(employeeRoutes);
     await api.register(documentRoutes);

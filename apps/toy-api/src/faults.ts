@@ -35,6 +35,9 @@ interface FaultableRoute {
 }
 
 export class FaultInjector {
+  /** Told of every fault injected (for /metrics). */
+  onHit: ((action: Action) => void) | undefined;
+
   #rules: ActiveRule[] = [];
   #seed = 1;
   #random = seededRandom(1);
@@ -106,6 +109,7 @@ export class FaultInjector {
       if (active.seen <= (rule.skip ?? 0)) continue;
       if (rule.probability !== undefined && this.#random() >= rule.probability) continue;
       active.hits++;
+      this.onHit?.(rule.action);
       return rule;
     }
     return undefined;

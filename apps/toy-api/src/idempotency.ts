@@ -42,7 +42,11 @@ function readKey(request: FastifyRequest): string | undefined {
   return unquoted;
 }
 
-export function createIdempotency(store: StateStore, callerOf: (request: FastifyRequest) => Caller) {
+export function createIdempotency(
+  store: StateStore,
+  callerOf: (request: FastifyRequest) => Caller,
+  onReplay: () => void = () => undefined,
+) {
   async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const idempotencyKey = readKey(request);
     if (idempotencyKey === undefined) return;
@@ -97,6 +101,7 @@ export function createIdempotency(store: StateStore, callerOf: (request: Fastify
   function startHandler(request: FastifyRequest, reply: FastifyReply): boolean {
     const stored = replays.get(request);
     if (stored) {
+      onReplay();
       reply.code(stored.status).header('content-type', stored.contentType).header('idempotent-replayed', 'true');
       reply.send(stored.body);
       return false;
