@@ -12,16 +12,18 @@ envfile=$(mktemp)
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 api_port=$(free_port)
 gateway_port=$(free_port)
+prometheus_port=$(free_port)
 cat >"$envfile" <<ENV
 TOY_API_KEY=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
 MCP_GATEWAY_TOKEN=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
 REDIS_PASSWORD=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
 TOY_API_PORT=$api_port
 MCP_GATEWAY_PORT=$gateway_port
+PROMETHEUS_PORT=$prometheus_port
 ENV
 dc() { "${COMPOSE[@]}" -p "$PROJECT" --env-file "$envfile" "$@"; }
 cleanup() {
-  dc --profile agent down --volumes --remove-orphans >/dev/null 2>&1 || true
+  dc --profile agent --profile observability down --volumes --remove-orphans >/dev/null 2>&1 || true
   rm -f "$envfile"
 }
 trap cleanup EXIT
@@ -31,11 +33,11 @@ log "config and build"
 dc --profile agent config -q
 dc --profile agent build -q 2>/dev/null || dc --profile agent build
 
-log "up -d"
-dc up -d
+log "up -d (with the observability profile: Prometheus)"
+dc --profile observability up -d
 deadline=$((SECONDS + 120))
 while :; do
-  states=$(for id in $(dc ps -q); do docker inspect --format '{{.Name}} {{.State.Health.Status}}' "$id"; done)
+  states=$(for id in $(dc ps -q); do docker inspect --format '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$id"; done)
   healthy=$(grep -c ' healthy$' <<<"$states" || true)
   [ "$healthy" = 3 ] && break
   if [ $SECONDS -ge $deadline ]; then
@@ -70,8 +72,23 @@ done
 log "docker compose run --rm agent triage"
 dc run --rm agent triage
 
+log "Prometheus: the tool calls of that run, through its HTTP API (PromQL)"
+query='sum(mcp_gateway_tool_calls_total)'
+calls=""
+for _ in $(seq 1 30); do
+  calls=$(curl -fsS --get --data-urlencode "query=$query" "http://127.0.0.1:$prometheus_port/api/v1/query" |
+    node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{const r=JSON.parse(s).data.result;console.log(r.length?r[0].value[1]:"")})')
+  [ -n "$calls" ] && [ "$calls" != 0 ] && break
+  sleep 1
+done
+[ -n "$calls" ] && [ "$calls" != 0 ] || { echo "compose-smoke: Prometheus has no tool calls after the run ($query)" >&2; dc logs --tail 20 prometheus >&2; exit 1; }
+echo "$query = $calls"
+targets=$(curl -fsS "http://127.0.0.1:$prometheus_port/api/v1/targets" | grep -o '"health":"up"' | wc -l)
+[ "$targets" = 2 ] || { echo "compose-smoke: $targets of 2 scrape targets up" >&2; exit 1; }
+echo "scrape targets up: $targets of 2"
+
 log "down"
-dc --profile agent down --volumes --remove-orphans
+dc --profile agent --profile observability down --volumes --remove-orphans
 left=$(docker ps -aq --filter "label=com.docker.compose.project=$PROJECT")
 networks=$(docker network ls -q --filter "label=com.docker.compose.project=$PROJECT")
 if [ -n "$left$networks" ]; then

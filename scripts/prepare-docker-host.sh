@@ -12,12 +12,14 @@
 #      npm and the machine's CA bundle, so that `npm install` inside a build reaches the
 #      registry through this network's TLS proxy), redis:7-bookworm (Debian's redis-server,
 #      with a /data the redis user owns, as in the official image) and haproxy:2.6-bookworm
-#      (Debian's HAProxy 2.6, for docker-compose.scale.yml's balancer).
+#      (Debian's HAProxy 2.6, for docker-compose.scale.yml's balancer), and prom/prometheus:v2.42.0
+#      (Debian's Prometheus 2.42, for docker-compose.yml's observability profile).
 set -euo pipefail
 
 NODE_IMAGE=node:20-bookworm-slim
 REDIS_IMAGE=redis:7-bookworm
 HAPROXY_IMAGE=haproxy:2.6-bookworm
+PROMETHEUS_IMAGE=prom/prometheus:v2.42.0
 CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt
 WORK=${AGENTWIRE_DOCKER_WORK:-/var/tmp/agentwire-docker-host}
 
@@ -73,7 +75,7 @@ mirror() {
   echo "$uri"
 }
 
-if ! have_image "$NODE_IMAGE" || ! have_image "$REDIS_IMAGE" || ! have_image "$HAPROXY_IMAGE"; then
+if ! have_image "$NODE_IMAGE" || ! have_image "$REDIS_IMAGE" || ! have_image "$HAPROXY_IMAGE" || ! have_image "$PROMETHEUS_IMAGE"; then
   MIRROR=$(mirror) || exit 1
 fi
 
@@ -152,9 +154,30 @@ if ! have_image "$HAPROXY_IMAGE"; then
   rm -rf "$root"
 fi
 
+if ! have_image "$PROMETHEUS_IMAGE"; then
+  base=$(base_root)
+  root=$WORK/prometheus
+  log "making $PROMETHEUS_IMAGE from Debian's prometheus"
+  rm -rf "$root" && cp -a "$base" "$root"
+  echo "deb $MIRROR bookworm main" >"$root/etc/apt/sources.list"
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  chroot "$root" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/archives/*.deb
+  # The official image: /bin/prometheus as its entrypoint, run as nobody.
+  [ -e "$root/bin/prometheus" ] || ln -s /usr/bin/prometheus "$root/bin/prometheus"
+  tar -C "$root" -c . | docker import \
+    -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    -c 'USER nobody' \
+    -c 'EXPOSE 9090' \
+    -c 'ENTRYPOINT ["/bin/prometheus"]' \
+    -c 'CMD ["--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus"]' - "$PROMETHEUS_IMAGE" >/dev/null
+  rm -rf "$root"
+fi
+
 if [ -f /.dockerenv ]; then
   # testcontainers takes a machine with /.dockerenv for a container and then looks for the
   # stack at the bridge's gateway address; ports here are on loopback.
   log "this machine has /.dockerenv: export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1 before the container tests"
 fi
-log "ready: $(docker version --format 'engine {{.Server.Version}}'), images: $NODE_IMAGE, $REDIS_IMAGE, $HAPROXY_IMAGE"
+log "ready: $(docker version --format 'engine {{.Server.Version}}'), images: $NODE_IMAGE, $REDIS_IMAGE, $HAPROXY_IMAGE, $PROMETHEUS_IMAGE"

@@ -219,9 +219,20 @@ describe('agent triage', () => {
     expect(legacy.stderr).toMatch(/^wire {2}<- 200 \{.*mcp-session-id: sha256:[0-9a-f]{8}\b/m);
     expect(legacy.stderr).toMatch(/^wire {2}-> POST \/mcp \{.*mcp-session-id: sha256:[0-9a-f]{8}\b/m);
     expect(legacy.stderr).not.toMatch(/mcp-session-id: (?!sha256:[0-9a-f]{8}\b)/);
-    for (const text of [run.stdout, run.stderr, JSON.stringify(run.entries)]) {
+    // Nor do the servers' /metrics after those runs: labels are templates and fixed words.
+    const gatewayMetrics = await (
+      await fetch(`${http.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+    ).text();
+    const apiMetrics = await (
+      await fetch(`${api.url}/metrics`, { headers: { authorization: `Bearer ${api.key}` } })
+    ).text();
+    expect(gatewayMetrics).toMatch(/^mcp_gateway_tool_calls_total\{tool="office_days",outcome="ok"\} \d+$/m);
+    expect(apiMetrics).toMatch(/^toy_api_requests_total\{route="\/emails",method="GET",status="200"\} \d+$/m);
+    for (const text of [run.stdout, run.stderr, JSON.stringify(run.entries), gatewayMetrics, apiMetrics]) {
       expect(text).not.toContain(token);
       expect(text).not.toContain(api.key);
+      expect(text).not.toContain(token.slice(0, 12));
+      expect(text).not.toContain(api.key.slice(0, 12));
     }
   });
 
