@@ -76,6 +76,17 @@ async function post(body, headers = {}) {
 }
 
 async function openSession(name) {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await openSessionOnce(name);
+    } catch (error) {
+      if (tries >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * tries));
+    }
+  }
+}
+
+async function openSessionOnce(name) {
   const { response } = await post({
     jsonrpc: '2.0',
     id: 0,
@@ -118,8 +129,14 @@ async function drive(count, call) {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < count) {
         const i = next++;
-        const { response, text } = await call(i);
-        if (response.status !== 200 || text.includes('"isError":true')) failed++;
+        // A call that fails (a connection reset through the balancer, say) is counted, not fatal:
+        // these are measurements, and the failures are reported with them.
+        try {
+          const { response, text } = await call(i);
+          if (response.status !== 200 || text.includes('"isError":true')) failed++;
+        } catch {
+          failed++;
+        }
       }
     }),
   );
