@@ -2,6 +2,8 @@
 // bounded set of values: tool names come from the served list (a name a caller made up counts
 // as 'unknown'), outcomes and status classes are fixed words, upstreams are the configured ones.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Outcome } from './protocol/mcp-server.js';
+import { META } from './protocol/revisions.js';
 
 export type CallOutcome = 'ok' | 'error' | 'invalid_arguments' | 'unknown_tool' | 'cancelled';
 
@@ -61,6 +63,30 @@ export class GatewayMetrics {
     for (const attempt of upstream.attempts)
       this.#attempts.inc({ upstream: name, status_class: statusClass(attempt.status) });
     if (upstream.retries > 0) this.#retries.inc({ upstream: name }, upstream.retries);
+  }
+
+  /** A tool call that was answered (or cancelled): its outcome read from the answer itself. */
+  answered(tool: string, upstreamName: string | undefined, outcome: Outcome, seconds: number): void {
+    if (outcome.kind === 'cancelled') {
+      this.toolCall(tool, 'cancelled', seconds);
+      return;
+    }
+    const result = ('result' in outcome.response ? outcome.response.result : undefined) as
+      | { isError?: boolean; content?: Array<{ text?: string }>; _meta?: Record<string, unknown> }
+      | undefined;
+    const upstream = result?._meta?.[META.upstream] as
+      | { attemptLog?: Array<{ status: number | null }>; retries?: number }
+      | undefined;
+    // Invalid arguments answered as a result (from 2025-11-25 on): the text invalidArgumentsText makes.
+    const invalid = result?.isError === true && /^Invalid arguments for tool /.test(result.content?.[0]?.text ?? '');
+    this.toolCall(
+      tool,
+      result?.isError ? (invalid ? 'invalid_arguments' : 'error') : 'ok',
+      seconds,
+      upstream?.attemptLog
+        ? { name: upstreamName, attempts: upstream.attemptLog, retries: upstream.retries ?? 0 }
+        : undefined,
+    );
   }
 
   /** A gauge whose value is read when Prometheus scrapes. */

@@ -241,40 +241,17 @@ export class McpServer {
     if (!metrics) return this.#runToolCall(request, ctx, revision, logLevel);
     const started = performance.now();
     const requested = request.params?.name;
+    const served = typeof requested === 'string' ? this.#options.tools.get(requested) : undefined;
     // A name the caller made up is not a label value: the label set stays the served tools.
-    const tool = typeof requested === 'string' && this.#options.tools.get(requested) ? requested : 'unknown';
+    const tool = served ? (requested as string) : 'unknown';
+    const upstream = (served as { binding?: { upstream?: string } } | undefined)?.binding?.upstream;
     try {
       const outcome = await this.#runToolCall(request, ctx, revision, logLevel);
-      const seconds = (performance.now() - started) / 1000;
-      if (outcome.kind === 'cancelled') {
-        metrics.toolCall(tool, 'cancelled', seconds);
-        return outcome;
-      }
-      const result = ('result' in outcome.response ? outcome.response.result : undefined) as
-        | { isError?: boolean; content?: Array<{ text?: string }>; _meta?: Record<string, unknown> }
-        | undefined;
-      const upstream = result?._meta?.[META.upstream] as
-        | { attemptLog?: Array<{ status: number | null }>; retries?: number }
-        | undefined;
-      const invalid = result?.isError === true && /^Invalid arguments for tool /.test(result.content?.[0]?.text ?? '');
-      metrics.toolCall(
-        tool,
-        result?.isError ? (invalid ? 'invalid_arguments' : 'error') : 'ok',
-        seconds,
-        upstream?.attemptLog
-          ? {
-              name: (this.#options.tools.get(tool) as { binding?: { upstream?: string } } | undefined)?.binding
-                ?.upstream,
-              attempts: upstream.attemptLog,
-              retries: upstream.retries ?? 0,
-            }
-          : undefined,
-      );
+      metrics.answered(tool, upstream, outcome, (performance.now() - started) / 1000);
       return outcome;
     } catch (error) {
-      const seconds = (performance.now() - started) / 1000;
-      const unknown = error instanceof RpcError && /^Unknown tool: /.test(error.message);
-      metrics.toolCall(tool, unknown ? 'unknown_tool' : 'invalid_arguments', seconds);
+      // Refused before any call: a tool that is not served, or arguments it cannot take.
+      metrics.toolCall(tool, served ? 'invalid_arguments' : 'unknown_tool', (performance.now() - started) / 1000);
       throw error;
     }
   }
