@@ -13,6 +13,7 @@ COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
 COPY packages/schemas/package.json packages/schemas/
 COPY packages/http-client/package.json packages/http-client/
 COPY packages/tool-tokens/package.json packages/tool-tokens/
+COPY packages/telemetry/package.json packages/telemetry/
 COPY apps/toy-api/package.json apps/toy-api/
 COPY apps/mcp-gateway/package.json apps/mcp-gateway/
 COPY apps/agent-cli/package.json apps/agent-cli/

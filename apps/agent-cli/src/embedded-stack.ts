@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createGateway, GATEWAY_BIN, serveHttp } from '@agentwire/mcp-gateway';
+import type { Tracing } from '@agentwire/telemetry';
 import { buildApp } from '@agentwire/toy-api';
 import { UsageError } from './usage-error.js';
 
@@ -26,20 +27,32 @@ export interface Stack {
  */
 export async function startEmbeddedStack(
   env: NodeJS.ProcessEnv = process.env,
-  options: { requestTimeoutMs?: number } = {},
+  options: { requestTimeoutMs?: number; tracing?: Tracing | undefined } = {},
 ): Promise<Stack> {
+  const { tracing } = options;
   const apiKey = env.TOY_API_KEY || randomBytes(16).toString('hex');
   const mcpToken = env.MCP_GATEWAY_TOKEN || randomBytes(16).toString('hex');
   if (apiKey.length < 8) throw new UsageError('TOY_API_KEY is too short: use at least 8 characters');
   if (mcpToken.length < 16) throw new UsageError('MCP_GATEWAY_TOKEN is too short: use at least 16 characters');
   const logLevel = env.LOG_LEVEL || undefined;
   const logger = logLevel ? { level: logLevel, stream: process.stderr } : false;
-  const api = await buildApp({ apiKey, admin: true, logger, requestTimeoutMs: options.requestTimeoutMs });
+  const api = await buildApp({
+    apiKey,
+    admin: true,
+    logger,
+    requestTimeoutMs: options.requestTimeoutMs,
+    tracerProvider: tracing?.provider,
+  });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
   // OPENAPI_URL: the gateway's tools from your own OpenAPI file (or URL) instead of the API's.
   const openapi = env.OPENAPI_URL || undefined;
-  const gateway = await createGateway({ upstreamUrl: apiUrl, upstreamApiKey: apiKey, openapi });
+  const gateway = await createGateway({
+    upstreamUrl: apiUrl,
+    upstreamApiKey: apiKey,
+    openapi,
+    tracer: tracing?.tracer('agentwire.gateway'),
+  });
   const http = await serveHttp(gateway, {
     host: '127.0.0.1',
     port: 0,
@@ -60,6 +73,7 @@ export async function startEmbeddedStack(
         UPSTREAM_API_KEY: apiKey,
         ...(openapi ? { OPENAPI_URL: openapi } : {}),
         ...(logLevel ? { LOG_LEVEL: logLevel } : {}),
+        ...otelEnv(env),
       },
     },
     embedded: true,
@@ -83,9 +97,21 @@ export function externalStack(apiUrl: string, mcpUrl: string | undefined, env: N
     stdio: {
       command: process.execPath,
       args: [GATEWAY_BIN, '--stdio'],
-      env: { UPSTREAM_URL: apiUrl, UPSTREAM_API_KEY: apiKey },
+      env: { UPSTREAM_URL: apiUrl, UPSTREAM_API_KEY: apiKey, ...otelEnv(env) },
     },
     embedded: false,
     close: async () => undefined,
   };
+}
+
+/**
+ * The OTEL_* settings a gateway spawned over stdio needs to send its spans where the agent's go
+ * (the MCP SDK passes a child only a few safe variables). Its own service name, not the agent's.
+ */
+export function otelEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (name.startsWith('OTEL_') && name !== 'OTEL_SERVICE_NAME' && value !== undefined) out[name] = value;
+  }
+  return out;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The agent command: reads the command name and hands the rest to it (commands/).
+import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import { labCommand } from './commands/lab.js';
 import { rawCommand } from './commands/raw.js';
 import { reportCommand } from './commands/report.js';
@@ -20,7 +21,8 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE] [--json] [--trace] [--mcp-mode auto|legacy]
-environment: AGENTWIRE_API_URL, AGENTWIRE_MCP_URL, AGENTWIRE_VIA (default for --via), TOY_API_KEY, MCP_GATEWAY_TOKEN
+environment: AGENTWIRE_API_URL, AGENTWIRE_MCP_URL, AGENTWIRE_VIA (default for --via), TOY_API_KEY, MCP_GATEWAY_TOKEN,
+             OTEL_EXPORTER_OTLP_ENDPOINT (traces of a triage, OTLP over HTTP; off when unset)
 exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
 
 // A reader that stops early (`agent ... | head`) is not an error of the agent.
@@ -30,7 +32,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 async function main(): Promise<number> {
   const [command, ...rest] = process.argv.slice(2);
-  if (command === 'triage') return triageCommand(rest);
+  if (command === 'triage') return triage(rest);
   if (command === 'tools') return toolsCommand(rest);
   if (command === 'call') return callCommand(rest);
   if (command === 'get') return getCommand(rest);
@@ -43,6 +45,18 @@ async function main(): Promise<number> {
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
   throw new UsageError(`unknown command '${command}'\n${USAGE}`);
+}
+
+/** The triage, traced when OTEL_* says where spans go; what is buffered is sent before exit. */
+async function triage(argv: string[]): Promise<number> {
+  const tracing = await startTracing({ serviceName: 'agent' }).catch((error: unknown) => {
+    throw error instanceof TracingConfigError ? new UsageError(error.message) : error;
+  });
+  try {
+    return await triageCommand(argv, { tracing });
+  } finally {
+    await tracing?.shutdown().catch(() => undefined);
+  }
 }
 
 main().then(

@@ -18,6 +18,9 @@ export interface UpstreamAttempt {
   durationMs: number;
   bytesSent: number;
   bytesReceived: number;
+  /** The gateway's span for this attempt, when it traces. */
+  traceId?: string;
+  spanId?: string;
 }
 
 export type RunEntry = (LedgerEntry | ToolCallRecord | UpstreamAttempt) & { via: string };
@@ -56,6 +59,7 @@ export class RunRecord {
         durationMs: Number(a.durationMs ?? 0),
         bytesSent: Number(a.bytesSent ?? 0),
         bytesReceived: Number(a.bytesReceived ?? 0),
+        ...(typeof a.spanId === 'string' ? { traceId: String(a.traceId), spanId: a.spanId } : {}),
         via,
       });
     }

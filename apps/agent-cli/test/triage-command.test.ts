@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '@agentwire/toy-api';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startOtlpReceiver } from '../../../test-support/otlp-receiver.js';
 import { AGENT_BIN, runAgent } from './support/run-agent.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -154,20 +155,29 @@ describe('agent triage', () => {
     }
   });
 
-  it('leaks no secret: the full task with --trace and the servers logging at debug level', async () => {
+  it('leaks no secret: the full task with --trace, the servers logging at debug level, and every span exported', async () => {
     const apiKey = `key-${randomBytes(16).toString('hex')}`;
     const token = `tok-${randomBytes(16).toString('hex')}`;
     const ledger = join(tmpdir(), `secrets-${randomBytes(4).toString('hex')}.jsonl`);
+    // Spans of the agent, its embedded API and gateway, and the gateway it spawns over stdio.
+    const receiver = await startOtlpReceiver();
+    cleanups.push(() => receiver.close());
     const run = await runAgent(['triage', '--via', 'all', '--faults', 'demo', '--trace', '--ledger', ledger], {
       TOY_API_KEY: apiKey,
       MCP_GATEWAY_TOKEN: token,
       LOG_LEVEL: 'debug',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     });
     expect(run.code).toBe(0);
+    const traceId = /^trace: ([0-9a-f]{32})$/m.exec(run.stdout)?.[1];
+    await receiver.waitFor((spans) => new Set(spans.map((s) => s.service)).size === 2);
+    expect(new Set(receiver.spans.map((s) => s.service))).toEqual(new Set(['agent', 'mcp-gateway']));
+    expect(receiver.spans.filter((s) => s.traceId === traceId).length).toBeGreaterThan(100);
+    expect(receiver.spans.some((s) => s.scope === '@fastify/otel' && s.traceId === traceId)).toBe(true);
     // The logs are really there: the API's and the gateway's request logs (pino), and the wire.
     expect(run.stderr.match(/"msg":"incoming request"/g)?.length ?? 0).toBeGreaterThan(20);
     expect(run.stderr).toMatch(/^http {2}mcp-http POST \/mcp/m);
-    const everything = [run.stdout, run.stderr, readFileSync(ledger, 'utf8')];
+    const everything = [run.stdout, run.stderr, readFileSync(ledger, 'utf8'), ...receiver.bodies];
     for (const text of everything) {
       expect(text).not.toContain(apiKey);
       expect(text).not.toContain(token);

@@ -1,8 +1,10 @@
 // Puts the gateway together: the upstream client, the OpenAPI document turned into tools,
 // and the MCP server core that both transports use.
+
 import { createHash } from 'node:crypto';
 import type { HttpClient } from '@agentwire/http-client';
 import { listTokensApart, TOKENIZER } from '@agentwire/tool-tokens';
+import type { Tracer } from '@opentelemetry/api';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
 import { GatewayMetrics } from './metrics.js';
 import { openApiToTools, type SkippedOperation, type Tool, type UpstreamAuth } from './openapi/openapi-to-tools.js';
@@ -60,6 +62,8 @@ export interface GatewayOptions {
   toolsMode?: ToolsMode | 'auto' | undefined;
   /** The most tokens a static list may cost before auto mode goes dynamic. Default 20 000. */
   toolsTokenBudget?: number | undefined;
+  /** Spans for MCP requests and upstream attempts (see @agentwire/telemetry); none without. */
+  tracer?: Tracer | undefined;
 }
 
 export const DEFAULT_TOOLS_TOKEN_BUDGET = 20_000;
@@ -118,21 +122,26 @@ export interface Gateway {
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const sources: Source[] = options.upstreams
     ? options.upstreams.map((u) =>
-        sourceOf(u, u.spec, {
-          name: u.name,
-          mode: u.mode,
-          auth: u.auth,
-          selection: u.selection,
-          deadlineMs: u.deadlineMs,
-          resultLimits:
-            u.maxResultBytes === undefined && u.maxResultTokens === undefined
-              ? undefined
-              : {
-                  maxBytes: u.maxResultBytes ?? options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-                  maxTokens: u.maxResultTokens ?? options.maxResultTokens,
-                  names: { bytes: `${u.name}'s maxResultBytes`, tokens: `${u.name}'s maxResultTokens` },
-                },
-        }),
+        sourceOf(
+          u,
+          u.spec,
+          {
+            name: u.name,
+            mode: u.mode,
+            auth: u.auth,
+            selection: u.selection,
+            deadlineMs: u.deadlineMs,
+            resultLimits:
+              u.maxResultBytes === undefined && u.maxResultTokens === undefined
+                ? undefined
+                : {
+                    maxBytes: u.maxResultBytes ?? options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+                    maxTokens: u.maxResultTokens ?? options.maxResultTokens,
+                    names: { bytes: `${u.name}'s maxResultBytes`, tokens: `${u.name}'s maxResultTokens` },
+                  },
+          },
+          options.tracer,
+        ),
       )
     : [
         sourceOf(
@@ -153,6 +162,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
             deadlineMs: undefined,
             resultLimits: undefined,
           },
+          options.tracer,
         ),
       ];
   const loadAll = () => Promise.all(sources.map((s) => s.load()));
@@ -172,6 +182,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   metrics.gauge('mcp_gateway_tools_listed', 'Tools in tools/list.', () => current.tools.listed.length);
   const server = new McpServer({
     metrics,
+    tracer: options.tracer,
     name: 'agentwire-mcp-gateway',
     title: `${current.title} (via agentwire)`,
     version: GATEWAY_VERSION,

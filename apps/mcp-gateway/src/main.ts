@@ -7,6 +7,7 @@ import { basename, dirname, resolve } from 'node:path';
 // with the shared redaction list. Errors before the logger exists (bad settings, an unreadable
 // OpenAPI document) are one plain line each, for the person who typed the command.
 import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
+import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import { type Logger, pino } from 'pino';
 import { ConfigError, type GatewayConfig, readConfig } from './config.js';
 import { createGateway, type Gateway } from './gateway.js';
@@ -19,7 +20,15 @@ async function main(): Promise<void> {
     { name: 'mcp-gateway', level: config.logLevel, redact: [...LOG_REDACT_PATHS] },
     pino.destination({ fd: 2, sync: true }),
   );
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) says where spans go.
+  const tracing = await startTracing({ serviceName: 'mcp-gateway' });
+  // Spans still buffered are sent before the process ends.
+  const exit = (code: number) => {
+    const flushed = tracing ? tracing.shutdown().catch(() => undefined) : Promise.resolve();
+    void flushed.finally(() => process.exit(code));
+  };
   const gateway = await createGateway({
+    tracer: tracing?.tracer('agentwire.gateway'),
     upstreamUrl: config.upstreamUrl,
     upstreamApiKey: config.upstreamApiKey,
     openapi: config.openapi,
@@ -59,7 +68,7 @@ async function main(): Promise<void> {
   if (config.transport === 'stdio') {
     logger.info({ tools: gateway.tools.tools.length, upstream: config.upstreamUrl }, 'serving MCP over stdio');
     logTools();
-    const stop = () => process.exit(0);
+    const stop = () => exit(0);
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
     if (config.demoLogToStdout) {
@@ -75,7 +84,8 @@ async function main(): Promise<void> {
       batchLimits: config.batchLimits,
     });
     await gateway.close();
-    process.exit(0);
+    exit(0);
+    return;
   }
   const { serveHttp } = await import('./transports/http.js');
   const { createSessionStore } = await import('./sessions/create-session-store.js');
@@ -93,7 +103,7 @@ async function main(): Promise<void> {
     await http.close();
     await store.close();
     await gateway.close();
-    process.exit(0);
+    exit(0);
   };
   process.once('SIGTERM', () => void shutdown());
   process.once('SIGINT', () => void shutdown());
@@ -165,6 +175,7 @@ function watchOne(
 main().catch((error: unknown) => {
   if (
     error instanceof ConfigError ||
+    error instanceof TracingConfigError ||
     (error as Error).name === 'SpecLoadError' ||
     (error as Error).name === 'SpecError' ||
     (error as Error).name === 'SelectionError'

@@ -237,6 +237,8 @@ function upstreamMeta(ledger: Ledger, started: number, status: number | null) {
       durationMs: a.durationMs,
       bytesSent: a.bytesSent,
       bytesReceived: a.bytesReceived,
+      // The attempt's span, when the gateway traces: a client's ledger line joins the trace.
+      ...(a.spanId ? { traceId: a.traceId, spanId: a.spanId } : {}),
     })),
   };
 }

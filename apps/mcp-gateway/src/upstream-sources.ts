@@ -1,7 +1,9 @@
 // The upstreams a gateway calls: for each, its own client (and so its own retry budget), the
 // caller that makes a tool's request, and how to read its OpenAPI document; and the router that
 // sends each tool's call through the upstream it came from.
+
 import { HttpClient, RetryBudget } from '@agentwire/http-client';
+import type { Tracer } from '@opentelemetry/api';
 import type { Tool, UpstreamAuth } from './openapi/openapi-to-tools.js';
 import type { ResultLimits } from './result-limits.js';
 import { loadSpec } from './spec-loader.js';
@@ -33,6 +35,7 @@ export function sourceOf(
   upstream: Pick<Upstream, 'url' | 'apiKey' | 'timeoutMs' | 'maxRetries' | 'maxResponseBytes' | 'maxUploadBytes'>,
   spec: string | object | undefined,
   rest: Omit<Source, 'client' | 'caller' | 'load' | 'where' | 'retryBudget'>,
+  tracer?: Tracer,
 ): Source {
   const retryBudget = new RetryBudget();
   const client = new HttpClient({
@@ -43,6 +46,8 @@ export function sourceOf(
     redact: upstream.apiKey ? [upstream.apiKey] : [],
     maxResponseBytes: upstream.maxResponseBytes,
     ...(upstream.maxRetries === undefined ? {} : { maxRetries: upstream.maxRetries }),
+    // Each upstream attempt a span (a child of the MCP request's), when the gateway traces.
+    tracer,
   });
   const source = spec ?? `${client.baseUrl}/openapi.json`;
   const load = async (): Promise<unknown> => {

@@ -1,6 +1,7 @@
 // Builds the toy API: one Fastify app with our error envelope everywhere, bearer auth,
 // validation messages a model can act on, an OpenAPI document made from the route schemas,
 // and state in memory or Redis.
+
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -9,6 +10,7 @@ import { fastifySSE } from '@fastify/sse';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TracerProvider } from '@opentelemetry/api';
 import Fastify, {
   type FastifyInstance,
   type FastifyRequest,
@@ -31,6 +33,7 @@ import { practiceRoutes } from './routes/practice.js';
 import { MemoryStore } from './store/memory-store.js';
 import { RedisStore } from './store/redis-store.js';
 import type { StateStore } from './store/state-store.js';
+import { traceRequests } from './tracing.js';
 import { createValidatorCompiler } from './validator-compiler.js';
 
 export interface ToyApiOptions {
@@ -51,6 +54,8 @@ export interface ToyApiOptions {
   requestTimeoutMs?: number | undefined;
   /** /limited allows `max` calls per `windowMs` (default 2 per second). */
   limited?: { max: number; windowMs: number } | undefined;
+  /** Traces each request (continuing the caller's trace) when given; nothing is loaded without. */
+  tracerProvider?: TracerProvider | undefined;
 }
 
 declare module 'fastify' {
@@ -156,6 +161,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  if (options.tracerProvider) await traceRequests(app as unknown as FastifyInstance, options.tracerProvider);
   const metrics = new ApiMetrics();
   context.faults.onHit = (action) => metrics.faults.inc({ action });
   app.decorate('toy', {

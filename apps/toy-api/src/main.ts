@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // The toy-api command: reads the environment, starts the API, stops cleanly on SIGTERM/SIGINT.
+import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import { Redis } from 'ioredis';
 import { buildApp } from './app.js';
 import { ConfigError, readConfig } from './config.js';
 
 async function main(): Promise<void> {
   const config = readConfig();
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) says where spans go.
+  const tracing = await startTracing({ serviceName: 'toy-api' });
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPassword) : undefined;
   const app = await buildApp({
     apiKey: config.apiKey,
@@ -14,13 +17,14 @@ async function main(): Promise<void> {
     redisPrefix: config.redisPrefix,
     admin: config.admin,
     logger: { level: config.logLevel },
+    tracerProvider: tracing?.provider,
   });
   redis?.removeAllListeners('error');
   redis?.on('error', (err: Error) =>
     app.log.warn({ err: redactPassword(err.message, config.redisUrl ?? '', config.redisPassword) }, 'redis error'),
   );
   await app.listen({ host: config.host, port: config.port });
-  app.log.info({ store: app.toy.store.kind, admin: config.admin }, 'toy API ready');
+  app.log.info({ store: app.toy.store.kind, admin: config.admin, tracing: tracing !== undefined }, 'toy API ready');
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -29,6 +33,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     await app.close();
     await redis?.quit();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
@@ -86,7 +91,7 @@ function redactPassword(text: string, url: string, password: string | undefined)
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || err instanceof TracingConfigError) {
     console.error(`toy-api: ${err.message}`);
     process.exit(2);
   }

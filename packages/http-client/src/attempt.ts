@@ -5,7 +5,9 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
+import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
+import { endAttemptSpan, headersWithContext, startAttemptSpan } from './attempt-span.js';
 import { type Call, callFailure, remainingMs, type Wait } from './call.js';
 import type { ClientSettings } from './client-options.js';
 import type { HttpClientError } from './errors/client-error.js';
@@ -101,8 +103,12 @@ export async function sendAttempt(
   const startedAt = settings.clock.now();
   const started = performance.now();
   const bytesSent = call.body?.length ?? 0;
+  // Made once the attempt is sure to be sent (below); only when the client has a tracer.
+  let span: Span | undefined;
   const record = (status: number | null, errorType: string | null, bytesReceived: number, requestId?: string) => {
     settings.budget?.chargeBytes(bytesSent + bytesReceived);
+    if (span) endAttemptSpan(span, status, errorType, requestId);
+    const ids = span?.spanContext();
     const entry: AttemptRecord = {
       kind: 'attempt',
       time: new Date(startedAt).toISOString(),
@@ -121,6 +127,7 @@ export async function sendAttempt(
       idempotencyKey: call.idempotencyKey ?? null,
       requestId: requestId ?? null,
       ...(resumedFrom === undefined ? {} : { resumedFrom }),
+      ...(ids ? { traceId: ids.traceId, spanId: ids.spanId } : {}),
     };
     settings.ledger?.add(entry);
     call.ledger?.add(entry);
@@ -143,6 +150,7 @@ export async function sendAttempt(
     return notSent(error as HttpClientError);
   }
   settings.budget?.chargeAttempt(call.cost);
+  if (settings.tracer) span = startAttemptSpan(settings.tracer, settings.layer, call, attempt, wait);
 
   const limit = Math.min(call.timeoutMs, remaining);
   const timerReason: TimerReason = limit < call.timeoutMs ? 'deadline' : 'timeout';
@@ -160,7 +168,7 @@ export async function sendAttempt(
   try {
     const response = await loadUndici().request(call.url, {
       method: call.method as Dispatcher.HttpMethod,
-      headers: call.headers,
+      headers: span ? headersWithContext(call.headers, span) : call.headers,
       body: call.body ?? null,
       signal: controller,
       dispatcher: ctx.dispatcher(),

@@ -2,6 +2,7 @@
 // into the settings it runs with: a bad option fails when the client is made, with its name.
 
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
 import type { Static, TSchema } from 'typebox';
 import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from './clock.js';
@@ -63,6 +64,11 @@ export interface ClientOptions {
   clock?: Clock | undefined;
   random?: (() => number) | undefined;
   dispatcher?: Dispatcher | undefined;
+  /**
+   * An OpenTelemetry tracer: each attempt becomes a span (a child of the active one) and sends
+   * its traceparent. Without one the client makes no span and adds no header.
+   */
+  tracer?: Tracer | undefined;
 }
 
 /** Query parameters; an array becomes repeated parameters (`tag=a&tag=b`). */
@@ -161,6 +167,7 @@ export interface ClientSettings {
   clock: Clock;
   random: () => number;
   dispatcher: Dispatcher | undefined;
+  tracer: Tracer | undefined;
 }
 
 export function resolveSettings(options: ClientOptions): ClientSettings {
@@ -214,5 +221,6 @@ export function resolveSettings(options: ClientOptions): ClientSettings {
     clock: options.clock ?? systemClock,
     random: options.random ?? Math.random,
     dispatcher: options.dispatcher,
+    tracer: options.tracer,
   };
 }

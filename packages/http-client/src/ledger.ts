@@ -32,6 +32,9 @@ export interface AttemptRecord {
   requestId: string | null;
   /** A stream attempt that resumed from this Last-Event-ID. */
   resumedFrom?: string;
+  /** The attempt's span, when the client traces: joins this line with the trace. */
+  traceId?: string;
+  spanId?: string;
 }
 
 export interface LedgerEvent {

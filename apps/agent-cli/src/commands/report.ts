@@ -16,7 +16,16 @@ interface Row {
   status: number | null;
   errorType: string | null;
   bytesIn: number;
+  /** The span of this line, when the run was traced. */
+  spanId: string | null;
 }
+
+/** The traces the ledger's lines belong to (one per traced run), in order of appearance. */
+export function traceIdsOf(lines: Array<Record<string, unknown>>): string[] {
+  return [...new Set(lines.flatMap((e) => (typeof e.traceId === 'string' ? [e.traceId] : [])))];
+}
+
+const spanOf = (e: Record<string, unknown>) => (typeof e.spanId === 'string' ? e.spanId : null);
 
 const escapeHtml = (text: string) =>
   text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
@@ -42,6 +51,7 @@ export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
         status: null,
         errorType: e.isError ? 'tool_error' : null,
         bytesIn: 0,
+        spanId: spanOf(e),
       });
     } else if (e.kind === 'attempt' && e.layer === 'gateway') {
       const waitMs = Number(e.waitMs ?? 0);
@@ -59,6 +69,7 @@ export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
         status: (e.status as number | null) ?? null,
         errorType: (e.errorType as string | null) ?? null,
         bytesIn: Number(e.bytesReceived ?? 0),
+        spanId: spanOf(e),
       });
     } else if (e.kind === 'attempt') {
       rows.push({
@@ -72,13 +83,14 @@ export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
         status: (e.status as number | null) ?? null,
         errorType: (e.errorType as string | null) ?? null,
         bytesIn: Number(e.bytesReceived ?? 0),
+        spanId: spanOf(e),
       });
     }
   }
   return rows;
 }
 
-export function renderReport(rows: Row[], source: string): string {
+export function renderReport(rows: Row[], source: string, traceIds: string[] = []): string {
   const sections = [...new Set(rows.map((r) => r.via))].map((via) => {
     const mine = rows.filter((r) => r.via === via);
     const t0 = Math.min(...mine.map((r) => r.start - r.waitMs));
@@ -92,7 +104,7 @@ export function renderReport(rows: Row[], source: string): string {
           r.waitMs > 0
             ? `<span class="wait" title="waited ${r.waitMs} ms (${escapeHtml(r.waitReason ?? '')})" style="left:${pct(r.start - r.waitMs - t0)};width:${pct(r.waitMs)}"></span>`
             : '';
-        return `<tr class="row ${kind}" data-layer="${escapeHtml(r.layer)}"><td class="layer">${escapeHtml(r.layer)}</td><td class="label">${escapeHtml(r.label)}</td><td class="status">${r.status ?? escapeHtml(r.errorType ?? (r.label.startsWith('tool ') ? 'ok' : ''))}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escapeHtml(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
+        return `<tr class="row ${kind}" data-layer="${escapeHtml(r.layer)}"${r.spanId ? ` data-span-id="${escapeHtml(r.spanId)}"` : ''}><td class="layer">${escapeHtml(r.layer)}</td><td class="label">${escapeHtml(r.label)}</td><td class="status">${r.status ?? escapeHtml(r.errorType ?? (r.label.startsWith('tool ') ? 'ok' : ''))}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escapeHtml(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
       })
       .join('\n');
     return `<section data-via="${escapeHtml(via)}"><h2>via ${escapeHtml(via)} <small>${mine.length} entries, ${(span / 1000).toFixed(2)} s</small></h2>
@@ -108,6 +120,7 @@ td.lane,th.lane{width:55%;position:relative}td.lane{height:16px}.bar,.wait{posit
 .bar.ok{background:#3a8f5c}.bar.error{background:#c8463d}.wait{background:repeating-linear-gradient(45deg,#bbb 0 3px,#eee 3px 6px)}
 tr.error td.status{color:#c8463d;font-weight:bold}td.layer{color:#555}
 </style></head><body><h1>agentwire ledger</h1><p>${escapeHtml(source)}: ${rows.length} entries</p>
+${traceIds.length > 0 ? `<p class="trace">trace ${traceIds.map(escapeHtml).join(', ')} (each line's span id is its row's data-span-id)</p>` : '<p class="trace">not traced (set OTEL_EXPORTER_OTLP_ENDPOINT to trace a run)</p>'}
 ${sections.join('\n')}
 </body></html>
 `;
@@ -140,7 +153,9 @@ export async function reportCommand(argv: string[]): Promise<number> {
       }
     });
   const rows = rowsFromLedger(lines);
-  await writeFile(values.html, renderReport(rows, ledger));
-  process.stdout.write(`${values.html}: ${rows.length} entries\n`);
+  const traceIds = traceIdsOf(lines);
+  await writeFile(values.html, renderReport(rows, ledger, traceIds));
+  const traced = traceIds.length > 0 ? `, trace ${traceIds.join(', ')}` : ', not traced';
+  process.stdout.write(`${values.html}: ${rows.length} entries${traced}\n`);
   return EXIT.ok;
 }

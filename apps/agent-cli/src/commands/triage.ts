@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger, RunBudget } from '@agentwire/http-client';
+import { inSpan, type Tracing } from '@agentwire/telemetry';
 import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { EXIT } from '../exit-codes.js';
 import { faultConfig, installFaults } from '../faults.js';
@@ -36,8 +37,16 @@ function positive(name: string, text: string | undefined): number | undefined {
   return n;
 }
 
+export interface TriageDeps {
+  /** Tracing for this run (main.ts starts it from OTEL_*; a test gives its in-memory exporter). */
+  tracing?: Tracing | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+}
+
 /** `agent triage`: the task on each path asked for, a ledger line per attempt, a summary table. */
-export async function triageCommand(argv: string[]): Promise<number> {
+export async function triageCommand(argv: string[], deps: TriageDeps = {}): Promise<number> {
+  const env = deps.env ?? process.env;
+  const tracer = deps.tracing?.tracer('agentwire.agent');
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -62,7 +71,7 @@ export async function triageCommand(argv: string[]): Promise<number> {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(values.date ?? ''))
     throw new UsageError(`--date must be YYYY-MM-DD, got '${values.date}'`);
   // AGENTWIRE_VIA sets the default (the compose file's agent service runs every path).
-  const via = values.via ?? (process.env.AGENTWIRE_VIA || 'api');
+  const via = values.via ?? (env.AGENTWIRE_VIA || 'api');
   if (via !== 'all' && !(MODES as readonly string[]).includes(via)) {
     const source = values.via === undefined ? 'AGENTWIRE_VIA' : '--via';
     throw new UsageError(`${source} must be one of api, mcp-stdio, mcp-http, all; got '${via}'`);
@@ -74,8 +83,8 @@ export async function triageCommand(argv: string[]): Promise<number> {
   const faults = await faultConfig(values.faults ?? 'none').catch((error: Error) => {
     throw new UsageError(error.message);
   });
-  const apiUrl = values['api-url'] ?? process.env.AGENTWIRE_API_URL;
-  const mcpUrl = values['mcp-url'] ?? process.env.AGENTWIRE_MCP_URL;
+  const apiUrl = values['api-url'] ?? env.AGENTWIRE_API_URL;
+  const mcpUrl = values['mcp-url'] ?? env.AGENTWIRE_MCP_URL;
 
   const started = Date.now();
   const deadline = deadlineMs === undefined ? undefined : started + deadlineMs;
@@ -85,7 +94,9 @@ export async function triageCommand(argv: string[]): Promise<number> {
     join(tmpdir(), 'agentwire', `triage-${new Date(started).toISOString().replace(/[:.]/g, '-')}.jsonl`);
   const record = new RunRecord(ledgerPath);
 
-  const stack: Stack = apiUrl ? externalStack(apiUrl, mcpUrl, process.env) : await startEmbeddedStack();
+  const stack: Stack = apiUrl
+    ? externalStack(apiUrl, mcpUrl, env)
+    : await startEmbeddedStack(env, { tracing: deps.tracing });
   if (!stack.embedded && modes.includes('mcp-http') && !stack.mcpUrl) {
     throw new UsageError('--via mcp-http against a running stack needs --mcp-url (or AGENTWIRE_MCP_URL)');
   }
@@ -104,61 +115,70 @@ export async function triageCommand(argv: string[]): Promise<number> {
   let stoppedBy: string | undefined;
   const walls = new Map<Mode, number>();
   let exit: number = EXIT.ok;
+  let traceId: string | undefined;
   try {
-    for (const mode of modes) {
-      out.step(`\n== triage via ${mode} ==`);
-      if (stack.embedded) await installFaults(stack.apiUrl, stack.apiKey, faults);
-      else if (values.faults !== 'none') out.step('(faults are only installed in the embedded stack)');
-      const ledger = new Ledger();
-      record.follow(ledger, mode);
-      if (values.trace) ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
-      const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
-      const modeStart = Date.now();
-      let backend: TriageBackend | undefined;
-      try {
-        if (mode === 'api') {
-          backend = new ApiBackend(
-            new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, layer: 'api', ...common }),
-          );
-        } else if (mode === 'mcp-http') {
-          const http = new HttpClient({ baseUrl: stack.mcpUrl, layer: 'mcp-http', ...common });
-          backend = await McpBackend.http({
-            url: stack.mcpUrl,
-            token: stack.mcpToken,
-            http,
-            record: (r) => record.toolCall(r, mode),
-            deadline,
-            trace,
-            mode: mcpMode,
+    // One trace for the run: a span per path, per step, per tool call and per HTTP attempt.
+    await inSpan(tracer, 'agent triage', { 'agentwire.via': via }, async (run) => {
+      traceId = run?.spanContext().traceId;
+      for (const mode of modes) {
+        out.step(`\n== triage via ${mode} ==`);
+        if (stack.embedded) await installFaults(stack.apiUrl, stack.apiKey, faults);
+        else if (values.faults !== 'none') out.step('(faults are only installed in the embedded stack)');
+        const ledger = new Ledger();
+        record.follow(ledger, mode);
+        if (values.trace) ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
+        const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
+        const modeStart = Date.now();
+        let backend: TriageBackend | undefined;
+        try {
+          await inSpan(tracer, `triage via ${mode}`, { 'agentwire.via': mode }, async () => {
+            if (mode === 'api') {
+              backend = new ApiBackend(
+                new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, layer: 'api', tracer, ...common }),
+              );
+            } else if (mode === 'mcp-http') {
+              const http = new HttpClient({ baseUrl: stack.mcpUrl, layer: 'mcp-http', tracer, ...common });
+              backend = await McpBackend.http({
+                url: stack.mcpUrl,
+                token: stack.mcpToken,
+                http,
+                record: (r) => record.toolCall(r, mode),
+                deadline,
+                trace,
+                tracer,
+                mode: mcpMode,
+              });
+            } else {
+              backend = await McpBackend.stdio({
+                spawn: stack.stdio,
+                record: (r) => record.toolCall(r, mode),
+                deadline,
+                budget,
+                trace,
+                tracer,
+              });
+            }
+            if (backend instanceof McpBackend) {
+              // What a model would be sent with every step: the tools' descriptions.
+              toolTokens.set(mode, tokenReport(await backend.listTools()).fullListTokens);
+            }
+            const outcome = await runTriage(backend, values.date ?? TRIAGE_DATE, out, tracer);
+            walls.set(mode, Date.now() - modeStart);
+            out.step(
+              `   done: ${outcome.emails.length} emails, ${outcome.senders.length} senders, reply ${outcome.reply.id}`,
+            );
           });
-        } else {
-          backend = await McpBackend.stdio({
-            spawn: stack.stdio,
-            record: (r) => record.toolCall(r, mode),
-            deadline,
-            budget,
-            trace,
-          });
+        } catch (error) {
+          walls.set(mode, Date.now() - modeStart);
+          exit = exitCodeFor(error, deadline);
+          stoppedBy = (error as Error).message;
+          out.step(`\n   stopped: ${stoppedBy}`);
+          break;
+        } finally {
+          await backend?.close().catch(() => undefined);
         }
-        if (backend instanceof McpBackend) {
-          // What a model would be sent with every step: the tools' descriptions.
-          toolTokens.set(mode, tokenReport(await backend.listTools()).fullListTokens);
-        }
-        const outcome = await runTriage(backend, values.date ?? TRIAGE_DATE, out);
-        walls.set(mode, Date.now() - modeStart);
-        out.step(
-          `   done: ${outcome.emails.length} emails, ${outcome.senders.length} senders, reply ${outcome.reply.id}`,
-        );
-      } catch (error) {
-        walls.set(mode, Date.now() - modeStart);
-        exit = exitCodeFor(error, deadline);
-        stoppedBy = (error as Error).message;
-        out.step(`\n   stopped: ${stoppedBy}`);
-        break;
-      } finally {
-        await backend?.close().catch(() => undefined);
       }
-    }
+    });
   } finally {
     out.done();
     await stack.close();
@@ -167,13 +187,14 @@ export async function triageCommand(argv: string[]): Promise<number> {
   const rows = summaryRows(record, [...walls.keys()], walls, toolTokens);
   if (quiet) {
     process.stdout.write(
-      `${JSON.stringify({ exitCode: exit, stoppedBy: stoppedBy ?? null, ledger: ledgerPath, summary: rows })}\n`,
+      `${JSON.stringify({ exitCode: exit, stoppedBy: stoppedBy ?? null, ledger: ledgerPath, traceId: traceId ?? null, summary: rows })}\n`,
     );
   } else {
     process.stdout.write('\n');
     process.stdout.write(`${renderSummary(rows)}\n`);
     if (stoppedBy) process.stdout.write(`stopped (exit ${exit}): ${stoppedBy}\n`);
     process.stdout.write(`ledger: ${ledgerPath}\n`);
+    if (traceId) process.stdout.write(`trace: ${traceId}\n`);
   }
   return exit;
 }

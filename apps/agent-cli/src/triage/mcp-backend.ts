@@ -6,8 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { type HttpClient, isHttpClientError, type RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
+import { traceMeta } from '@agentwire/telemetry';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
 import { TaskError, type TriageBackend } from './backend.js';
@@ -19,6 +21,9 @@ export interface ToolCallRecord {
   tool: string;
   durationMs: number;
   isError: boolean;
+  /** The call's span, when the agent traces: joins this line with the trace. */
+  traceId?: string;
+  spanId?: string;
   /** What the gateway did upstream for this call (from the result's _meta). */
   upstream: {
     attempts: number;
@@ -105,6 +110,8 @@ interface BackendOptions {
   deadline?: number | undefined;
   /** Copy the wire to stderr. */
   trace?: boolean | undefined;
+  /** A span per tool call, its context sent in `_meta` (and over HTTP in the headers). */
+  tracer?: Tracer | undefined;
 }
 
 export interface StdioBackendOptions extends BackendOptions {
@@ -131,6 +138,7 @@ export class McpBackend implements TriageBackend {
   readonly #record: (r: ToolCallRecord) => void;
   readonly #deadline: number | undefined;
   #guard: ((tool: string) => void) | undefined;
+  #tracer: Tracer | undefined;
   #chargeBytes: ((bytes: number) => void) | undefined;
 
   private constructor(name: string, client: Client, record: (r: ToolCallRecord) => void, deadline: number | undefined) {
@@ -157,6 +165,7 @@ export class McpBackend implements TriageBackend {
     await withinDeadline(client.connect(transport), deadline, 'starting the gateway over stdio');
     // The tap prints every message; the backend adds nothing of its own.
     const backend = new McpBackend('mcp-stdio', client, record, deadline);
+    backend.#tracer = options.tracer;
     // Over stdio there is no HTTP for the budget to watch: each tool call counts as a request.
     backend.#guard = budget
       ? (tool) => {
@@ -185,6 +194,7 @@ export class McpBackend implements TriageBackend {
     // no reason to give up.
     const backend = new McpBackend('mcp-http', await repeatLostInTransit(connect, deadline), record, deadline);
     backend.#reconnect = connect;
+    backend.#tracer = options.tracer;
     return backend;
   }
 
@@ -219,19 +229,44 @@ export class McpBackend implements TriageBackend {
     return repeatLostInTransit(once, this.#deadline, options.onRetry);
   }
 
-  async #callOnce(
+  /** One call, in a span of its own when the agent traces. */
+  #callOnce(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
+    const tracer = this.#tracer;
+    if (!tracer) return this.#callUntraced(name, args, onProgress, undefined);
+    return tracer.startActiveSpan(
+      `tools/call ${name}`,
+      { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name } },
+      async (span) => {
+        try {
+          return await this.#callUntraced(name, args, onProgress, span);
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+  }
+
+  async #callUntraced(
     name: string,
     args: Record<string, unknown>,
-    onProgress?: (message: string) => void,
+    onProgress: ((message: string) => void) | undefined,
+    span: Span | undefined,
   ): Promise<unknown> {
     this.#guard?.(name);
+    const ids = span ? { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId } : {};
+    // The span's context, for the gateway to continue: the only way across stdio.
+    const meta = { ...(span ? traceMeta() : {}) } as Record<string, unknown>;
     const started = performance.now();
     const time = new Date().toISOString();
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
+    if (remaining) meta['agentwire.dev/deadlineMs'] = remaining;
     let result: ToolResult;
     try {
       result = (await this.#callTool(
-        { name, arguments: args, ...(remaining ? { _meta: { 'agentwire.dev/deadlineMs': remaining } } : {}) },
+        { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
         {
           ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
           ...(remaining ? { signal: AbortSignal.timeout(remaining) } : {}),
@@ -247,6 +282,7 @@ export class McpBackend implements TriageBackend {
         tool: name,
         durationMs,
         isError: true,
+        ...ids,
         upstream: null,
       });
       if (this.#deadline !== undefined && Date.now() >= this.#deadline) {
@@ -262,6 +298,7 @@ export class McpBackend implements TriageBackend {
       tool: name,
       durationMs: Math.round(performance.now() - started),
       isError: result.isError === true,
+      ...ids,
       upstream,
     });
     // Over stdio no HTTP passes the budget: the gateway's upstream bytes are what it costs.

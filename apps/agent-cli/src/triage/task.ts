@@ -1,6 +1,8 @@
 // The triage task: the day's urgent emails (all pages), who sent them and when they are in
 // the office, the day's digest as it streams, and one reply to the most urgent email.
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
+import { inSpan } from '@agentwire/telemetry';
+import type { Tracer } from '@opentelemetry/api';
 import type { TriageBackend } from './backend.js';
 
 /** The day the task triages unless told otherwise: the lecture's day, with 11 urgent emails. */
@@ -19,36 +21,50 @@ export interface TriageOutput {
   stream(text: string): void;
 }
 
-export async function runTriage(backend: TriageBackend, date: string, out: TriageOutput): Promise<TriageOutcome> {
+/** With a tracer, each step is a span: the calls it makes (HTTP attempts, tool calls) are its children. */
+export async function runTriage(
+  backend: TriageBackend,
+  date: string,
+  out: TriageOutput,
+  tracer?: Tracer,
+): Promise<TriageOutcome> {
+  const step = <T>(n: number, name: string, work: () => Promise<T>) =>
+    inSpan(tracer, `step ${n}: ${name}`, { 'agentwire.step': n }, work);
+
   out.step(`1. urgent emails of ${date}`);
-  const emails: Email[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const page = await backend.urgentEmails(date, cursor);
-    emails.push(...page.data);
-    cursor = page.next_cursor ?? undefined;
-    pages++;
-  } while (cursor !== undefined);
+  const { emails, pages } = await step(1, 'urgent emails', async () => {
+    const emails: Email[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await backend.urgentEmails(date, cursor);
+      emails.push(...page.data);
+      cursor = page.next_cursor ?? undefined;
+      pages++;
+    } while (cursor !== undefined);
+    return { emails, pages };
+  });
   out.step(`   ${emails.length} urgent emails on ${pages} pages`);
 
   out.step('2. senders and their office days');
   const senders: TriageOutcome['senders'] = [];
-  for (const id of [...new Set(emails.map((e) => e.from))]) {
-    const employee = await backend.employee(id);
-    const officeDays = await backend.officeDays(id);
-    senders.push({ employee, officeDays });
-    out.step(`   ${employee.id} ${employee.name} (${employee.team}): in the office ${officeDays.days.join(', ')}`);
-  }
+  await step(2, 'senders and office days', async () => {
+    for (const id of [...new Set(emails.map((e) => e.from))]) {
+      const employee = await backend.employee(id);
+      const officeDays = await backend.officeDays(id);
+      senders.push({ employee, officeDays });
+      out.step(`   ${employee.id} ${employee.name} (${employee.team}): in the office ${officeDays.days.join(', ')}`);
+    }
+  });
 
   out.step('3. the digest, as it streams');
-  const digest = await backend.digest(date, (text) => out.stream(text));
+  const digest = await step(3, 'digest', () => backend.digest(date, (text) => out.stream(text)));
   out.stream('\n');
 
   const first = emails[0];
   if (!first) throw new Error(`no urgent emails on ${date}: nothing to reply to`);
   out.step(`4. reply to the most urgent: ${first.id} "${first.subject}"`);
-  const reply = await backend.reply(first.id, `Thanks, I am on it. (re: ${first.subject})`);
+  const reply = await step(4, 'reply', () => backend.reply(first.id, `Thanks, I am on it. (re: ${first.subject})`));
   out.step(`   stored reply ${reply.id}`);
   return { emails, senders, digest, reply, pages };
 }

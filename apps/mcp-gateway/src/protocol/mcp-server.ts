@@ -2,6 +2,7 @@
 // (initialize + session) revisions and the stateless 2026-07-28 one, tools/list and
 // tools/call, logging, ping, and the error rules of each revision. Transports hand it one
 // JSON-RPC request at a time with a context and send back what it returns.
+import type { Tracer } from '@opentelemetry/api';
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL, scopedName } from '../dynamic-tools.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { Tool } from '../openapi/openapi-to-tools.js';
@@ -18,6 +19,7 @@ import {
   RpcError,
   UNSUPPORTED_VERSION,
 } from './json-rpc.js';
+import { inRequestSpan } from './request-span.js';
 import {
   features,
   isLogLevel,
@@ -48,6 +50,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Sends a notification that belongs to this request (progress, logs). */
   notify: (notification: JsonRpcNotification) => void;
+  /** The HTTP request's headers (its trace context), over HTTP. */
+  headers?: Record<string, string | string[] | undefined> | undefined;
 }
 
 export type Outcome =
@@ -71,13 +75,15 @@ export interface McpServerOptions {
   resultLimits?: ResultLimits;
   /** Counts tool calls, their outcomes and the upstream attempts behind them. */
   metrics?: GatewayMetrics | undefined;
+  /** A span per request, continuing the caller's trace (request-span.ts). */
+  tracer?: Tracer | undefined;
 }
 
 const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
 
 export class McpServer {
-  readonly #options: Required<Omit<McpServerOptions, 'title' | 'instructions' | 'metrics'>> &
-    Pick<McpServerOptions, 'title' | 'instructions' | 'metrics'>;
+  readonly #options: Required<Omit<McpServerOptions, 'title' | 'instructions' | 'metrics' | 'tracer'>> &
+    Pick<McpServerOptions, 'title' | 'instructions' | 'metrics' | 'tracer'>;
   readonly #toolsChanged = new Set<() => void>();
 
   constructor(options: McpServerOptions) {
@@ -111,7 +117,14 @@ export class McpServer {
     return info;
   }
 
-  async handle(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
+  handle(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
+    const { tracer } = this.#options;
+    if (!tracer) return this.#handle(request, ctx);
+    const served = (name: string) => this.#options.tools.get(name) !== undefined;
+    return inRequestSpan(tracer, request, ctx.headers, served, () => this.#handle(request, ctx));
+  }
+
+  async #handle(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
     try {
       if (isStateless(request)) return await this.#modern(request, ctx);
       return await this.#legacy(request, ctx);

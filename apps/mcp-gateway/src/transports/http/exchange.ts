@@ -47,16 +47,18 @@ export interface RunOptions {
   /** Where the request's notifications go (its own SSE stream, or the session's GET stream). */
   notify: (notification: JsonRpcNotification) => void;
   client: ClientWatch;
+  /** The HTTP request's headers, for the trace context they may carry. */
+  headers?: Record<string, string | string[] | undefined> | undefined;
 }
 
 /** Runs one request through the core, cancellable by the client or by its going away. */
 export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, options: RunOptions): Promise<Outcome> {
-  const { session, sessionId, notify, client } = options;
+  const { session, sessionId, notify, client, headers } = options;
   const cancellation = ctx.inFlight.start(sessionId, request.id);
   if (client.gone) cancellation.abort(new Error('client went away'));
   else client.running.add(cancellation);
   try {
-    return await ctx.server.handle(request, { session, signal: cancellation.signal, notify });
+    return await ctx.server.handle(request, { session, signal: cancellation.signal, notify, headers });
   } finally {
     client.running.delete(cancellation);
     ctx.inFlight.finish(sessionId, request.id);

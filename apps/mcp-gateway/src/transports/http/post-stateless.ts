@@ -69,9 +69,9 @@ export async function postStateless(
 
   const client = watchClient(reply);
   if (meta.progressToken !== undefined || meta[META.logLevel] !== undefined) {
-    return streamAnswer(ctx, reply, (notify) => runRequest(ctx, message, { notify, client }));
+    return streamAnswer(ctx, reply, (notify) => runRequest(ctx, message, { notify, client, headers: request.headers }));
   }
-  const outcome = await runRequest(ctx, message, { notify: () => undefined, client });
+  const outcome = await runRequest(ctx, message, { notify: () => undefined, client, headers: request.headers });
   if (outcome.kind === 'cancelled') {
     reply.hijack();
     reply.raw.destroy();

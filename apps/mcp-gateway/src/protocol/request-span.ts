@@ -1,0 +1,65 @@
+// A span per MCP request, continuing the caller's trace: from the HTTP headers when they carry a
+// traceparent, else from `_meta.traceparent` (the only way across stdio). The upstream attempts
+// the request makes are its children (the http-client's spans). Made only when the gateway
+// has a tracer.
+import { incomingContext } from '@agentwire/telemetry';
+import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type { JsonRpcRequest } from './json-rpc.js';
+import type { Outcome } from './mcp-server.js';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+export async function inRequestSpan(
+  tracer: Tracer,
+  request: JsonRpcRequest,
+  headers: Headers | undefined,
+  served: (name: string) => boolean,
+  run: () => Promise<Outcome>,
+): Promise<Outcome> {
+  const params = request.params as Record<string, unknown> | undefined;
+  const parent = incomingContext(params?._meta, headers);
+  const tool = request.method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
+  // A name the caller made up does not name the span.
+  const target = tool === undefined ? '' : served(tool) ? ` ${tool}` : ' (unknown tool)';
+  const span = tracer.startSpan(
+    `${request.method}${target}`,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'mcp.method.name': request.method,
+        'jsonrpc.request.id': String(request.id),
+        ...(tool !== undefined && served(tool) ? { 'gen_ai.tool.name': tool } : {}),
+      },
+    },
+    parent,
+  );
+  return context.with(trace.setSpan(parent, span), async () => {
+    try {
+      const outcome = await run();
+      describeOutcome(span, outcome);
+      return outcome;
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function describeOutcome(span: Span, outcome: Outcome): void {
+  if (outcome.kind === 'cancelled') {
+    span.setAttribute('error.type', 'cancelled');
+    return;
+  }
+  const { response } = outcome;
+  if ('error' in response && response.error) {
+    span.setAttribute('rpc.jsonrpc.error_code', response.error.code);
+    span.setAttribute('error.type', String(response.error.code));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
+  } else if ('result' in response && (response.result as { isError?: unknown } | undefined)?.isError === true) {
+    span.setAttribute('error.type', 'tool_error');
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool result is an error' });
+  }
+}

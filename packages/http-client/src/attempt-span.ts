@@ -1,0 +1,48 @@
+// An attempt as an OpenTelemetry span, made only when the client was given a tracer: its
+// number, the wait before it and why, its status and its idempotency key; and the W3C trace
+// context sent in its headers, so the server's span is its child. Never a header value or a
+// query string: they can hold secrets.
+import { context, propagation, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type { Call, Wait } from './call.js';
+
+export function startAttemptSpan(tracer: Tracer, layer: string, call: Call, attempt: number, wait: Wait): Span {
+  const url = new URL(call.url);
+  return tracer.startSpan(`${call.method} ${call.route}`, {
+    kind: SpanKind.CLIENT,
+    attributes: {
+      'http.request.method': call.method,
+      'url.template': call.route,
+      'url.path': call.path,
+      'server.address': url.hostname,
+      'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      'http.request.resend_count': attempt - 1,
+      'agentwire.layer': layer,
+      'agentwire.attempt': attempt,
+      'agentwire.wait_ms': wait.ms,
+      ...(wait.reason ? { 'agentwire.wait_reason': wait.reason } : {}),
+      ...(call.idempotencyKey ? { 'agentwire.idempotency_key': call.idempotencyKey } : {}),
+    },
+  });
+}
+
+/** The call's headers with this attempt's traceparent (and tracestate) added. */
+export function headersWithContext(headers: Record<string, string>, span: Span): Record<string, string> {
+  const withContext = { ...headers };
+  propagation.inject(trace.setSpan(context.active(), span), withContext);
+  return withContext;
+}
+
+export function endAttemptSpan(
+  span: Span,
+  status: number | null,
+  errorType: string | null,
+  requestId: string | undefined,
+): void {
+  if (status !== null) span.setAttribute('http.response.status_code', status);
+  if (requestId) span.setAttribute('agentwire.request_id', requestId);
+  if (errorType !== null) {
+    span.setAttribute('error.type', errorType);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
+  }
+  span.end();
+}

@@ -1,0 +1,126 @@
+// Attempts as spans: one per attempt, children of the caller's span, carrying the attempt
+// number, the wait and why, the status and the idempotency key, and sending their own
+// traceparent; none at all, and no header, without a tracer.
+import { startTracing, type Tracing } from '@agentwire/telemetry';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpClient, Ledger } from '../src/index.js';
+import { FakeClock } from './support/fake-clock.js';
+import { json, startServer } from './support/servers.js';
+
+const exporter = new InMemorySpanExporter();
+let tracing: Tracing;
+
+beforeAll(async () => {
+  tracing = (await startTracing({
+    serviceName: 'http-client-test',
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
+  })) as Tracing;
+});
+afterAll(() => tracing.shutdown());
+
+/** 503, then 429 with Retry-After: 2, then 200. */
+const flaky = () =>
+  startServer((_req, res, n) => {
+    if (n === 0) json(res, 503, { error: { type: 'api_error', message: 'down' } });
+    else if (n === 1) json(res, 429, { error: { type: 'rate_limit_error', message: 'slow' } }, { 'retry-after': '2' });
+    else json(res, 200, { ok: true }, { 'request-id': 'req_3' });
+  });
+
+describe('tracing', () => {
+  it('makes a span per attempt under the active span, with its wait, status and idempotency key', async () => {
+    exporter.reset();
+    const server = await flaky();
+    const ledger = new Ledger();
+    const secret = 'sk-tracing-secret-value';
+    const http = new HttpClient({
+      baseUrl: server.url,
+      auth: { key: secret },
+      ledger,
+      clock: new FakeClock(),
+      random: () => 0,
+      retryBudget: false,
+      maxRetries: 3,
+      layer: 'api',
+      tracer: tracing.tracer('test'),
+    });
+    const parent = tracing.tracer('test');
+    await parent.startActiveSpan('step', async (step) => {
+      await http.post(
+        '/emails/e-1/reply?token=not-in-spans',
+        { body: 'hi' },
+        { route: '/emails/{id}/reply', idempotencyKey: true },
+      );
+      step.end();
+    });
+    const spans = exporter.getFinishedSpans();
+    const step = spans.find((s) => s.name === 'step');
+    const attempts = spans.filter((s) => s.name === 'POST /emails/{id}/reply');
+    expect(attempts).toHaveLength(3);
+    const key = ledger.attempts[0]?.idempotencyKey;
+    expect(key).toBeTruthy();
+    expect(attempts.map((s) => s.attributes['agentwire.attempt'])).toEqual([1, 2, 3]);
+    expect(attempts.map((s) => s.attributes['http.response.status_code'])).toEqual([503, 429, 200]);
+    expect(attempts.map((s) => s.attributes['agentwire.wait_reason'] ?? null)).toEqual([
+      null,
+      'backoff',
+      'retry_after',
+    ]);
+    expect(attempts[2]?.attributes['agentwire.wait_ms']).toBe(2000);
+    expect(attempts[2]?.attributes['agentwire.request_id']).toBe('req_3');
+    expect(attempts[0]?.attributes['error.type']).toBe('api_error');
+    for (const span of attempts) {
+      expect(span.attributes['agentwire.idempotency_key']).toBe(key);
+      expect(span.parentSpanContext?.spanId).toBe(step?.spanContext().spanId);
+      expect(span.spanContext().traceId).toBe(step?.spanContext().traceId);
+    }
+    // Each attempt sent its own span as the parent for the server's.
+    server.requests.forEach((request, i) => {
+      const [, traceId, spanId] = String(request.headers.traceparent).split('-');
+      expect(traceId).toBe(attempts[i]?.spanContext().traceId);
+      expect(spanId).toBe(attempts[i]?.spanContext().spanId);
+    });
+    // The ledger line and its span can be joined.
+    expect(ledger.attempts.map((a) => a.spanId)).toEqual(attempts.map((s) => s.spanContext().spanId));
+    expect(ledger.attempts.every((a) => a.traceId === step?.spanContext().traceId)).toBe(true);
+    // No secret, no query string in any attribute.
+    const text = JSON.stringify(spans.map((s) => s.attributes));
+    expect(text).not.toContain(secret);
+    expect(text).not.toContain('not-in-spans');
+  });
+
+  it('makes no span and sends no traceparent without a tracer, even inside an active span', async () => {
+    exporter.reset();
+    const server = await flaky();
+    const ledger = new Ledger();
+    const http = new HttpClient({
+      baseUrl: server.url,
+      ledger,
+      clock: new FakeClock(),
+      random: () => 0,
+      retryBudget: false,
+    });
+    await tracing.tracer('test').startActiveSpan('step', async (step) => {
+      await http.get('/x');
+      step.end();
+    });
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['step']);
+    expect(server.requests.every((r) => r.headers.traceparent === undefined)).toBe(true);
+    expect(ledger.attempts.every((a) => a.traceId === undefined && a.spanId === undefined)).toBe(true);
+  });
+
+  it('ends a streamed attempt when its stream ends', async () => {
+    exporter.reset();
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('id: 1\ndata: one\n\nid: 2\ndata: two\n\n');
+    });
+    const http = new HttpClient({ baseUrl: server.url, tracer: tracing.tracer('test') });
+    const events = [];
+    for await (const event of http.stream({ path: '/events' })) events.push(event.data);
+    expect(events).toEqual(['one', 'two']);
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.name).toBe('GET /events');
+    expect(span?.attributes['http.response.status_code']).toBe(200);
+  });
+});

@@ -1,0 +1,9 @@
+export { incomingContext, inSpan, spanIds, type TraceMeta, traceMeta } from './trace-context.js';
+export {
+  type StartOptions,
+  startTracing,
+  type Tracing,
+  TracingConfigError,
+  type TracingSettings,
+  tracingSettings,
+} from './tracing.js';

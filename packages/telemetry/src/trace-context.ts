@@ -1,0 +1,79 @@
+// W3C trace context where MCP carries it: the HTTP headers, and `_meta.traceparent` /
+// `_meta.tracestate` on a JSON-RPC request (the only way across stdio). Both go through the
+// registered propagator: with tracing off, nothing is written and nothing is read.
+import {
+  type Attributes,
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanStatusCode,
+  type Tracer,
+} from '@opentelemetry/api';
+
+export interface TraceMeta {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+/** The current span's context as `_meta` entries (empty when no span is active). */
+export function traceMeta(from: Context = context.active()): TraceMeta {
+  const carrier: Record<string, string> = {};
+  propagation.inject(from, carrier);
+  const meta: TraceMeta = {};
+  if (carrier.traceparent) meta.traceparent = carrier.traceparent;
+  if (carrier.tracestate) meta.tracestate = carrier.tracestate;
+  return meta;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/**
+ * The caller's context for a request: from its HTTP headers when they carry a traceparent
+ * (they name the HTTP attempt, the most precise parent), else from `_meta`, else none.
+ */
+export function incomingContext(meta: unknown, headers?: Headers): Context {
+  if (headers && typeof headers.traceparent === 'string') return propagation.extract(ROOT_CONTEXT, headers);
+  if (meta && typeof meta === 'object') {
+    const { traceparent, tracestate } = meta as Record<string, unknown>;
+    if (typeof traceparent === 'string') {
+      return propagation.extract(ROOT_CONTEXT, {
+        traceparent,
+        ...(typeof tracestate === 'string' ? { tracestate } : {}),
+      });
+    }
+  }
+  return ROOT_CONTEXT;
+}
+
+/** The ids a ledger line carries to be joined with its span. */
+export function spanIds(span: Span | undefined): { traceId: string; spanId: string } | undefined {
+  if (!span) return undefined;
+  const { traceId, spanId } = span.spanContext();
+  return { traceId, spanId };
+}
+
+/**
+ * Runs `work` inside a span when there is a tracer, and plainly when there is none: the span
+ * ends when the work settles, marked as an error when it throws.
+ */
+export async function inSpan<T>(
+  tracer: Tracer | undefined,
+  name: string,
+  attributes: Attributes,
+  work: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  if (!tracer) return work(undefined);
+  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
