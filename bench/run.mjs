@@ -16,10 +16,11 @@ import * as memory from './comparisons/7-memory.mjs';
 import * as startup from './comparisons/8-startup.mjs';
 import * as hostile from './comparisons/9-hostile.mjs';
 import * as bigApis from './comparisons/10-big-apis.mjs';
+import * as tracing from './comparisons/11-tracing.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
-const COMPARISONS = [toyApi, httpClient, toolsCallHttp, latency, stdio, memory, startup, hostile, bigApis];
+const COMPARISONS = [toyApi, httpClient, toolsCallHttp, latency, stdio, memory, startup, hostile, bigApis, tracing];
 
 const { values } = parseArgs({
   options: {

@@ -1,9 +1,17 @@
-// Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions).
+// Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions);
+// traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set.
 // Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
 import { createGateway, serveHttp } from '@agentwire/mcp-gateway';
+import { startTracing } from '@agentwire/telemetry';
 
 const [upstreamUrl, upstreamApiKey, token, openapi] = process.argv.slice(2);
-const gateway = await createGateway({ upstreamUrl, upstreamApiKey, ...(openapi ? { openapi } : {}) });
+const tracing = await startTracing({ serviceName: 'mcp-gateway', activeContext: false });
+const gateway = await createGateway({
+  upstreamUrl,
+  upstreamApiKey,
+  tracer: tracing?.tracer('agentwire.gateway'),
+  ...(openapi ? { openapi } : {}),
+});
 const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
 console.log(`${http.url}/mcp`);
 // For the memory comparison: on SIGUSR2, collect garbage (when started with --expose-gc) and
@@ -16,5 +24,6 @@ process.on('SIGUSR2', () => {
 process.once('SIGTERM', async () => {
   await http.close();
   await gateway.close();
+  await tracing?.shutdown();
   process.exit(0);
 });
