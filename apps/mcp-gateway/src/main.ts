@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     pino.destination({ fd: 2, sync: true }),
   );
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) says where spans go.
-  const tracing = await startTracing({ serviceName: 'mcp-gateway' });
+  const tracing = await startTracing({ serviceName: 'mcp-gateway', activeContext: false });
   // Spans still buffered are sent before the process ends.
   const exit = (code: number) => {
     const flushed = tracing ? tracing.shutdown().catch(() => undefined) : Promise.resolve();

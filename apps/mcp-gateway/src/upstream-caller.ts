@@ -2,6 +2,7 @@
 // encoded so a value cannot change the path), adds the upstream key the way the spec's
 // security scheme says, sends it through the resilient client within the caller's deadline,
 // and turns the answer into an MCP tool result, errors included (isError, never a throw).
+
 import { randomUUID } from 'node:crypto';
 import {
   APIError,
@@ -11,6 +12,7 @@ import {
   ResponseTooLargeError,
   type SseEvent,
 } from '@agentwire/http-client';
+import type { Context } from '@opentelemetry/api';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from './openapi/parameter-styles.js';
 import { META } from './protocol/revisions.js';
@@ -22,6 +24,8 @@ export interface CallContext {
   /** Called per upstream event when the caller asked for progress and the operation streams. */
   onProgress: ((progress: number, message: string) => void) | undefined;
   structured: boolean;
+  /** The MCP request's span context: the upstream attempts' spans are its children. */
+  traceContext?: Context | undefined;
 }
 
 export interface ToolResult {
@@ -98,6 +102,7 @@ export class UpstreamCaller {
       signal: ctx.signal,
       deadlineMs: ctx.deadlineMs,
       ledger,
+      traceContext: ctx.traceContext,
       // An operation the spec marks idempotent (x-mcp annotations) may be retried even as a POST.
       ...(tool.annotations.idempotentHint ? { idempotent: true } : {}),
       ...encoded,

@@ -8,7 +8,7 @@ import { ConfigError, readConfig } from './config.js';
 async function main(): Promise<void> {
   const config = readConfig();
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) says where spans go.
-  const tracing = await startTracing({ serviceName: 'toy-api' });
+  const tracing = await startTracing({ serviceName: 'toy-api', activeContext: false });
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPassword) : undefined;
   const app = await buildApp({
     apiKey: config.apiKey,

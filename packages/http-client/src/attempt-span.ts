@@ -7,28 +7,32 @@ import type { Call, Wait } from './call.js';
 
 export function startAttemptSpan(tracer: Tracer, layer: string, call: Call, attempt: number, wait: Wait): Span {
   const url = new URL(call.url);
-  return tracer.startSpan(`${call.method} ${call.route}`, {
-    kind: SpanKind.CLIENT,
-    attributes: {
-      'http.request.method': call.method,
-      'url.template': call.route,
-      'url.path': call.path,
-      'server.address': url.hostname,
-      'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
-      'http.request.resend_count': attempt - 1,
-      'agentwire.layer': layer,
-      'agentwire.attempt': attempt,
-      'agentwire.wait_ms': wait.ms,
-      ...(wait.reason ? { 'agentwire.wait_reason': wait.reason } : {}),
-      ...(call.idempotencyKey ? { 'agentwire.idempotency_key': call.idempotencyKey } : {}),
+  return tracer.startSpan(
+    `${call.method} ${call.route}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': call.method,
+        'url.template': call.route,
+        'url.path': call.path,
+        'server.address': url.hostname,
+        'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+        'http.request.resend_count': attempt - 1,
+        'agentwire.layer': layer,
+        'agentwire.attempt': attempt,
+        'agentwire.wait_ms': wait.ms,
+        ...(wait.reason ? { 'agentwire.wait_reason': wait.reason } : {}),
+        ...(call.idempotencyKey ? { 'agentwire.idempotency_key': call.idempotencyKey } : {}),
+      },
     },
-  });
+    call.traceContext ?? context.active(),
+  );
 }
 
 /** The call's headers with this attempt's traceparent (and tracestate) added. */
-export function headersWithContext(headers: Record<string, string>, span: Span): Record<string, string> {
-  const withContext = { ...headers };
-  propagation.inject(trace.setSpan(context.active(), span), withContext);
+export function headersWithContext(call: Call, span: Span): Record<string, string> {
+  const withContext = { ...call.headers };
+  propagation.inject(trace.setSpan(call.traceContext ?? context.active(), span), withContext);
   return withContext;
 }
 

@@ -168,7 +168,7 @@ export async function sendAttempt(
   try {
     const response = await loadUndici().request(call.url, {
       method: call.method as Dispatcher.HttpMethod,
-      headers: span ? headersWithContext(call.headers, span) : call.headers,
+      headers: span ? headersWithContext(call, span) : call.headers,
       body: call.body ?? null,
       signal: controller,
       dispatcher: ctx.dispatcher(),

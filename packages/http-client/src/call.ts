@@ -2,6 +2,7 @@
 // governs its attempts (timeout, retries, deadline, replay safety, cost); and the one place a
 // failure of the call is turned into our error classes.
 import { randomUUID } from 'node:crypto';
+import type { Context } from '@opentelemetry/api';
 import type { TSchema } from 'typebox';
 import type { CallOptions, ClientSettings } from './client-options.js';
 import { nonNegativeInteger } from './client-options.js';
@@ -26,6 +27,8 @@ export interface Call {
   cost: number;
   /** Per-call ledger, receiving this call's records besides the client's ledger. */
   ledger: Ledger | undefined;
+  /** The parent of the attempt spans, when the caller gave one. */
+  traceContext: Context | undefined;
 }
 
 /** How long to wait before an attempt, and why. */
@@ -101,6 +104,7 @@ export function prepareCall(
     maxRetries: nonNegativeInteger('maxRetries', options.maxRetries, settings.maxRetries),
     cost: options.cost ?? settings.costOf?.({ method, path: url.pathname }) ?? 0,
     ledger: options.ledger,
+    traceContext: options.traceContext,
   };
 }
 

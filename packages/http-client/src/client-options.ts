@@ -2,7 +2,7 @@
 // into the settings it runs with: a bad option fails when the client is made, with its name.
 
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Tracer } from '@opentelemetry/api';
+import type { Context, Tracer } from '@opentelemetry/api';
 import type { Static, TSchema } from 'typebox';
 import type { Dispatcher } from 'undici';
 import { type Clock, systemClock } from './clock.js';
@@ -102,6 +102,12 @@ export interface CallOptions<S extends TSchema | undefined = undefined> {
   idempotent?: boolean | undefined;
   /** This call's cost per attempt, for the budget. */
   cost?: number | undefined;
+  /**
+   * The trace context this call's attempt spans are children of (when the client has a
+   * tracer); the active context when absent. A server that hands contexts on explicitly needs
+   * no context manager.
+   */
+  traceContext?: Context | undefined;
   /** Validate a 2xx JSON body against this schema; `data` is then typed by it. */
   schema?: S;
   /** A ledger for this call alone (the client's ledger, if any, records it too). */

@@ -2,6 +2,7 @@
 // number, the wait and why, the status and the idempotency key, and sending their own
 // traceparent; none at all, and no header, without a tracer.
 import { startTracing, type Tracing } from '@agentwire/telemetry';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, Ledger } from '../src/index.js';
@@ -87,6 +88,29 @@ describe('tracing', () => {
     const text = JSON.stringify(spans.map((s) => s.attributes));
     expect(text).not.toContain(secret);
     expect(text).not.toContain('not-in-spans');
+  });
+
+  it('takes its parent from the traceContext option, with no active span (a server that hands contexts on)', async () => {
+    exporter.reset();
+    const server = await flaky();
+    const tracer = tracing.tracer('test');
+    const http = new HttpClient({
+      baseUrl: server.url,
+      clock: new FakeClock(),
+      random: () => 0,
+      retryBudget: false,
+      tracer,
+    });
+    const request = tracer.startSpan('request');
+    await http.get('/x', { traceContext: trace.setSpan(ROOT_CONTEXT, request) });
+    request.end();
+    const attempts = exporter.getFinishedSpans().filter((s) => s.name === 'GET /x');
+    expect(attempts).toHaveLength(3);
+    for (const span of attempts) {
+      expect(span.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+      expect(span.spanContext().traceId).toBe(request.spanContext().traceId);
+    }
+    expect(String(server.requests[0]?.headers.traceparent)).toContain(request.spanContext().traceId);
   });
 
   it('makes no span and sends no traceparent without a tracer, even inside an active span', async () => {

@@ -138,6 +138,13 @@ export interface StartOptions {
    * on whatever the environment says.
    */
   spanProcessors?: SpanProcessor[];
+  /**
+   * Keep the active span in AsyncLocalStorage (default true), so spans started anywhere below
+   * become its children. A server that hands each span's context on explicitly (the gateway, the
+   * API) sets false: on Node 20 the context manager's async hooks tax every promise, traced or
+   * not (pnpm bench, comparison 11).
+   */
+  activeContext?: boolean;
 }
 
 /** Warnings of the SDK (an export that failed) on stderr, never on stdout (stdio is MCP's). */
@@ -183,7 +190,9 @@ export async function startTracing(options: StartOptions): Promise<Tracing | und
   propagation.disable();
   diag.setLogger(stderrLogger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   trace.setGlobalTracerProvider(provider as TracerProvider);
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  if (options.activeContext !== false) {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  }
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   return {
     provider: provider as TracerProvider,

@@ -2,7 +2,7 @@
 // (initialize + session) revisions and the stateless 2026-07-28 one, tools/list and
 // tools/call, logging, ping, and the error rules of each revision. Transports hand it one
 // JSON-RPC request at a time with a context and send back what it returns.
-import type { Tracer } from '@opentelemetry/api';
+import type { Context, Tracer } from '@opentelemetry/api';
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL, scopedName } from '../dynamic-tools.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { Tool } from '../openapi/openapi-to-tools.js';
@@ -52,6 +52,8 @@ export interface RequestContext {
   notify: (notification: JsonRpcNotification) => void;
   /** The HTTP request's headers (its trace context), over HTTP. */
   headers?: Record<string, string | string[] | undefined> | undefined;
+  /** The request's span context, when the gateway traces (handed on, not kept in async state). */
+  traceContext?: Context | undefined;
 }
 
 export type Outcome =
@@ -121,7 +123,9 @@ export class McpServer {
     const { tracer } = this.#options;
     if (!tracer) return this.#handle(request, ctx);
     const served = (name: string) => this.#options.tools.get(name) !== undefined;
-    return inRequestSpan(tracer, request, ctx.headers, served, () => this.#handle(request, ctx));
+    return inRequestSpan(tracer, request, ctx.headers, served, (traceContext) =>
+      this.#handle(request, { ...ctx, traceContext }),
+    );
   }
 
   async #handle(request: JsonRpcRequest, ctx: RequestContext): Promise<Outcome> {
@@ -376,6 +380,7 @@ export class McpServer {
       deadlineMs,
       onProgress,
       structured: f.structuredOutput,
+      traceContext: ctx.traceContext,
     });
     if (ctx.signal.aborted) return { kind: 'cancelled' };
     const limits = tool.binding.resultLimits ?? this.#options.resultLimits;

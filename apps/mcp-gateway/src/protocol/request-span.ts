@@ -3,7 +3,7 @@
 // the request makes are its children (the http-client's spans). Made only when the gateway
 // has a tracer.
 import { incomingContext } from '@agentwire/telemetry';
-import { context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import type { JsonRpcRequest } from './json-rpc.js';
 import type { Outcome } from './mcp-server.js';
 
@@ -14,7 +14,7 @@ export async function inRequestSpan(
   request: JsonRpcRequest,
   headers: Headers | undefined,
   served: (name: string) => boolean,
-  run: () => Promise<Outcome>,
+  run: (traceContext: Context) => Promise<Outcome>,
 ): Promise<Outcome> {
   const params = request.params as Record<string, unknown> | undefined;
   const parent = incomingContext(params?._meta, headers);
@@ -33,19 +33,18 @@ export async function inRequestSpan(
     },
     parent,
   );
-  return context.with(trace.setSpan(parent, span), async () => {
-    try {
-      const outcome = await run();
-      describeOutcome(span, outcome);
-      return outcome;
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  // Handed on explicitly (to the upstream calls), so no context manager is needed.
+  try {
+    const outcome = await run(trace.setSpan(parent, span));
+    describeOutcome(span, outcome);
+    return outcome;
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 function describeOutcome(span: Span, outcome: Outcome): void {
