@@ -119,6 +119,7 @@ export class UpstreamCaller {
         ctx,
         ledger,
         started,
+        response.text,
       );
     } catch (error) {
       if (error instanceof HttpClientError) return errorResult(describeError(error), error.retryable, ledger, started);
@@ -177,6 +178,7 @@ export class UpstreamCaller {
     ctx: CallContext,
     ledger: Ledger,
     started: number,
+    bodyText?: string,
   ): ToolResult {
     const meta = { [META.upstream]: upstreamMeta(ledger, started, status) };
     const type = String((Array.isArray(contentType) ? contentType[0] : contentType) ?? '').split(';')[0] ?? '';
@@ -196,7 +198,9 @@ export class UpstreamCaller {
     }
     // No body (204, or an empty 200): a success with no content.
     if (data !== undefined) {
-      result.content.push({ type: 'text', text: typeof data === 'string' ? data : JSON.stringify(data) });
+      // JSON as the upstream wrote it (its exact integers too), not written again from the parsed value.
+      const text = typeof data === 'string' ? data : (bodyText ?? JSON.stringify(data));
+      result.content.push({ type: 'text', text });
     }
     if (ctx.structured && tool.outputSchema) {
       // Checked against the advertised schema by the caller (the tool registry) before it is sent.

@@ -27,6 +27,7 @@ const SPEC = {
   info: { title: 'Loose upstream', version: '1' },
   paths: {
     '/pet': { get: { operationId: 'get_pet', responses: json({ $ref: '#/components/schemas/Pet' }) } },
+    '/big': { get: { operationId: 'get_big', responses: json({ $ref: '#/components/schemas/Pet' }) } },
     '/wrong': { get: { operationId: 'wrong_shape', responses: json({ $ref: '#/components/schemas/Pet' }) } },
     '/pets': {
       get: {
@@ -49,6 +50,8 @@ const SPEC = {
   components: { schemas: { Pet } },
 };
 const BYTES = Buffer.from([0, 1, 2, 250, 251, 252]);
+/** An id above 2^53, written with a space as some APIs do: JSON.parse rounds it to ...992. */
+const BIG = '{"id": 9007199254740993, "name": "Rex", "status": "sold"}';
 
 async function looseUpstream() {
   const server = createServer((req, res) => {
@@ -60,7 +63,8 @@ async function looseUpstream() {
     if (path === '/pet') {
       // A float id, a null name, an enum value not in the spec, an extra property.
       send(200, 'application/json', '{"id":7.5,"name":null,"status":"pending","tags":["OK!"],"vet":"Dr. Who"}');
-    } else if (path === '/wrong') send(200, 'application/json', '"not a pet at all"');
+    } else if (path === '/big') send(200, 'application/json', BIG);
+    else if (path === '/wrong') send(200, 'application/json', '"not a pet at all"');
     else if (path === '/pets') send(200, 'application/json', '[{"id":1},{"id":2,"name":null}]');
     else if (path === '/gone') send(204, undefined, '');
     else if (path === '/empty') send(200, 'application/json', '');
@@ -86,7 +90,7 @@ describe('answers outside the spec, through both official clients', () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t: { name: string }) => [t.name, t as Record<string, any>]));
     expect([...byName.keys()].sort()).toEqual(
-      ['archive', 'delete_pet', 'empty_200', 'get_pet', 'list_pets', 'note', 'wrong_shape'].sort(),
+      ['archive', 'delete_pet', 'empty_200', 'get_big', 'get_pet', 'list_pets', 'note', 'wrong_shape'].sort(),
     );
     for (const tool of byName.values()) if (tool.outputSchema) expect(tool.outputSchema.type).toBe('object');
     expect(byName.get('delete_pet')?.outputSchema).toBeUndefined();
@@ -130,6 +134,16 @@ describe('answers outside the spec, through both official clients', () => {
         },
       },
     ]);
+  });
+
+  it("passes the upstream's JSON on as text exactly as it came: an integer above 2^53 keeps its digits", async () => {
+    const gw = await startHttpGatewayFor({ upstreamUrl: await looseUpstream(), openapi: SPEC });
+    const { client } = await httpV2(gw, 'legacy');
+    const big = (await client.callTool({ name: 'get_big', arguments: {} })) as unknown as Result;
+    expect(big.isError).toBeFalsy();
+    // The text is the upstream's body, not the parsed value written again (which would say ...992).
+    expect(big.content).toEqual([{ type: 'text', text: BIG }]);
+    expect(big.structuredContent).toEqual({ id: 9007199254740992, name: 'Rex', status: 'sold' });
   });
 
   it('with output schemas off, advertises none and answers with text only', async () => {

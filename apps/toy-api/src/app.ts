@@ -175,12 +175,16 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   app.setValidatorCompiler(createValidatorCompiler());
   useJsonBodyParser(app as unknown as FastifyInstance);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request are synchronous (a callback, no promise): each async hook costs a
+  // promise and a turn of the microtask queue per request (BENCHMARKS.md, comparison 1).
+  app.addHook('onRequest', (request, reply, done) => {
     inFlight.set(request.raw.socket, { req: request.raw, res: reply.raw });
     reply.header('request-id', request.id);
     if (request.headers.host === undefined) {
-      throw new EnvelopeError('invalid_request_error', 'a Host header is required (HTTP/1.1)');
+      done(new EnvelopeError('invalid_request_error', 'a Host header is required (HTTP/1.1)'));
+      return;
     }
+    done();
   });
 
   // Counted once the answer is sent; the route is its template, never the raw path.
@@ -251,11 +255,18 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   });
 
   await app.register(async (api) => {
-    api.addHook('onRequest', async (request) => {
-      request.caller = keys.authenticate(request.headers);
-      if (request.routeOptions.config.write && request.caller.access !== 'full') {
-        throw new EnvelopeError('permission_error', 'this key is read-only; writes need the full-access key');
+    api.addHook('onRequest', (request, _reply, done) => {
+      try {
+        request.caller = keys.authenticate(request.headers);
+      } catch (error) {
+        done(error as Error);
+        return;
       }
+      if (request.routeOptions.config.write && request.caller.access !== 'full') {
+        done(new EnvelopeError('permission_error', 'this key is read-only; writes need the full-access key'));
+        return;
+      }
+      done();
     });
     api.addHook('onRoute', (route: RouteOptions) => injectFaultHooks(route, context.faults));
 
@@ -302,8 +313,21 @@ function injectFaultHooks(route: RouteOptions, faults: FaultInjector): void {
   }
   const asArray = <T>(hook: T | T[] | undefined): T[] =>
     hook === undefined ? [] : Array.isArray(hook) ? hook : [hook];
-  route.preHandler = [...asArray(route.preHandler), (request, reply) => faults.beforeHandler(request, reply)];
-  route.onSend = [...asArray(route.onSend), async (request, reply, payload) => faults.onSend(request, reply, payload)];
+  // With no rule set (the usual case) each hook is one synchronous check, no promise.
+  route.preHandler = [
+    ...asArray(route.preHandler),
+    (request, reply, done) => {
+      if (!faults.armed) {
+        done();
+        return;
+      }
+      faults.beforeHandler(request, reply).then(() => done(), done);
+    },
+  ];
+  route.onSend = [
+    ...asArray(route.onSend),
+    (request, reply, payload, done) => done(null, faults.armed ? faults.onSend(request, reply, payload) : payload),
+  ];
 }
 
 /** Malformed HTTP never reaches Fastify's router; answer it with our envelope anyway. */

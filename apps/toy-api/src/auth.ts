@@ -22,10 +22,23 @@ function digest(text: string): Buffer {
 export class KeyRing {
   readonly #full: Buffer;
   readonly #read: Buffer | undefined;
+  // Who each valid key is, made once: a request pays one SHA-256 and two comparisons.
+  readonly #fullCaller: Caller;
+  readonly #readCaller: Caller | undefined;
 
   constructor(fullKey: string, readOnlyKey?: string) {
     this.#full = digest(fullKey);
     this.#read = readOnlyKey ? digest(readOnlyKey) : undefined;
+    this.#fullCaller = Object.freeze({ access: 'full', id: this.#callerId(fullKey) });
+    this.#readCaller = readOnlyKey ? Object.freeze({ access: 'read', id: this.#callerId(readOnlyKey) }) : undefined;
+  }
+
+  /**
+   * The id names a caller in state keys (Redis); an HMAC keyed by the server's own key, so it
+   * cannot be checked against guessed keys by whoever can read those keys.
+   */
+  #callerId(key: string): string {
+    return createHmac('sha256', this.#full).update(key).digest('hex').slice(0, 16);
   }
 
   /** Who is calling, or an authentication error that says what to send. */
@@ -39,14 +52,11 @@ export class KeyRing {
       );
     }
     const candidate = digest(presented);
-    // The id names a caller in state keys (Redis); an HMAC keyed by the server's own key, so
-    // it cannot be checked against guessed keys by whoever can read those keys.
-    const id = createHmac('sha256', this.#full).update(presented).digest('hex').slice(0, 16);
     // Compare against both keys every time, so timing does not tell which one nearly matched.
     const isFull = timingSafeEqual(candidate, this.#full);
     const isRead = this.#read !== undefined && timingSafeEqual(candidate, this.#read);
-    if (isFull) return { access: 'full', id };
-    if (isRead) return { access: 'read', id };
+    if (isFull) return this.#fullCaller;
+    if (isRead && this.#readCaller) return this.#readCaller;
     throw new EnvelopeError('authentication_error', 'invalid API key', CHALLENGE);
   }
 

@@ -94,6 +94,11 @@ export class FaultInjector {
     };
   }
 
+  /** Whether any rule is set: without one, the hooks on every route return at once. */
+  get armed(): boolean {
+    return this.#rules.length > 0;
+  }
+
   /** The first live rule for this request whose action is one of `actions`, counted as a hit. */
   take(request: FastifyRequest, actions: readonly Action[]): FaultRule | undefined {
     if (this.#rules.length === 0) return undefined;

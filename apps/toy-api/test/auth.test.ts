@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { KeyRing } from '../src/auth.js';
 import { STORES, startApi } from './support/toy-api.js';
@@ -79,5 +80,25 @@ describe('the key ring', () => {
   it('never shows its keys when serialized, as a logger would', () => {
     const keys = new KeyRing('full-secret-0123456789', 'read-secret-0123456789');
     expect(JSON.stringify({ keys })).toBe('{"keys":"[KeyRing]"}');
+  });
+
+  it('names each key with a stable id that is an HMAC of the key (state keys survive restarts), and the same caller each time', () => {
+    const keys = new KeyRing('full-secret-0123456789', 'read-secret-0123456789');
+    const hmac = (key: string) =>
+      createHmac('sha256', createHash('sha256').update('full-secret-0123456789').digest())
+        .update(key)
+        .digest('hex')
+        .slice(0, 16);
+    const full = keys.authenticate({ authorization: 'Bearer full-secret-0123456789' });
+    const read = keys.authenticate({ 'x-api-key': 'read-secret-0123456789' });
+    expect(full).toEqual({ access: 'full', id: hmac('full-secret-0123456789') });
+    expect(read).toEqual({ access: 'read', id: hmac('read-secret-0123456789') });
+    expect(keys.authenticate({ authorization: 'bearer   full-secret-0123456789' })).toBe(full);
+    expect(new KeyRing('full-secret-0123456789').authenticate({ 'x-api-key': 'full-secret-0123456789' }).id).toBe(
+      full.id,
+    );
+    expect(() => new KeyRing('full-secret-0123456789').authenticate({ 'x-api-key': 'read-secret-0123456789' })).toThrow(
+      /invalid API key/,
+    );
   });
 });

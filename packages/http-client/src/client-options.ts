@@ -123,6 +123,11 @@ export interface HttpResponse<T> {
   status: number;
   headers: IncomingHttpHeaders;
   data: T;
+  /**
+   * The body as text, when it was read as text (JSON included): exactly what the server sent,
+   * for a caller that passes it on without writing the parsed value again.
+   */
+  text: string | undefined;
   requestId: string | undefined;
   /** How many attempts the call took. */
   attempts: number;

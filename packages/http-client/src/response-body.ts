@@ -11,16 +11,26 @@ import { firstHeader } from './headers.js';
 const TEXTUAL =
   /^\s*(text\/|application\/([\w.-]+\+)?(json|xml)\b|application\/(javascript|ecmascript|x-www-form-urlencoded|(x-)?yaml|graphql|x-ndjson|jsonl)\b)/i;
 
+/** A body as the caller gets it, and its text when it was read as text (JSON included). */
+export interface ParsedBody {
+  data: unknown;
+  text: string | undefined;
+}
+
 export class ResponseBodies {
   readonly #validators = new WeakMap<object, Validate<unknown>>();
 
-  parse(call: Call, sent: Buffered, schema: TSchema | undefined): unknown {
-    if (sent.buffer.length === 0) return undefined;
+  parse(call: Call, sent: Buffered, schema: TSchema | undefined): ParsedBody {
+    if (sent.buffer.length === 0) return { data: undefined, text: undefined };
     const type = firstHeader(sent.headers, 'content-type') ?? '';
     // Text as a string, JSON parsed; every other type (images, archives, spreadsheets, ...) as bytes.
-    if (type !== '' && !TEXTUAL.test(type)) return sent.buffer;
+    if (type !== '' && !TEXTUAL.test(type)) return { data: sent.buffer, text: undefined };
     const text = sent.buffer.toString('utf8');
-    if (!type.includes('json')) return text;
+    if (!type.includes('json')) return { data: text, text };
+    return { data: this.#json(call, sent, text, schema), text };
+  }
+
+  #json(call: Call, sent: Buffered, text: string, schema: TSchema | undefined): unknown {
     let data: unknown;
     try {
       data = JSON.parse(text);

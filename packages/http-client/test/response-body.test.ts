@@ -38,3 +38,13 @@ describe('response bodies', () => {
     }
   });
 });
+
+describe('the body as text', () => {
+  it('comes with a JSON or text body, exactly as sent; not with bytes', async () => {
+    const json = await client.get(`/${encodeURIComponent('application/json')}`);
+    expect(json.data).toEqual({ ok: true });
+    expect(json.text).toBe('{"ok":true}');
+    expect((await client.get(`/${encodeURIComponent('text/csv')}`)).text).toBe('a,b');
+    expect((await client.get(`/${encodeURIComponent('application/zip')}`)).text).toBeUndefined();
+  });
+});
