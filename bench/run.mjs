@@ -17,10 +17,23 @@ import * as startup from './comparisons/8-startup.mjs';
 import * as hostile from './comparisons/9-hostile.mjs';
 import * as bigApis from './comparisons/10-big-apis.mjs';
 import * as tracing from './comparisons/11-tracing.mjs';
+import * as features from './comparisons/12-features.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
-const COMPARISONS = [toyApi, httpClient, toolsCallHttp, latency, stdio, memory, startup, hostile, bigApis, tracing];
+const COMPARISONS = [
+  toyApi,
+  httpClient,
+  toolsCallHttp,
+  latency,
+  stdio,
+  memory,
+  startup,
+  hostile,
+  bigApis,
+  tracing,
+  features,
+];
 
 const { values } = parseArgs({
   options: {

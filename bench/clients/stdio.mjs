@@ -1,9 +1,17 @@
 // Comparison 4: tool calls per second over stdio. Spawns the server, initializes, then makes
 // `calls` tools/call requests one at a time, and `calls` more with `window` of them in flight
-// (pipelined: the next is written as soon as one answers). Checks every answer.
+// (pipelined: the next is written as soon as one answers). Checks every answer. Also reports the
+// server process's own CPU per call over both phases, from /proc (Linux).
 // Usage: node clients/stdio.mjs '{"command":[...],"env":{...},"calls":2000,"window":32}'
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+
+/** User + system CPU of a process so far, in µs (clock ticks of 10 ms). */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
 
 const { command, env = {}, calls, window } = JSON.parse(process.argv[2]);
 const child = spawn(command[0], command.slice(1), {
@@ -39,6 +47,7 @@ if (init.error) throw new Error(`initialize failed: ${JSON.stringify(init.error)
 child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
 for (let i = 0; i < 100; i++) await call();
 
+const cpu0 = cpuMicros(child.pid);
 let t0 = performance.now();
 for (let i = 0; i < calls; i++) await call();
 const sequential = calls / ((performance.now() - t0) / 1000);
@@ -54,5 +63,6 @@ await Promise.all(
   }),
 );
 const pipelined = calls / ((performance.now() - t0) / 1000);
+const cpuUs = (cpuMicros(child.pid) - cpu0) / (2 * calls);
 child.kill();
-process.stdout.write(`${JSON.stringify({ sequential, pipelined })}\n`);
+process.stdout.write(`${JSON.stringify({ sequential, pipelined, cpuUs })}\n`);

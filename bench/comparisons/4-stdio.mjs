@@ -16,6 +16,20 @@ export async function run(runner) {
     'sdk-v2': side([process.execPath, runner.script('servers/sdk-v2-stdio.mjs')]),
     'sdk-v1': side([process.execPath, runner.script('servers/sdk-v1-stdio.mjs')]),
   });
+  // Own CPU per call of each server process, over both phases (from /proc, in the client).
+  const cpu = (name) => median(s[name].map((x) => x.cpuUs));
+  for (const sdk of ['sdk-v2', 'sdk-v1']) {
+    const ratio = cpu('gateway') / cpu(sdk);
+    runner.row({
+      id: 4,
+      comparison: `gateway over stdio vs official SDK ${sdk.slice(4)} stdio server: own CPU per call`,
+      ours: `${fmt(cpu('gateway'))} µs`,
+      baseline: `${fmt(cpu(sdk))} µs`,
+      measure: `${round(ratio)}x`,
+      goal: '<= 0.5x',
+      met: ratio <= 0.5,
+    });
+  }
   for (const mode of ['sequential', 'pipelined']) {
     const g = median(s.gateway.map((x) => x[mode]));
     for (const sdk of ['sdk-v2', 'sdk-v1']) {

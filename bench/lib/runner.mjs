@@ -6,11 +6,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { BENCH_DIR, median, round, runJson, startProcess } from './util.mjs';
+import { BENCH_DIR, cpuMicros, median, round, runJson, startProcess } from './util.mjs';
 
 const QUICK = {
   rounds: 3,
   seconds: 2,
+  /** Requests per sample where own CPU per call is read (a fixed count, not a duration). */
+  calls: 5000,
   connections: 32,
   latencyCalls: 500,
   stdioCalls: 1000,
@@ -20,6 +22,7 @@ const QUICK = {
 const FULL = {
   rounds: 5,
   seconds: 5,
+  calls: 15_000,
   connections: 32,
   latencyCalls: 2000,
   stdioCalls: 3000,
@@ -29,6 +32,8 @@ const FULL = {
 
 export const fmt = (n) => Math.round(n).toLocaleString('en-US');
 export const rpsOf = (samples) => median(samples.map((s) => s.rps));
+/** The median own CPU per request of process `name` over the samples, in µs. */
+export const cpuOf = (samples, name) => median(samples.map((s) => s.cpuUs[name]));
 export { median, round };
 
 /** Throws when any sample had a failed request: the comparison would be meaningless. */
@@ -68,7 +73,18 @@ export async function createRunner({ quick }) {
       if (!memo.has(name)) memo.set(name, start());
       return memo.get(name);
     },
-    autocannon: (options) => runJson(script('clients/autocannon.mjs'), options),
+    /**
+     * One autocannon run in its own process. With `cpu` ({name: pid}), each named process's own
+     * CPU over the run is read from /proc and returned per request, as `cpuUs[name]`.
+     */
+    async autocannon(options, cpu = {}) {
+      const before = Object.fromEntries(Object.entries(cpu).map(([name, pid]) => [name, cpuMicros(pid)]));
+      const result = await runJson(script('clients/autocannon.mjs'), options);
+      result.cpuUs = Object.fromEntries(
+        Object.entries(cpu).map(([name, pid]) => [name, (cpuMicros(pid) - before[name]) / result.total]),
+      );
+      return result;
+    },
     runJson: (path, input, options) => runJson(script(path), input, options),
     async http(url, init = {}) {
       const { statusCode, headers, body } = await request(url, { dispatcher, ...init });
@@ -83,10 +99,11 @@ export async function createRunner({ quick }) {
       }
       return samples;
     },
-    /** One result: `measure` against `goal`, with what it compared. */
+    /** One result: `measure` against `goal`, with what it compared; `met: null` for a cost measured without a goal. */
     row({ id, comparison, ours, baseline, measure, goal, met, note = '' }) {
       rows.push({ id, comparison, ours, baseline, measure, goal, met, note });
-      console.log(`  ${met ? 'met   ' : 'MISSED'} ${id}. ${comparison}: ${measure} (goal ${goal})`);
+      const verdict = met === null ? 'cost  ' : met ? 'met   ' : 'MISSED';
+      console.log(`  ${verdict} ${id}. ${comparison}: ${measure} (goal ${goal})`);
     },
     async close() {
       for (const p of started.reverse()) await p.stop();
@@ -113,7 +130,7 @@ export async function createRunner({ quick }) {
       const resultFile = join(BENCH_DIR, 'results', quick ? 'quick.json' : 'latest.json');
       writeFileSync(resultFile, `${JSON.stringify(result, null, 2)}\n`);
       console.log(
-        `\n${rows.filter((r) => r.met).length} of ${rows.length} goals met in ${result.durationS} s; results: ${resultFile}`,
+        `\n${rows.filter((r) => r.met === true).length} of ${rows.filter((r) => r.met !== null).length} goals met in ${result.durationS} s; results: ${resultFile}`,
       );
       console.table(
         rows.map((r) => ({
@@ -123,7 +140,7 @@ export async function createRunner({ quick }) {
           baseline: r.baseline,
           result: r.measure,
           goal: r.goal,
-          met: r.met ? 'yes' : 'NO',
+          met: r.met === null ? '-' : r.met ? 'yes' : 'NO',
         })),
       );
       if (updateDoc) updateBenchmarksDoc(result);
@@ -145,7 +162,7 @@ function updateBenchmarksDoc(result) {
     '|---|---|---|---|---|---|---|',
     ...result.rows.map(
       (r) =>
-        `| ${r.id} | ${r.comparison} | ${r.ours} | ${r.baseline} | ${r.measure} | ${r.goal} | ${r.met ? 'yes' : '**no**'} |`,
+        `| ${r.id} | ${r.comparison} | ${r.ours} | ${r.baseline} | ${r.measure} | ${r.goal} | ${r.met === null ? '-' : r.met ? 'yes' : '**no**'} |`,
     ),
   ].join('\n');
   const updated = text.replace(

@@ -73,7 +73,7 @@ export function gatewayWithSession(runner) {
     if (r.status !== 200 || !r.text.includes('mon') || r.text.includes('"isError":true')) {
       throw new Error(`the gateway did not answer tools/call properly: ${r.status} ${r.text.slice(0, 300)}`);
     }
-    return { url: gateway.line, sessionId, headers };
+    return { url: gateway.line, sessionId, headers, pid: gateway.pid };
   });
 }
 

@@ -1,5 +1,6 @@
 // Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions);
-// traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+// traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set; OUTPUT_SCHEMAS=off and
+// TOOLS_MODE=dynamic as the command reads them (comparison 12).
 // Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
 import { createGateway, serveHttp } from '@agentwire/mcp-gateway';
 import { startTracing } from '@agentwire/telemetry';
@@ -10,6 +11,8 @@ const gateway = await createGateway({
   upstreamUrl,
   upstreamApiKey,
   tracer: tracing?.tracer('agentwire.gateway'),
+  ...(process.env.OUTPUT_SCHEMAS === 'off' ? { outputSchemas: false } : {}),
+  ...(process.env.TOOLS_MODE ? { toolsMode: process.env.TOOLS_MODE } : {}),
   ...(openapi ? { openapi } : {}),
 });
 const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });

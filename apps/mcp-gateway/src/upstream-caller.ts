@@ -15,6 +15,7 @@ import {
 import type { Context } from '@opentelemetry/api';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from './openapi/parameter-styles.js';
+import { keepRawJson } from './protocol/raw-json.js';
 import { META } from './protocol/revisions.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './upstream-body.js';
 
@@ -204,12 +205,12 @@ export class UpstreamCaller {
     }
     if (ctx.structured && tool.outputSchema) {
       // Checked against the advertised schema by the caller (the tool registry) before it is sent.
-      result.structuredContent =
-        data === undefined
-          ? {}
-          : tool.binding.output.kind === 'json' && tool.binding.output.wrapped
-            ? { result: data }
-            : data;
+      const wrapped = tool.binding.output.kind === 'json' && tool.binding.output.wrapped;
+      result.structuredContent = data === undefined ? {} : wrapped ? { result: data } : data;
+      // Sent as the upstream's own text unless something changes it (protocol/raw-json.ts).
+      if (bodyText !== undefined && data !== undefined && typeof data !== 'string') {
+        keepRawJson(result.structuredContent, wrapped ? `{"result":${bodyText}}` : bodyText);
+      }
     }
     return result;
   }

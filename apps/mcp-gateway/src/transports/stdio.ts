@@ -16,6 +16,7 @@ import {
 } from '../protocol/json-rpc.js';
 import type { McpServer, SessionState } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS, mapLimited, takeIn } from '../protocol/message-intake.js';
+import { serializeMessage } from '../protocol/raw-json.js';
 
 export interface StdioOptions {
   input: Readable;
@@ -36,7 +37,7 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   const inFlight = new InFlightRequests();
   const demo = options.demoLogLine === undefined ? '' : `${options.demoLogLine}\n`;
   const write = (message: unknown) => {
-    output.write(`${demo}${JSON.stringify(message)}\n`);
+    output.write(`${demo}${serializeMessage(message)}\n`);
   };
 
   /**

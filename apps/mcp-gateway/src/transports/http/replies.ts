@@ -2,6 +2,7 @@
 // JSON or a JSON-RPC error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorResponse, INVALID_REQUEST, type JsonRpcId } from '../../protocol/json-rpc.js';
+import { serializeBody } from '../../protocol/raw-json.js';
 
 export function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -25,7 +26,7 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): FastifyReply {
-  return reply.code(status).headers(headers).type('application/json').send(JSON.stringify(body));
+  return reply.code(status).headers(headers).type('application/json').send(serializeBody(body));
 }
 
 export function rpcError(
