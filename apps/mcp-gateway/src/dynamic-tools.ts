@@ -233,3 +233,12 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
   ];
   return scope === undefined ? tools : tools.map((t) => ({ ...t, scope }));
 }
+
+/** The answer to an operation name that is not served: the same for a made-up name and a filtered-out one. */
+export function unknownOperation(name: string, scope?: string): Record<string, unknown> {
+  const search = scopedName(SEARCH_TOOL, scope);
+  return {
+    content: [{ type: 'text', text: `Unknown operation: ${name}. ${search} gives the exact names.` }],
+    isError: true,
+  };
+}

@@ -65,15 +65,18 @@ export async function inSpan<T>(
   work: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
   if (!tracer) return work(undefined);
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
-    try {
-      return await work(span);
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer.startActiveSpan(name, { attributes }, (span) => settleSpan(span, () => work(span)));
+}
+
+/** Runs `work` for a span already started: ends it when the work settles, as an error when it throws. */
+export async function settleSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    span.end();
+  }
 }

@@ -6,10 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { type HttpClient, isHttpClientError, type RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
-import { traceMeta } from '@agentwire/telemetry';
+import { settleSpan, traceMeta } from '@agentwire/telemetry';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
 import { TaskError, type TriageBackend } from './backend.js';
@@ -236,16 +236,7 @@ export class McpBackend implements TriageBackend {
     return tracer.startActiveSpan(
       `tools/call ${name}`,
       { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name } },
-      async (span) => {
-        try {
-          return await this.#callUntraced(name, args, onProgress, span);
-        } catch (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-          throw error;
-        } finally {
-          span.end();
-        }
-      },
+      (span) => settleSpan(span, () => this.#callUntraced(name, args, onProgress, span)),
     );
   }
 

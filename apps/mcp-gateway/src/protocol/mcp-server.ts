@@ -3,7 +3,7 @@
 // tools/call, logging, ping, and the error rules of each revision. Transports hand it one
 // JSON-RPC request at a time with a context and send back what it returns.
 import type { Context, Tracer } from '@opentelemetry/api';
-import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, SEARCH_TOOL, scopedName } from '../dynamic-tools.js';
+import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, scopedName, unknownOperation } from '../dynamic-tools.js';
 import type { GatewayMetrics } from '../metrics.js';
 import type { Tool } from '../openapi/openapi-to-tools.js';
 import { boundResult, DEFAULT_MAX_RESULT_BYTES, type ResultLimits } from '../result-limits.js';
@@ -442,15 +442,6 @@ export class McpServer {
   #ok(id: JsonRpcRequest['id'], result: Record<string, unknown>): Outcome & { kind: 'response' } {
     return { kind: 'response', response: { jsonrpc: '2.0', id, result } };
   }
-}
-
-/** The answer to an operation name that is not served: the same for a made-up name and a filtered-out one. */
-function unknownOperation(name: string, scope?: string): Record<string, unknown> {
-  const search = scopedName(SEARCH_TOOL, scope);
-  return {
-    content: [{ type: 'text', text: `Unknown operation: ${name}. ${search} gives the exact names.` }],
-    isError: true,
-  };
 }
 
 /** What a model reads when its arguments fail the tool's schema (as an error or an isError result). */

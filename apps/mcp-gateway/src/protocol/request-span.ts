@@ -2,7 +2,7 @@
 // traceparent, else from `_meta.traceparent` (the only way across stdio). The upstream attempts
 // the request makes are its children (the http-client's spans). Made only when the gateway
 // has a tracer.
-import { incomingContext } from '@agentwire/telemetry';
+import { incomingContext, settleSpan } from '@agentwire/telemetry';
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import type { JsonRpcRequest } from './json-rpc.js';
 import type { Outcome } from './mcp-server.js';
@@ -34,17 +34,11 @@ export async function inRequestSpan(
     parent,
   );
   // Handed on explicitly (to the upstream calls), so no context manager is needed.
-  try {
+  return settleSpan(span, async () => {
     const outcome = await run(trace.setSpan(parent, span));
     describeOutcome(span, outcome);
     return outcome;
-  } catch (error) {
-    span.recordException(error as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-    throw error;
-  } finally {
-    span.end();
-  }
+  });
 }
 
 function describeOutcome(span: Span, outcome: Outcome): void {
