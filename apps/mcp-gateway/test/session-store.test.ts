@@ -87,6 +87,60 @@ describe('sessions in Redis, shared by replicas', () => {
   });
 });
 
+describe("a session's GET stream events in Redis", () => {
+  it('get consecutive ids and are published in id order when two replicas append at once', async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
+    const prefix = `append-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    const replica = () =>
+      new RedisSessionStore({ redis: new Redis(process.env.REDIS_URL ?? ''), prefix, quitOnClose: true });
+    const a = replica();
+    const b = replica();
+    // What every replica's GET streams hear, in the order Redis publishes it.
+    const listener = new Redis(process.env.REDIS_URL ?? '');
+    const heard: Array<{ session: string; event: { id: string; message: { params: { from: string; n: number } } } }> =
+      [];
+    listener.on('message', (_channel: string, raw: string) => heard.push(JSON.parse(raw)));
+    await listener.subscribe(`${prefix}events`);
+    try {
+      const sessionId = await a.create(state);
+      const note = (from: string, n: number) => ({
+        jsonrpc: '2.0' as const,
+        method: 'notifications/message',
+        params: { from, n },
+      });
+      const appended = await Promise.all(
+        Array.from({ length: 200 }, (_, n) => [
+          a.appendEvent(sessionId, note('a', n)),
+          b.appendEvent(sessionId, note('b', n)),
+        ]).flat(),
+      );
+      // 400 events: under MAX_EVENTS_PER_SESSION (500), so the store keeps them all.
+      const ids = Array.from({ length: 400 }, (_, i) => String(i + 1));
+      expect(appended.map((e) => e.id).sort((x, y) => Number(x) - Number(y))).toEqual(ids);
+      await vi.waitFor(() => expect(heard).toHaveLength(400));
+      // Published in id order: a stream that sent id N never drops N-1 as already sent.
+      expect(heard.map((h) => h.event.id)).toEqual(ids);
+      expect(new Set(heard.map((h) => h.session))).toEqual(new Set([sessionId]));
+      // Each id is the event that append returned, stored and published the same.
+      const byId = new Map(appended.map((e) => [e.id, e.message]));
+      for (const h of heard) expect(h.event.message).toEqual(byId.get(h.event.id));
+      const stored = await b.eventsAfter(sessionId, '0');
+      expect(stored.map((e) => e.id)).toEqual(ids);
+      expect(stored.map((e) => e.message)).toEqual(heard.map((h) => h.event.message));
+      // Every append of each replica went in, in the order that replica made them.
+      for (const from of ['a', 'b']) {
+        const ns = stored.filter((e) => e.message.params?.from === from).map((e) => e.message.params?.n);
+        expect(ns).toEqual(Array.from({ length: 200 }, (_, n) => n));
+      }
+    } finally {
+      await listener.quit();
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
 describe('a GET stream across a lost Redis subscription', () => {
   it('gets the events published while the subscription was down, read from the store when it is back', async () => {
     const { Redis } = await import('ioredis');

@@ -23,6 +23,22 @@ redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5])
 return 1`;
 
+// Stores and publishes one event of a session's GET stream in one step: its id (the next of the
+// session's sequence), the list entry and the publication cannot be split by another replica's
+// append or by an outage. Separate commands let two replicas publish ids out of order (the
+// stream drops an id lower than one it sent) and let a Redis restart between the INCR and the
+// write leave an id that was never stored. INCR is the first write: at maxmemory the script
+// fails before anything is stored.
+const APPEND = `
+local seq = redis.call('INCR', KEYS[1])
+local event = '{"id":"' .. seq .. '","message":' .. ARGV[1] .. '}'
+redis.call('RPUSH', KEYS[2], event)
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], '{"session":' .. ARGV[5] .. ',"event":' .. event .. '}')
+return seq`;
+
 export interface RedisSessionStoreOptions {
   /** The command connection. */
   redis: Redis;
@@ -151,17 +167,18 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
-    const seq = await this.#redis.incr(this.#key(id, 'seq'));
-    const event = { id: String(seq), message };
-    await this.#redis
-      .multi()
-      .rpush(this.#key(id, 'events'), JSON.stringify(event))
-      .ltrim(this.#key(id, 'events'), -MAX_EVENTS_PER_SESSION, -1)
-      .pexpire(this.#key(id, 'events'), this.#idleMs)
-      .pexpire(this.#key(id, 'seq'), this.#idleMs)
-      .publish(`${this.#prefix}events`, JSON.stringify({ session: id, event }))
-      .exec();
-    return event;
+    const seq = await this.#redis.eval(
+      APPEND,
+      2,
+      this.#key(id, 'seq'),
+      this.#key(id, 'events'),
+      JSON.stringify(message),
+      MAX_EVENTS_PER_SESSION,
+      this.#idleMs,
+      `${this.#prefix}events`,
+      JSON.stringify(id),
+    );
+    return { id: String(seq), message };
   }
 
   async eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
