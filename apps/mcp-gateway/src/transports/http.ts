@@ -8,7 +8,7 @@
 import type { Socket } from 'node:net';
 import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
@@ -168,26 +168,38 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
   );
 
   // Security first: DNS rebinding (Host), browsers from other sites (Origin), then the token.
-  app.addHook('onRequest', async (request, reply) => {
-    if (header(request, 'host') === undefined) {
-      return rpcError(reply, 400, INVALID_REQUEST, 'Bad Request: a Host header is required');
+  // A callback hook, not an async one: no promise per request for checks that never wait.
+  const refused = (request: FastifyRequest, reply: FastifyReply): boolean => {
+    const hostHeader = header(request, 'host');
+    if (hostHeader === undefined) {
+      rpcError(reply, 400, INVALID_REQUEST, 'Bad Request: a Host header is required');
+      return true;
     }
-    const host = hostOf(header(request, 'host'));
-    if (!hosts.has(host)) return rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Host '${host}' is not allowed`);
+    const host = hostOf(hostHeader);
+    if (!hosts.has(host)) {
+      rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Host '${host}' is not allowed`);
+      return true;
+    }
     const origin = header(request, 'origin');
     if (!isOriginAllowed(origin, origins)) {
-      return rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Origin '${origin?.slice(0, 100)}' is not allowed`);
+      rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Origin '${origin?.slice(0, 100)}' is not allowed`);
+      return true;
     }
-    if (request.url === '/health') return undefined;
+    if (request.url === '/health') return false;
     if (token && !bearerMatches(header(request, 'authorization'), token)) {
-      return sendJson(
+      sendJson(
         reply,
         401,
         errorResponse(null, INVALID_REQUEST, 'Unauthorized: send the gateway token as "Authorization: Bearer <token>"'),
         { 'www-authenticate': 'Bearer realm="mcp-gateway"' },
       );
+      return true;
     }
-    return undefined;
+    return false;
+  };
+  // Answered (refused): the reply is sent and the request goes no further, so done is not called.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!refused(request, reply)) done();
   });
 
   // Prometheus: behind the token like every route but /health, unless a separate metrics port
