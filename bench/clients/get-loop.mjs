@@ -1,7 +1,10 @@
 // Comparison 6, the client side: as many GETs as possible for a fixed time, with a fixed number
 // of requests in flight, through @agentwire/http-client or a raw undici request (each on its
-// own Agent with the same connection limit). Both read and parse the JSON body.
-// Usage: node clients/get-loop.mjs '{"kind":"http-client"|"undici","url":...,"seconds":3,"concurrency":32}'
+// own Agent with the same connection limit). Both read and parse the JSON body. `http-client-scrub`
+// is the client with a secret to take out of every response (as any client with a key has; the
+// plain one here has none), to measure what scrubbing costs. Prints this process's own CPU per
+// request beside the rate.
+// Usage: node clients/get-loop.mjs '{"kind":"http-client"|"http-client-scrub"|"undici","url":...,"seconds":3,"concurrency":32}'
 import { HttpClient } from '@agentwire/http-client';
 import { Agent, request } from 'undici';
 
@@ -9,8 +12,10 @@ const { kind, url, seconds, concurrency } = JSON.parse(process.argv[2]);
 const target = new URL(url);
 let get;
 let close;
-if (kind === 'http-client') {
-  const client = new HttpClient({ baseUrl: target.origin });
+if (kind.startsWith('http-client')) {
+  // A secret of the length of a real key, which the body does not hold: every byte is searched.
+  const redact = kind === 'http-client-scrub' ? ['s3cr3t-'.repeat(5)] : [];
+  const client = new HttpClient({ baseUrl: target.origin, redact });
   get = async () => (await client.get(target.pathname)).data;
   close = () => client.close();
 } else {
@@ -28,6 +33,7 @@ if (kind === 'http-client') {
 await Promise.all(Array.from({ length: concurrency }, () => get()));
 let done = 0;
 let errors = 0;
+const cpu = process.cpuUsage();
 const started = performance.now();
 const until = started + seconds * 1000;
 await Promise.all(
@@ -43,5 +49,7 @@ await Promise.all(
   }),
 );
 const elapsedS = (performance.now() - started) / 1000;
+const used = process.cpuUsage(cpu);
 await close();
-process.stdout.write(`${JSON.stringify({ rps: done / elapsedS, done, errors })}\n`);
+const cpuUs = (used.user + used.system) / done;
+process.stdout.write(`${JSON.stringify({ rps: done / elapsedS, done, errors, cpuUs })}\n`);

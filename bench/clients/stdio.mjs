@@ -1,7 +1,7 @@
 // Comparison 4: tool calls per second over stdio. Spawns the server, initializes, then makes
 // `calls` tools/call requests one at a time, and `calls` more with `window` of them in flight
 // (pipelined: the next is written as soon as one answers). Checks every answer. Also reports the
-// server process's own CPU per call over both phases, from /proc (Linux).
+// server process's own CPU per call over both phases and in each, from /proc (Linux).
 // Usage: node clients/stdio.mjs '{"command":[...],"env":{...},"calls":2000,"window":32}'
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -51,6 +51,7 @@ const cpu0 = cpuMicros(child.pid);
 let t0 = performance.now();
 for (let i = 0; i < calls; i++) await call();
 const sequential = calls / ((performance.now() - t0) / 1000);
+const cpu1 = cpuMicros(child.pid);
 
 t0 = performance.now();
 let started = 0;
@@ -63,6 +64,10 @@ await Promise.all(
   }),
 );
 const pipelined = calls / ((performance.now() - t0) / 1000);
-const cpuUs = (cpuMicros(child.pid) - cpu0) / (2 * calls);
+const cpu2 = cpuMicros(child.pid);
+const cpuUs = (cpu2 - cpu0) / (2 * calls);
 child.kill();
-process.stdout.write(`${JSON.stringify({ sequential, pipelined, cpuUs })}\n`);
+// Also per phase: one at a time, each call wakes both processes; in flight, wake-ups are shared.
+const cpuUsSequential = (cpu1 - cpu0) / calls;
+const cpuUsPipelined = (cpu2 - cpu1) / calls;
+process.stdout.write(`${JSON.stringify({ sequential, pipelined, cpuUs, cpuUsSequential, cpuUsPipelined })}\n`);

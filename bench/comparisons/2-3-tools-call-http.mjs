@@ -143,6 +143,20 @@ export async function run(runner, want) {
   }
   if (want(3)) {
     const g = s['gateway office_days'];
+    // The same goal for the passthrough (no MCP work at all): how low any server's ratio could go.
+    const p = s['passthrough office_days'];
+    if (p) {
+      runner.row({
+        id: 3,
+        comparison:
+          'Fastify + undici passthrough vs official SDK v2 `createMcpHandler`, `office_days`: own CPU per call (the lowest ratio any server could reach)',
+        ours: describe(p),
+        baseline: describe(s['sdk-v2']),
+        measure: `${round(cpuOf(p, 'own') / cpuOf(s['sdk-v2'], 'own'))}x`,
+        goal: 'bound',
+        met: null,
+      });
+    }
     for (const sdk of ['sdk-v2', 'sdk-v1']) {
       const label = sdk === 'sdk-v2' ? 'official SDK v2 `createMcpHandler`' : 'official SDK v1 stateless transport';
       const ratio = rpsOf(g) / rpsOf(s[sdk]);

@@ -91,18 +91,26 @@ export async function createRunner({ quick }) {
       const text = await body.text();
       return { status: statusCode, headers, text };
     },
-    /** Alternates the sides round by round; returns each side's samples. */
+    /**
+     * Runs every side once a round, for the rounds of the settings; returns each side's samples.
+     * Each round starts one side further on, so that no side always runs first (after a pause)
+     * or right after the same neighbour: the place in a round moved CPU per call by up to 8%.
+     */
     async interleave(sides) {
-      const samples = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
+      const entries = Object.entries(sides);
+      const samples = Object.fromEntries(entries.map(([k]) => [k, []]));
       for (let r = 0; r < settings.rounds; r++) {
-        for (const [name, run] of Object.entries(sides)) samples[name].push(await run());
+        for (let i = 0; i < entries.length; i++) {
+          const [name, run] = entries[(r + i) % entries.length];
+          samples[name].push(await run());
+        }
       }
       return samples;
     },
     /** One result: `measure` against `goal`, with what it compared; `met: null` for a cost measured without a goal. */
     row({ id, comparison, ours, baseline, measure, goal, met, note = '' }) {
       rows.push({ id, comparison, ours, baseline, measure, goal, met, note });
-      const verdict = met === null ? 'cost  ' : met ? 'met   ' : 'MISSED';
+      const verdict = met === null ? 'info  ' : met ? 'met   ' : 'MISSED';
       console.log(`  ${verdict} ${id}. ${comparison}: ${measure} (goal ${goal})`);
     },
     async close() {
