@@ -4,7 +4,7 @@
 // page of 50 emails, and dynamic mode (call_operation, which checks the outer and the inner
 // arguments) on `office_days`. Tracing's cost is comparison 11; the key scrubbing of upstream
 // bodies is always on and inside every gateway row.
-import { checkClean, cpuOf, fmt, round } from '../lib/runner.mjs';
+import { checkClean, cpuOf, cpuText, round } from '../lib/runner.mjs';
 import { gatewaySession, gatewayWithSession, sessionHeaders } from '../lib/shared-servers.mjs';
 
 export const ids = [12];
@@ -68,8 +68,8 @@ export async function run(runner) {
     runner.row({
       id: 12,
       comparison: `gateway: ${what}, own CPU per call`,
-      ours: `${fmt(cpuOf(s[on], 'own'))} µs`,
-      baseline: `${fmt(cpuOf(s[off], 'own'))} µs`,
+      ours: cpuText(s[on], 'own'),
+      baseline: cpuText(s[off], 'own'),
       measure: `${round(ratio)}x`,
       goal: 'none: its cost when on',
       met: null,

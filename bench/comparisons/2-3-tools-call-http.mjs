@@ -4,7 +4,7 @@
 // against a Fastify + undici passthrough (the floor for one hop) on three payloads: the small
 // `office_days`, a page of 2 emails and a page of 50. 3: against the official SDK's v2 handler
 // and v1 stateless transport serving the same `office_days` tool.
-import { checkClean, cpuOf, fmt, round, rpsOf } from '../lib/runner.mjs';
+import { checkClean, cpuOf, cpuText, fmt, round, rpsOf } from '../lib/runner.mjs';
 import { gatewayWithSession, mcpHeaders, passthrough } from '../lib/shared-servers.mjs';
 
 export const ids = [2, 3];
@@ -44,7 +44,7 @@ function sdkV2Target(url) {
 }
 
 const describe = (samples, unit = 'calls/s') =>
-  `${fmt(rpsOf(samples))} ${unit}, ${fmt(cpuOf(samples, 'own'))} µs CPU/call (API ${fmt(cpuOf(samples, 'api'))} µs)`;
+  `${fmt(rpsOf(samples))} ${unit}, ${cpuText(samples, 'own')} CPU/call (API ${fmt(cpuOf(samples, 'api'))} µs)`;
 
 export async function run(runner, want) {
   const { connections, calls } = runner.settings;

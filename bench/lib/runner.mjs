@@ -34,6 +34,11 @@ export const fmt = (n) => Math.round(n).toLocaleString('en-US');
 export const rpsOf = (samples) => median(samples.map((s) => s.rps));
 /** The median own CPU per request of process `name` over the samples, in µs. */
 export const cpuOf = (samples, name) => median(samples.map((s) => s.cpuUs[name]));
+/** A median in µs with the spread of the rounds: `327 µs (298–360)`. */
+export const microsWithSpread = (values) =>
+  `${fmt(median(values))} µs (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})`;
+/** Own CPU per request of process `name`, median and spread over the samples. */
+export const cpuText = (samples, name) => microsWithSpread(samples.map((s) => s.cpuUs[name]));
 export { median, round };
 
 /** Throws when any sample had a failed request: the comparison would be meaningless. */
