@@ -1,7 +1,8 @@
 // The gateway's Prometheus metrics (prom-client), one registry per gateway. Every label has a
 // bounded set of values: tool names come from the served list (a name a caller made up counts
 // as 'unknown'), outcomes and status classes are fixed words, upstreams are the configured ones.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Outcome } from './protocol/mcp-server.js';
 import { META } from './protocol/revisions.js';
 
@@ -13,40 +14,70 @@ function statusClass(status: number | null | undefined): string {
   return `${Math.floor(status / 100)}xx`;
 }
 
-export class GatewayMetrics {
-  readonly registry = new Registry();
-  readonly #toolCalls: Counter<'tool' | 'outcome'>;
-  readonly #duration: Histogram<'tool'>;
-  readonly #attempts: Counter<'upstream' | 'status_class'>;
-  readonly #retries: Counter<'upstream'>;
+// prom-client takes about 60 ms to load, a fifth of the gateway's start-up over stdio: it is
+// loaded when the metrics are first used (the first tool call or scrape), as undici is with the
+// first request, so a client's initialize does not wait for it.
+const require = createRequire(import.meta.url);
 
-  constructor() {
-    const registers = [this.registry];
-    this.#toolCalls = new Counter({
-      name: 'mcp_gateway_tool_calls_total',
-      help: 'Tool calls by tool and outcome (ok, error, invalid_arguments, unknown_tool, cancelled).',
-      labelNames: ['tool', 'outcome'],
-      registers,
-    });
-    this.#duration = new Histogram({
-      name: 'mcp_gateway_tool_call_duration_seconds',
-      help: 'Time from a tool call arriving to its answer, retries and waits included.',
-      labelNames: ['tool'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers,
-    });
-    this.#attempts = new Counter({
-      name: 'mcp_gateway_upstream_attempts_total',
-      help: 'HTTP attempts to upstreams, by status class (network: no status came back).',
-      labelNames: ['upstream', 'status_class'],
-      registers,
-    });
-    this.#retries = new Counter({
-      name: 'mcp_gateway_upstream_retries_total',
-      help: 'Upstream attempts that were retries of a failed one.',
-      labelNames: ['upstream'],
-      registers,
-    });
+/** The metrics themselves, made on first use. */
+interface Made {
+  registry: Registry;
+  toolCalls: Counter<'tool' | 'outcome'>;
+  duration: Histogram<'tool'>;
+  attempts: Counter<'upstream' | 'status_class'>;
+  retries: Counter<'upstream'>;
+  Gauge: typeof Gauge;
+}
+
+export class GatewayMetrics {
+  #made: Made | undefined;
+  /** Gauges declared before the metrics were made, added when they are (by name: the newer wins). */
+  readonly #gauges = new Map<string, (made: Made) => void>();
+
+  #make(): Made {
+    if (this.#made) return this.#made;
+    const prom = require('prom-client') as typeof import('prom-client');
+    const registry = new prom.Registry();
+    const registers = [registry];
+    this.#made = {
+      registry,
+      Gauge: prom.Gauge,
+      toolCalls: new prom.Counter({
+        name: 'mcp_gateway_tool_calls_total',
+        help: 'Tool calls by tool and outcome (ok, error, invalid_arguments, unknown_tool, cancelled).',
+        labelNames: ['tool', 'outcome'],
+        registers,
+      }),
+      duration: new prom.Histogram({
+        name: 'mcp_gateway_tool_call_duration_seconds',
+        help: 'Time from a tool call arriving to its answer, retries and waits included.',
+        labelNames: ['tool'],
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+        registers,
+      }),
+      attempts: new prom.Counter({
+        name: 'mcp_gateway_upstream_attempts_total',
+        help: 'HTTP attempts to upstreams, by status class (network: no status came back).',
+        labelNames: ['upstream', 'status_class'],
+        registers,
+      }),
+      retries: new prom.Counter({
+        name: 'mcp_gateway_upstream_retries_total',
+        help: 'Upstream attempts that were retries of a failed one.',
+        labelNames: ['upstream'],
+        registers,
+      }),
+    };
+    for (const add of this.#gauges.values()) add(this.#made);
+    return this.#made;
+  }
+
+  /** Declares a gauge: made with the metrics (now, if they are made already). */
+  #declare(name: string, add: (made: Made) => void): void {
+    this.#gauges.set(name, add);
+    if (!this.#made) return;
+    this.#made.registry.removeSingleMetric(name);
+    add(this.#made);
   }
 
   /** A tool call's outcome, its duration and the upstream attempts behind it. */
@@ -56,13 +87,14 @@ export class GatewayMetrics {
     seconds: number,
     upstream?: { name: string | undefined; attempts: Array<{ status: number | null }>; retries: number },
   ): void {
-    this.#toolCalls.inc({ tool, outcome });
-    this.#duration.observe({ tool }, seconds);
+    const made = this.#make();
+    made.toolCalls.inc({ tool, outcome });
+    made.duration.observe({ tool }, seconds);
     if (!upstream) return;
     const name = upstream.name ?? 'default';
     for (const attempt of upstream.attempts)
-      this.#attempts.inc({ upstream: name, status_class: statusClass(attempt.status) });
-    if (upstream.retries > 0) this.#retries.inc({ upstream: name }, upstream.retries);
+      made.attempts.inc({ upstream: name, status_class: statusClass(attempt.status) });
+    if (upstream.retries > 0) made.retries.inc({ upstream: name }, upstream.retries);
   }
 
   /** A tool call that was answered (or cancelled): its outcome read from the answer itself. */
@@ -92,36 +124,39 @@ export class GatewayMetrics {
   /** A gauge whose value is read when Prometheus scrapes. */
   gauge(name: string, help: string, read: () => number | Promise<number>): void {
     // A second server on the same gateway (tests) reads its own state: the newer reader wins.
-    this.registry.removeSingleMetric(name);
-    new Gauge({
-      name,
-      help,
-      registers: [this.registry],
-      async collect() {
-        this.set(await read());
-      },
+    this.#declare(name, (made) => {
+      new made.Gauge({
+        name,
+        help,
+        registers: [made.registry],
+        async collect() {
+          this.set(await read());
+        },
+      });
     });
   }
 
   /** A gauge with one series per label value, read at scrape time. */
   gaugeBy(name: string, help: string, label: string, read: () => Array<[string, number]>): void {
-    new Gauge({
-      name,
-      help,
-      labelNames: [label],
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const [value, n] of read()) this.set({ [label]: value }, n);
-      },
+    this.#declare(name, (made) => {
+      new made.Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers: [made.registry],
+        collect() {
+          this.reset();
+          for (const [value, n] of read()) this.set({ [label]: value }, n);
+        },
+      });
     });
   }
 
   text(): Promise<string> {
-    return this.registry.metrics();
+    return this.#make().registry.metrics();
   }
 
   get contentType(): string {
-    return this.registry.contentType;
+    return this.#make().registry.contentType;
   }
 }

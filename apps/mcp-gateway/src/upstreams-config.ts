@@ -15,12 +15,16 @@
 //       url: http://127.0.0.1:8080       # spec: the upstream's /openapi.json
 //       auth: { keyEnv: TOY_API_KEY }    # scheme: spec (as the document says)
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { secretProblem } from '@agentwire/schemas/settings';
 import { createAjv } from '@agentwire/schemas/validation';
-import { LineCounter, parseDocument } from 'yaml';
 import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
+
+// The YAML parser (about 50 ms to load) is loaded when a config file is read: a gateway started
+// without one (most are) does not pay for it at start-up.
+const require = createRequire(import.meta.url);
 
 export class UpstreamsConfigError extends Error {
   override readonly name = 'UpstreamsConfigError';
@@ -119,6 +123,7 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
   } catch (error) {
     throw new UpstreamsConfigError(`cannot read the config file ${file}: ${(error as Error).message}`);
   }
+  const { LineCounter, parseDocument } = require('yaml') as typeof import('yaml');
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
   const lineOf = (path: Array<string | number>): number => {

@@ -2,10 +2,21 @@
 // number, the wait before it and why, its status and its idempotency key; and the W3C trace
 // context sent in its headers, so the server's span is its child. Never a header value or a
 // query string: they can hold secrets.
-import { context, propagation, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { Call, Wait } from './call.js';
 
+// The API (about 30 ms to load) only when the client has a tracer, that is when the process
+// traces: these run only then. The SDK that made the tracer shares its global state.
+const require = createRequire(import.meta.url);
+let loaded: typeof import('@opentelemetry/api') | undefined;
+const otel = () => {
+  loaded ??= require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  return loaded;
+};
+
 export function startAttemptSpan(tracer: Tracer, layer: string, call: Call, attempt: number, wait: Wait): Span {
+  const { context, SpanKind } = otel();
   const url = new URL(call.url);
   return tracer.startSpan(
     `${call.method} ${call.route}`,
@@ -31,6 +42,7 @@ export function startAttemptSpan(tracer: Tracer, layer: string, call: Call, atte
 
 /** The call's headers with this attempt's traceparent (and tracestate) added. */
 export function headersWithContext(call: Call, span: Span): Record<string, string> {
+  const { context, propagation, trace } = otel();
   const withContext = { ...call.headers };
   propagation.inject(trace.setSpan(call.traceContext ?? context.active(), span), withContext);
   return withContext;
@@ -46,7 +58,7 @@ export function endAttemptSpan(
   if (requestId) span.setAttribute('agentwire.request_id', requestId);
   if (errorType !== null) {
     span.setAttribute('error.type', errorType);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
+    span.setStatus({ code: otel().SpanStatusCode.ERROR, message: errorType });
   }
   span.end();
 }

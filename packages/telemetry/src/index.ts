@@ -1,4 +1,4 @@
-export { incomingContext, inSpan, settleSpan, spanIds, type TraceMeta, traceMeta } from './trace-context.js';
+export { incomingContext, inSpan, otelApi, settleSpan, spanIds, type TraceMeta, traceMeta } from './trace-context.js';
 export {
   type StartOptions,
   startTracing,

@@ -1,16 +1,21 @@
 // W3C trace context where MCP carries it: the HTTP headers, and `_meta.traceparent` /
 // `_meta.tracestate` on a JSON-RPC request (the only way across stdio). Both go through the
 // registered propagator: with tracing off, nothing is written and nothing is read.
-import {
-  type Attributes,
-  type Context,
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanStatusCode,
-  type Tracer,
-} from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
+
+// The API is loaded when one of these is first used, which is only when a process traces (a
+// span to settle, a context to read): one that does not trace never loads it. Required, not
+// imported: these are synchronous. The API keeps its state in one global per major version, so
+// this copy and the SDK's see the same provider, propagator and context manager.
+const require = createRequire(import.meta.url);
+let loaded: typeof import('@opentelemetry/api') | undefined;
+/** `@opentelemetry/api`, loaded on first use (for code that runs only when the process traces). */
+export const otelApi = () => {
+  loaded ??= require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  return loaded;
+};
+const otel = otelApi;
 
 export interface TraceMeta {
   traceparent?: string;
@@ -18,9 +23,10 @@ export interface TraceMeta {
 }
 
 /** The current span's context as `_meta` entries (empty when no span is active). */
-export function traceMeta(from: Context = context.active()): TraceMeta {
+export function traceMeta(from?: Context): TraceMeta {
+  const { context, propagation } = otel();
   const carrier: Record<string, string> = {};
-  propagation.inject(from, carrier);
+  propagation.inject(from ?? context.active(), carrier);
   const meta: TraceMeta = {};
   if (carrier.traceparent) meta.traceparent = carrier.traceparent;
   if (carrier.tracestate) meta.tracestate = carrier.tracestate;
@@ -34,6 +40,7 @@ type Headers = Record<string, string | string[] | undefined>;
  * (they name the HTTP attempt, the most precise parent), else from `_meta`, else none.
  */
 export function incomingContext(meta: unknown, headers?: Headers): Context {
+  const { propagation, ROOT_CONTEXT } = otel();
   if (headers && typeof headers.traceparent === 'string') return propagation.extract(ROOT_CONTEXT, headers);
   if (meta && typeof meta === 'object') {
     const { traceparent, tracestate } = meta as Record<string, unknown>;
@@ -74,7 +81,7 @@ export async function settleSpan<T>(span: Span, work: () => Promise<T>): Promise
     return await work();
   } catch (error) {
     span.recordException(error as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    span.setStatus({ code: otel().SpanStatusCode.ERROR, message: (error as Error).message });
     throw error;
   } finally {
     span.end();

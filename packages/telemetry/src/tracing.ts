@@ -2,16 +2,7 @@
 // OTLP over HTTP (JSON) from the official SDK, W3C trace context, and an AsyncLocalStorage
 // context so that a span started inside another becomes its child. Nothing of the SDK is loaded
 // while tracing is off: a process without OTEL_* pays for none of it.
-import {
-  context,
-  type DiagLogger,
-  DiagLogLevel,
-  diag,
-  propagation,
-  type Tracer,
-  type TracerProvider,
-  trace,
-} from '@opentelemetry/api';
+import type { DiagLogger, Tracer, TracerProvider } from '@opentelemetry/api';
 import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
 
 /** Tracing as a process has it: a tracer per component, and the way to send what is left. */
@@ -166,7 +157,15 @@ export async function startTracing(options: StartOptions): Promise<Tracing | und
     ? { on: true, serviceName: options.serviceName, sampler: 'always_on', ratio: 1, endpoint: '', batch: {} }
     : tracingSettings(env, options.serviceName);
   if (!settings.on) return undefined;
-  const [sdk, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }, resources] = await Promise.all([
+  // The API too (about 30 ms to load): a process that does not trace never loads it.
+  const [
+    { context, DiagLogLevel, diag, propagation, trace },
+    sdk,
+    { W3CTraceContextPropagator },
+    { AsyncLocalStorageContextManager },
+    resources,
+  ] = await Promise.all([
+    import('@opentelemetry/api'),
     import('@opentelemetry/sdk-trace'),
     import('@opentelemetry/core'),
     import('@opentelemetry/context-async-hooks'),

@@ -2,8 +2,8 @@
 // traceparent, else from `_meta.traceparent` (the only way across stdio). The upstream attempts
 // the request makes are its children (the http-client's spans). Made only when the gateway
 // has a tracer.
-import { incomingContext, settleSpan } from '@agentwire/telemetry';
-import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { incomingContext, otelApi, settleSpan } from '@agentwire/telemetry';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
 import type { JsonRpcRequest } from './json-rpc.js';
 import type { Outcome } from './mcp-server.js';
 
@@ -24,7 +24,7 @@ export async function inRequestSpan(
   const span = tracer.startSpan(
     `${request.method}${target}`,
     {
-      kind: SpanKind.SERVER,
+      kind: otelApi().SpanKind.SERVER,
       attributes: {
         'mcp.method.name': request.method,
         'jsonrpc.request.id': String(request.id),
@@ -35,7 +35,7 @@ export async function inRequestSpan(
   );
   // Handed on explicitly (to the upstream calls), so no context manager is needed.
   return settleSpan(span, async () => {
-    const outcome = await run(trace.setSpan(parent, span));
+    const outcome = await run(otelApi().trace.setSpan(parent, span));
     describeOutcome(span, outcome);
     return outcome;
   });
@@ -50,9 +50,9 @@ function describeOutcome(span: Span, outcome: Outcome): void {
   if ('error' in response && response.error) {
     span.setAttribute('rpc.jsonrpc.error_code', response.error.code);
     span.setAttribute('error.type', String(response.error.code));
-    span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
+    span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: response.error.message });
   } else if ('result' in response && (response.result as { isError?: unknown } | undefined)?.isError === true) {
     span.setAttribute('error.type', 'tool_error');
-    span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool result is an error' });
+    span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: 'the tool result is an error' });
   }
 }
