@@ -82,15 +82,24 @@ describe('the agent when the gateway restarts', () => {
 });
 
 /**
- * A small balancer in front of the gateway that fails the next tool call once, the two ways a
- * real one does when a replica dies: 502 before the call reached anyone, or the connection cut
- * after the call ran (the answer lost).
+ * A small balancer in front of the gateway that fails the next tool call once, the ways a real
+ * one does when a replica dies: 502 before the call reached anyone, the connection cut after the
+ * call ran (the answer lost), or cut in the middle of a streamed answer (the progress passed, the
+ * result never came).
  */
+type Fault = 'bad-gateway' | 'lose-answer' | 'cut-stream';
+
 async function faultyBalancer(target: string) {
-  let next: 'bad-gateway' | 'lose-answer' | undefined;
+  let next: Fault | undefined;
   let matching = '"tools/call"';
   const { createServer } = await import('node:http');
   const server = createServer(async (req, res) => {
+    // POSTs only: a session's GET stream would stay open past the test (405 is what a server
+    // without GET streams answers, and the client goes on without one).
+    if (req.method === 'GET') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
@@ -103,11 +112,27 @@ async function faultyBalancer(target: string) {
     const headers = Object.fromEntries(
       Object.entries(req.headers).filter(([k]) => !['host', 'content-length', 'connection'].includes(k)),
     ) as Record<string, string>;
+    const leave = new AbortController();
     const upstream = await fetch(`${target}${req.url}`, {
+      signal: leave.signal,
       method: req.method ?? 'GET',
       headers,
       ...(req.method === 'POST' ? { body } : {}),
     });
+    if (fault === 'cut-stream') {
+      // Everything up to the event holding the JSON-RPC result, then the connection dies.
+      res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
+      const reader = (upstream.body as ReadableStream<Uint8Array>).getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || Buffer.from(value).toString().includes('"result"')) break;
+        res.write(value);
+      }
+      req.socket.destroy();
+      leave.abort();
+      await reader.closed.catch(() => undefined);
+      return;
+    }
     const text = await upstream.text();
     if (fault === 'lose-answer') {
       req.socket.destroy();
@@ -120,7 +145,7 @@ async function faultyBalancer(target: string) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     /** The next POST whose body holds `match` (a tool call, by default) fails `how`. */
-    failNext: (how: 'bad-gateway' | 'lose-answer', match = '"tools/call"') => {
+    failNext: (how: Fault, match = '"tools/call"') => {
       next = how;
       matching = match;
     },
@@ -159,6 +184,41 @@ describe('the agent when a tool call is lost in transit', () => {
       ['reply_to_email', false],
     ]);
   });
+
+  for (const mode of ['auto', 'legacy'] as const) {
+    it(`sends a call again at once when its streamed answer is cut mid-way, no piece shown twice (${mode})`, async () => {
+      const s = await stack();
+      const lb = await faultyBalancer(s.mcpUrl.replace(/\/mcp$/, ''));
+      const ledger = new Ledger();
+      const http = new HttpClient({ baseUrl: lb.url, ledger });
+      closers.push(() => http.close());
+      const calls: ToolCallRecord[] = [];
+      // The deadline is far: a call left waiting for the lost answer would fail at it, not before.
+      const deadline = Date.now() + 30_000;
+      const backend = await McpBackend.http({
+        url: lb.url,
+        token: s.token,
+        http,
+        mode,
+        deadline,
+        record: (r) => calls.push(r),
+      });
+      closers.push(() => backend.close());
+      lb.failNext('cut-stream', '"create_digest"');
+      const shown: string[] = [];
+      const text = await backend.digest('2026-06-10', (piece) => shown.push(piece));
+      expect(Date.now()).toBeLessThan(deadline);
+      expect(text.length).toBeGreaterThan(0);
+      expect(shown.join('')).toBe(text);
+      expect(calls.map((c) => [c.tool, c.isError])).toEqual([
+        ['create_digest', true],
+        ['create_digest', false],
+      ]);
+      // The cut attempt is on the record: its head arrived (200), then the body broke.
+      const digestPosts = ledger.attempts.filter((a) => a.method === 'POST' && a.status === 200 && a.errorType);
+      expect(digestPosts.map((a) => a.errorType)).toEqual(['connection_error']);
+    });
+  }
 
   it('calls a read-only tool again when the gateway reports a retryable upstream failure it could not get past', async () => {
     const s = await stack();

@@ -12,6 +12,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
+import { AnswerStreamCut, AnswerWatch, watchAnswer, watchingAnswers } from './answer-watch.js';
 import { TaskError, type TriageBackend } from './backend.js';
 
 export interface ToolCallRecord {
@@ -66,6 +67,7 @@ type ToolResult = {
  * closed, or a balancer in front answered 502/503/504 for a replica that went away.
  */
 function isLostInTransit(error: unknown, depth = 0): boolean {
+  if (error instanceof AnswerStreamCut) return true;
   if (isHttpClientError(error)) return error.retryable && (error.status === undefined || error.status >= 500);
   const e = error as { status?: unknown; code?: unknown; cause?: unknown };
   const status = typeof e?.status === 'number' ? e.status : typeof e?.code === 'number' ? e.code : undefined;
@@ -181,7 +183,8 @@ export class McpBackend implements TriageBackend {
     const { url, token, http, record = () => undefined, deadline, trace = false, mode = 'auto' } = options;
     const connect = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(url), {
-        fetch: trace ? tracingFetch(http.fetch) : http.fetch,
+        // A streamed answer cut mid-way fails its call at once (see answer-watch.ts).
+        fetch: watchingAnswers(trace ? tracingFetch(http.fetch) : http.fetch),
         ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
       });
       // auto: the stateless 2026-07-28 revision when the server has it; legacy: initialize and a
@@ -255,13 +258,17 @@ export class McpBackend implements TriageBackend {
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
     if (remaining) meta['agentwire.dev/deadlineMs'] = remaining;
     let result: ToolResult;
+    // Over HTTP, a streamed answer that is cut ends the call at once (not at the deadline).
+    const watch = new AnswerWatch();
     try {
-      result = (await this.#callTool(
-        { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
-        {
-          ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
-          ...(remaining ? { signal: AbortSignal.timeout(remaining) } : {}),
-        },
+      result = (await watchAnswer(watch, () =>
+        this.#callTool(
+          { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+          {
+            ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
+            signal: remaining ? AbortSignal.any([watch.signal, AbortSignal.timeout(remaining)]) : watch.signal,
+          },
+        ),
       )) as ToolResult;
     } catch (error) {
       // A call that never answered still belongs in the ledger.
@@ -279,7 +286,11 @@ export class McpBackend implements TriageBackend {
       if (this.#deadline !== undefined && Date.now() >= this.#deadline) {
         throw new TaskError(`${name}: the deadline passed during the call (after ${durationMs} ms)`);
       }
+      // Lost in transit: sent again when safe to repeat, else reported with its outcome unknown.
+      if (watch.lost) throw new AnswerStreamCut(`${name}: ${watch.lost.message}`, { cause: error });
       throw error;
+    } finally {
+      watch.settle();
     }
     const upstream = (result._meta?.['agentwire.dev/upstream'] as ToolCallRecord['upstream']) ?? null;
     this.#record({
