@@ -141,74 +141,111 @@ describe("a session's GET stream events in Redis", () => {
   });
 });
 
+/** A gateway on a Redis store, a second replica's store on the same keys, and one session's GET stream. */
+async function streamOnRedis(label: string) {
+  const { Redis } = await import('ioredis');
+  const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
+  const { startHttpGateway, startToyApi } = await import('./support/stack.js');
+  const prefix = `${label}-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+  const name = prefix.replace(/[^a-z0-9-]/gi, '');
+  // The subscriber (a duplicate of this connection) comes back 400 ms after it is cut: a window
+  // in which an event is published to nobody.
+  const redis = new Redis(process.env.REDIS_URL ?? '', { connectionName: name, retryStrategy: () => 400 });
+  const store = new RedisSessionStore({ redis, prefix, quitOnClose: true });
+  const other = new RedisSessionStore({ redis: new Redis(process.env.REDIS_URL ?? ''), prefix, quitOnClose: true });
+  const admin = new Redis(process.env.REDIS_URL ?? '');
+  const gw = await startHttpGateway(await startToyApi(), { store });
+  const headers = { authorization: `Bearer ${gw.token}`, accept: 'application/json, text/event-stream' };
+  const init = await fetch(gw.mcpUrl, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: label, version: '1' } },
+    }),
+  });
+  const sessionId = init.headers.get('mcp-session-id') ?? '';
+  await init.text();
+  const note = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/message', params: { n } });
+  await other.appendEvent(sessionId, note(1));
+  const stream = await fetch(gw.mcpUrl, {
+    headers: {
+      ...headers,
+      accept: 'text/event-stream',
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': '2025-11-25',
+      'last-event-id': '0',
+    },
+  });
+  const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+  const seen = { text: '' };
+  const readUntil = async (needle: string) => {
+    const deadline = Date.now() + 5000;
+    while (!seen.text.includes(needle)) {
+      const chunk = await Promise.race([
+        reader.read(),
+        new Promise<{ value: undefined; done: true }>((r) =>
+          setTimeout(() => r({ value: undefined, done: true }), Math.max(0, deadline - Date.now())),
+        ),
+      ]);
+      if (chunk.done) throw new Error(`no '${needle}' on the stream; it carried: ${JSON.stringify(seen.text)}`);
+      seen.text += new TextDecoder().decode(chunk.value);
+    }
+  };
+  await readUntil('id: 1\n');
+  return {
+    prefix,
+    name,
+    sessionId,
+    other,
+    admin,
+    note,
+    seen,
+    readUntil,
+    /** The ids the stream carried, in order. */
+    ids: () => [...seen.text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])),
+    close: async () => {
+      await reader.cancel();
+      await gw.close();
+      await other.close();
+      await admin.quit();
+    },
+  };
+}
+
 describe('a GET stream across a lost Redis subscription', () => {
   it('gets the events published while the subscription was down, read from the store when it is back', async () => {
-    const { Redis } = await import('ioredis');
-    const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
-    const { startHttpGateway, startToyApi } = await import('./support/stack.js');
-    const prefix = `resync-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
-    const name = prefix.replace(/[^a-z0-9-]/gi, '');
-    // The subscriber (a duplicate of this connection) comes back 400 ms after it is cut: a window
-    // in which an event is published to nobody.
-    const redis = new Redis(process.env.REDIS_URL ?? '', { connectionName: name, retryStrategy: () => 400 });
-    const store = new RedisSessionStore({ redis, prefix, quitOnClose: true });
-    const other = new RedisSessionStore({ redis: new Redis(process.env.REDIS_URL ?? ''), prefix, quitOnClose: true });
-    const admin = new Redis(process.env.REDIS_URL ?? '');
-    const gw = await startHttpGateway(await startToyApi(), { store });
-    const headers = { authorization: `Bearer ${gw.token}`, accept: 'application/json, text/event-stream' };
-    const init = await fetch(gw.mcpUrl, {
-      method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'resync', version: '1' } },
-      }),
-    });
-    const sessionId = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
-    const note = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/message', params: { n } });
-    await other.appendEvent(sessionId, note(1));
-    const stream = await fetch(gw.mcpUrl, {
-      headers: {
-        ...headers,
-        accept: 'text/event-stream',
-        'mcp-session-id': sessionId,
-        'mcp-protocol-version': '2025-11-25',
-        'last-event-id': '0',
-      },
-    });
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    let text = '';
-    const readUntil = async (needle: string) => {
-      const deadline = Date.now() + 5000;
-      while (!text.includes(needle)) {
-        const chunk = await Promise.race([
-          reader.read(),
-          new Promise<{ value: undefined; done: true }>((r) =>
-            setTimeout(() => r({ value: undefined, done: true }), Math.max(0, deadline - Date.now())),
-          ),
-        ]);
-        if (chunk.done) throw new Error(`no '${needle}' on the stream; it carried: ${JSON.stringify(text)}`);
-        text += new TextDecoder().decode(chunk.value);
-      }
-    };
-    await readUntil('id: 1\n');
+    const t = await streamOnRedis('resync-test');
     // Cut this gateway's subscriber only (the test Redis is shared), then publish into the gap.
-    const clients = (await admin.call('CLIENT', 'LIST')) as string;
-    const subscriber = clients.split('\n').find((line) => line.includes(`name=${name}`) && /\bsub=[1-9]/.test(line));
+    const clients = (await t.admin.call('CLIENT', 'LIST')) as string;
+    const subscriber = clients.split('\n').find((line) => line.includes(`name=${t.name}`) && /\bsub=[1-9]/.test(line));
     expect(subscriber).toBeDefined();
-    await admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber ?? '')?.[1] ?? '');
-    await other.appendEvent(sessionId, note(2));
-    await readUntil('id: 2\n');
+    await t.admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber ?? '')?.[1] ?? '');
+    await t.other.appendEvent(t.sessionId, t.note(2));
+    await t.readUntil('id: 2\n');
     // Live delivery is back too, and nothing came twice.
-    await other.appendEvent(sessionId, note(3));
-    await readUntil('id: 3\n');
-    expect(text.match(/^id: /gm)).toHaveLength(3);
-    await reader.cancel();
-    await gw.close();
-    await other.close();
-    await admin.quit();
+    await t.other.appendEvent(t.sessionId, t.note(3));
+    await t.readUntil('id: 3\n');
+    expect(t.ids()).toEqual([1, 2, 3]);
+    await t.close();
+  });
+
+  it('never skips an id: a live event past the next one makes it read the missing ones from the store first', async () => {
+    const t = await streamOnRedis('gap-test');
+    // Event 2 is stored, but its publication never reaches this replica (as when the subscriber
+    // was being made or remade when it went out): written here without a PUBLISH.
+    const key = (part: string) => `${t.prefix}session:${t.sessionId}:${part}`;
+    expect(await t.admin.incr(key('seq'))).toBe(2);
+    await t.admin.rpush(key('events'), JSON.stringify({ id: '2', message: t.note(2) }));
+    await t.other.appendEvent(t.sessionId, t.note(3));
+    await t.readUntil('id: 3\n');
+    expect(t.ids()).toEqual([1, 2, 3]);
+    // Live again, in order.
+    await t.other.appendEvent(t.sessionId, t.note(4));
+    await t.readUntil('id: 4\n');
+    expect(t.ids()).toEqual([1, 2, 3, 4]);
+    await t.close();
   });
 });

@@ -100,6 +100,9 @@ export class MemorySessionStore implements SessionStore {
     return () => this.#bus.off(id, listener);
   }
 
+  /** One process: events are heard the moment they are stored. */
+  async subscribed(): Promise<void> {}
+
   /** One process, no connection to lose: never called. */
   onResync(_listener: () => void): () => void {
     return () => undefined;

@@ -61,7 +61,8 @@ export class RedisSessionStore implements SessionStore {
   readonly #prefix: string;
   readonly #idleMs: number;
   readonly #bus = new EventEmitter();
-  #subscribed = false;
+  /** The events channel's SUBSCRIBE, acknowledged or not yet; made on the first subscriber. */
+  #subscribed: Promise<void> | undefined;
 
   readonly #quitOnClose: boolean;
   readonly #max: number;
@@ -96,12 +97,24 @@ export class RedisSessionStore implements SessionStore {
     void this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`);
     // Pub/sub delivers nothing while the connection is down; ioredis subscribes again when it is
     // back, and what was published in between is gone. So every reconnection after the first
-    // is a resync: relays read the stored events again.
+    // is a resync: relays read the stored events again. Not at once: ioredis says 'ready' before
+    // it sends its SUBSCRIBE, and a read of the store that Redis runs before the SUBSCRIBE misses
+    // an event stored in between. The resync waits for a SUBSCRIBE of its own to be answered.
     let connected = false;
     this.#subscriber.on('ready', () => {
-      if (connected) this.#bus.emit('resync');
+      if (connected && this.#subscribed) {
+        this.#subscribed = this.#subscribeEvents();
+        this.#subscribed.then(
+          () => this.#bus.emit('resync'),
+          () => undefined, // lost again: the next 'ready' resyncs
+        );
+      }
       connected = true;
     });
+  }
+
+  #subscribeEvents(): Promise<void> {
+    return this.#subscriber.subscribe(`${this.#prefix}events`).then(() => undefined);
   }
 
   #key(id: string, part: 'state' | 'events' | 'seq'): string {
@@ -189,12 +202,21 @@ export class RedisSessionStore implements SessionStore {
   }
 
   subscribe(id: string, listener: (event: StoredEvent) => void): () => void {
-    if (!this.#subscribed) {
-      this.#subscribed = true;
-      void this.#subscriber.subscribe(`${this.#prefix}events`);
-    }
+    void this.subscribed().catch(() => undefined);
     this.#bus.on(id, listener);
     return () => this.#bus.off(id, listener);
+  }
+
+  subscribed(): Promise<void> {
+    if (!this.#subscribed) {
+      const attempt = this.#subscribeEvents();
+      this.#subscribed = attempt;
+      // A SUBSCRIBE that failed is tried again by the next caller.
+      attempt.catch(() => {
+        if (this.#subscribed === attempt) this.#subscribed = undefined;
+      });
+    }
+    return this.#subscribed;
   }
 
   onResync(listener: () => void): () => void {

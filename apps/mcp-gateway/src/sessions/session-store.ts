@@ -28,6 +28,12 @@ export interface SessionStore {
   /** Live events of a session, from any replica. Returns the unsubscribe function. */
   subscribe(id: string, listener: (event: StoredEvent) => void): () => void;
   /**
+   * Resolves once live events flow to this replica's subscribers (with Redis: the channel's
+   * SUBSCRIBE is acknowledged). An event stored after that is either read back or heard live;
+   * a read of the store before it can miss one that is published in between.
+   */
+  subscribed(): Promise<void>;
+  /**
    * Called when live events may have been missed: the subscription was down for a while (Redis
    * restarted, the connection dropped) and is back. Whoever relays events reads the stored ones
    * again. Returns the unsubscribe function.

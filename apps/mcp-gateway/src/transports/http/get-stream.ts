@@ -34,32 +34,48 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   ctx.getStreams.set(sessionId, sse);
   // Everything that must be undone is set up before the first await, and undone on close.
   let lastSent = lastEventId === undefined ? -1 : Number(lastEventId);
-  let replaying = true;
-  const held: StoredEvent[] = [];
   const deliver = (event: StoredEvent) => {
-    if (Number(event.id) <= lastSent) return; // already sent: replayed and live can overlap
+    if (Number(event.id) <= lastSent) return; // already sent: stored and live can overlap
     lastSent = Number(event.id);
     sendMessage(ctx.log, sse, event.message, event.id);
   };
-  // Live events that arrive while the replay is read are held, then sent in order after it.
-  const unsubscribe = ctx.store.subscribe(sessionId, (event) => (replaying ? held.push(event) : deliver(event)));
-  // Events published while the subscription was down never arrive live: read them from the
-  // store (deliver drops what was already sent). If the store cannot answer, end the stream,
-  // and the client resumes with Last-Event-ID.
-  // (A stream opened without Last-Event-ID that has sent nothing yet has no position to read
-  // from; it goes on with live events.)
-  const stopResync = ctx.store.onResync(() => {
-    if (lastSent < 0) return;
+  // While the store is read (the replay, a resync, a gap), live events are held, then sent in
+  // order after what was read.
+  let reading = true;
+  const held: StoredEvent[] = [];
+  const endReading = () => {
+    reading = false;
+    for (const event of held.splice(0).sort((a, b) => Number(a.id) - Number(b.id))) deliver(event);
+  };
+  // Reads what the store has after the last event sent. If the store cannot answer, the stream
+  // ends and the client resumes with Last-Event-ID. (A stream opened without Last-Event-ID
+  // that has sent nothing yet has no position to read from; it goes on with live events.)
+  const catchUp = (why: string) => {
+    if (reading || lastSent < 0) return;
+    reading = true;
     ctx.store.eventsAfter(sessionId, String(lastSent)).then(
       (events) => {
         for (const event of events) deliver(event);
+        endReading();
       },
       (error: unknown) => {
-        ctx.log.warn({ err: error }, 'GET stream resync failed; ending the stream');
+        ctx.log.warn({ err: error }, `GET stream ${why} failed; ending the stream`);
         sse.close();
       },
     );
+  };
+  // Ids are consecutive per session and published in order, so a live event past the next id
+  // means one was not heard (published while this replica's subscription was being made or
+  // remade): read the missing ones from the store first, so the stream never skips an id.
+  const unsubscribe = ctx.store.subscribe(sessionId, (event) => {
+    if (reading) held.push(event);
+    else if (lastSent >= 0 && Number(event.id) > lastSent + 1) {
+      held.push(event);
+      catchUp('gap read');
+    } else deliver(event);
   });
+  // The subscription was down and is back: events published meanwhile are read from the store.
+  const stopResync = ctx.store.onResync(() => catchUp('resync'));
   sse.onClose(() => {
     unsubscribe();
     stopResync();
@@ -68,6 +84,8 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   // The priming event of 2025-11-25: a bare `retry:` field, no event for the client's handler.
   if (features(session.protocolVersion).ssePriming) await sse.send({ data: undefined, retry: 1000 });
   try {
+    // Live events must flow before the store is read, or one stored in between is missed.
+    await ctx.store.subscribed();
     await sse.replay(async (after) => {
       for (const event of await ctx.store.eventsAfter(sessionId, after)) deliver(event);
     });
@@ -77,7 +95,6 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     sse.close();
     return undefined;
   }
-  replaying = false;
-  for (const event of held.sort((a, b) => Number(a.id) - Number(b.id))) deliver(event);
+  endReading();
   return undefined;
 }
