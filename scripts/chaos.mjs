@@ -422,7 +422,9 @@ async function faultPlan() {
   await fault('SIGKILL toy-api-2 (left down)', () => compose('kill', '-s', 'SIGKILL', 'toy-api-2'));
   await at(SECONDS * 0.7);
   await fault('restart Redis', async () => {
+    const started = now();
     await compose('restart', 'redis');
+    console.log(`chaos: \`restart redis\` returned after ${(now() - started).toFixed(1)} s`);
     return redisAnswers();
   });
 }
