@@ -15,7 +15,6 @@ export const otelApi = () => {
   loaded ??= require('@opentelemetry/api') as typeof import('@opentelemetry/api');
   return loaded;
 };
-const otel = otelApi;
 
 export interface TraceMeta {
   traceparent?: string;
@@ -24,7 +23,7 @@ export interface TraceMeta {
 
 /** The current span's context as `_meta` entries (empty when no span is active). */
 export function traceMeta(from?: Context): TraceMeta {
-  const { context, propagation } = otel();
+  const { context, propagation } = otelApi();
   const carrier: Record<string, string> = {};
   propagation.inject(from ?? context.active(), carrier);
   const meta: TraceMeta = {};
@@ -40,7 +39,7 @@ type Headers = Record<string, string | string[] | undefined>;
  * (they name the HTTP attempt, the most precise parent), else from `_meta`, else none.
  */
 export function incomingContext(meta: unknown, headers?: Headers): Context {
-  const { propagation, ROOT_CONTEXT } = otel();
+  const { propagation, ROOT_CONTEXT } = otelApi();
   if (headers && typeof headers.traceparent === 'string') return propagation.extract(ROOT_CONTEXT, headers);
   if (meta && typeof meta === 'object') {
     const { traceparent, tracestate } = meta as Record<string, unknown>;
@@ -81,7 +80,7 @@ export async function settleSpan<T>(span: Span, work: () => Promise<T>): Promise
     return await work();
   } catch (error) {
     span.recordException(error as Error);
-    span.setStatus({ code: otel().SpanStatusCode.ERROR, message: (error as Error).message });
+    span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: (error as Error).message });
     throw error;
   } finally {
     span.end();
