@@ -400,9 +400,10 @@ async function redisAnswers() {
   const ping = `REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli ping`;
   const until = Date.now() + 60_000;
   while (Date.now() < until) {
-    // A probe takes up to a second or two under the run's load: Redis answered between its
-    // start and its end. The start is kept, the earlier of the two, so the allowance below errs
-    // against the gateways, never for them.
+    // A probe takes up to a second or two under the run's load, and Redis answered somewhere
+    // between the end of the failed probe before it and this one's end. The start is kept:
+    // within 100 ms of the earliest it could be, so the allowance below leans against the
+    // gateways.
     const probed = now();
     const answered = await run('docker', ['exec', stdout.trim(), 'sh', '-c', ping], { timeout: 5_000 }).then(
       (r) => r.stdout.includes('PONG'),
