@@ -5,6 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { HttpClient, Ledger } from '@agentwire/http-client';
 import { createGateway, serveHttp } from '@agentwire/mcp-gateway';
 import { buildApp } from '@agentwire/toy-api';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { McpBackend, type ToolCallRecord } from '../src/triage/mcp-backend.js';
 
@@ -122,6 +125,7 @@ async function faultyBalancer(target: string) {
     if (fault === 'cut-stream') {
       // Everything up to the event holding the JSON-RPC result, then the connection dies.
       res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
+      res.flushHeaders(); // the head goes out even when no event passes before the cut
       const reader = (upstream.body as ReadableStream<Uint8Array>).getReader();
       for (;;) {
         const { value, done } = await reader.read();
@@ -150,6 +154,31 @@ async function faultyBalancer(target: string) {
       matching = match;
     },
   };
+}
+
+/** An MCP server made with the official SDK (v1), stateless, with one tool, `echo`. */
+async function sdkServerThatStreams() {
+  const { createServer } = await import('node:http');
+  const server = createServer(async (req, res) => {
+    const mcp = new Server({ name: 'streams-every-answer', version: '1.0.0' }, { capabilities: { tools: {} } });
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [{ name: 'echo', description: 'Says its arguments back.', inputSchema: { type: 'object' as const } }],
+    }));
+    mcp.setRequestHandler(CallToolRequestSchema, async (request) => ({
+      content: [{ type: 'text' as const, text: JSON.stringify(request.params.arguments ?? {}) }],
+    }));
+    // No session id generator: stateless.
+    const transport = new StreamableHTTPServerTransport({});
+    res.on('close', () => {
+      void transport.close();
+      void mcp.close();
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => server.close(resolve)));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 describe('the agent when a tool call is lost in transit', () => {
@@ -219,6 +248,24 @@ describe('the agent when a tool call is lost in transit', () => {
       expect(digestPosts.map((a) => a.errorType)).toEqual(['connection_error']);
     });
   }
+
+  it('fails a one-off call (agent call) at once when a server that streams every answer is cut before the result', async () => {
+    // The official SDK's server (v1), stateless: it answers every request with an event stream,
+    // without event ids, so a cut stream cannot be resumed.
+    const server = await sdkServerThatStreams();
+    const lb = await faultyBalancer(server.origin);
+    const http = new HttpClient({ baseUrl: lb.url });
+    closers.push(() => http.close());
+    const backend = await McpBackend.http({ url: lb.url, http, mode: 'legacy' });
+    closers.push(() => backend.close());
+    expect((await backend.rawCall('echo', { said: 'once' })).content?.[0]?.text).toBe('{"said":"once"}');
+    lb.failNext('cut-stream', '"echo"');
+    await expect(backend.rawCall('echo', { said: 'twice' })).rejects.toThrow(
+      /^echo: the stream carrying the answer was cut \(.+\) before the answer arrived$/,
+    );
+    // The backend goes on: the next call is answered.
+    expect((await backend.rawCall('echo', { said: 'thrice' })).content?.[0]?.text).toBe('{"said":"thrice"}');
+  });
 
   it('calls a read-only tool again when the gateway reports a retryable upstream failure it could not get past', async () => {
     const s = await stack();

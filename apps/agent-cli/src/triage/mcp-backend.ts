@@ -320,9 +320,19 @@ export class McpBackend implements TriageBackend {
     return (await repeatLostInTransit(list, this.#deadline)).tools as unknown as ToolView[];
   }
 
-  /** One tool call, its result as it came. */
+  /** One tool call, its result as it came; sent once (a cut streamed answer fails it at once). */
   async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
-    return (await this.#client.callTool({ name, arguments: args })) as ToolResult;
+    const watch = new AnswerWatch();
+    try {
+      return (await watchAnswer(watch, () =>
+        this.#client.callTool({ name, arguments: args }, { signal: watch.signal }),
+      )) as ToolResult;
+    } catch (error) {
+      if (watch.lost) throw new AnswerStreamCut(`${name}: ${watch.lost.message}`, { cause: error });
+      throw error;
+    } finally {
+      watch.settle();
+    }
   }
 
   async urgentEmails(date: string, cursor: string | undefined) {
