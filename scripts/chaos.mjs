@@ -391,25 +391,37 @@ async function fault(name, action) {
   );
 }
 
-/**
- * When Redis answers PING again (not LOADING, not refused), polled inside its container: the
- * outage the gateways cannot shorten. A call whose whole deadline fell inside it cannot succeed.
- */
-async function redisAnswers() {
+/** The Redis container's id, and the run id of the redis-server in it now. */
+async function redisNow() {
   const { stdout } = await run('bash', ['-c', `${COMPOSE} ps -q redis`], { timeout: 60_000 });
-  const ping = `REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli ping`;
+  const container = stdout.trim();
+  return { container, runId: (await probeRedis(container))?.runId };
+}
+
+/** PING and the server's run id, asked inside the container; undefined while it cannot answer. */
+async function probeRedis(container) {
+  const ask = 'export REDISCLI_AUTH="$REDIS_PASSWORD"; redis-cli ping && redis-cli info server';
+  try {
+    const { stdout } = await run('docker', ['exec', container, 'sh', '-c', ask], { timeout: 5_000 });
+    if (!stdout.startsWith('PONG')) return undefined; // LOADING: up, not answering yet
+    return { runId: /run_id:(\w+)/.exec(stdout)?.[1] };
+  } catch {
+    return undefined; // stopping, stopped, starting
+  }
+}
+
+/**
+ * When a new redis-server (another run id) answers PING after the restart: the outage no
+ * gateway can shorten. Probed from the moment the restart begins, alongside it. A probe takes
+ * up to a second or two under the run's load; the start of the one that got the answer is kept,
+ * so the time is late by at most the failed probe before it.
+ */
+async function redisAnswersAgain(container, oldRunId) {
   const until = Date.now() + 60_000;
   while (Date.now() < until) {
-    // A probe takes up to a second or two under the run's load, and Redis answered somewhere
-    // between the end of the failed probe before it and this one's end. The start is kept:
-    // within 100 ms of the earliest it could be, so the allowance below leans against the
-    // gateways.
     const probed = now();
-    const answered = await run('docker', ['exec', stdout.trim(), 'sh', '-c', ping], { timeout: 5_000 }).then(
-      (r) => r.stdout.includes('PONG'),
-      () => false,
-    );
-    if (answered) return probed;
+    const answer = await probeRedis(container);
+    if (answer && answer.runId !== oldRunId) return probed;
     await sleep(100);
   }
   return undefined;
@@ -425,12 +437,16 @@ async function faultPlan() {
   await fault('start gateway-2 again', () => compose('start', 'gateway-2'));
   await at(SECONDS * 0.48);
   await fault('SIGKILL toy-api-2 (left down)', () => compose('kill', '-s', 'SIGKILL', 'toy-api-2'));
+  const redis = await redisNow(); // looked up before the fault, so that the fault is on time
   await at(SECONDS * 0.7);
   await fault('restart Redis', async () => {
     const started = now();
-    await compose('restart', 'redis');
-    console.log(`chaos: \`restart redis\` returned after ${(now() - started).toFixed(1)} s`);
-    return redisAnswers();
+    const restart = compose('restart', 'redis').then(() =>
+      console.log(`chaos: \`restart redis\` returned after ${(now() - started).toFixed(1)} s`),
+    );
+    const back = await redisAnswersAgain(redis.container, redis.runId);
+    await restart;
+    return back;
   });
 }
 
