@@ -103,8 +103,7 @@ export class RedisSessionStore implements SessionStore {
     let connected = false;
     this.#subscriber.on('ready', () => {
       if (connected && this.#subscribed) {
-        this.#subscribed = this.#subscribeEvents();
-        this.#subscribed.then(
+        this.#subscribeEvents().then(
           () => this.#bus.emit('resync'),
           () => undefined, // lost again: the next 'ready' resyncs
         );
@@ -113,8 +112,14 @@ export class RedisSessionStore implements SessionStore {
     });
   }
 
+  /** SUBSCRIBEs to the events channel; one that fails is tried again by the next caller. */
   #subscribeEvents(): Promise<void> {
-    return this.#subscriber.subscribe(`${this.#prefix}events`).then(() => undefined);
+    const attempt = this.#subscriber.subscribe(`${this.#prefix}events`).then(() => undefined);
+    this.#subscribed = attempt;
+    attempt.catch(() => {
+      if (this.#subscribed === attempt) this.#subscribed = undefined;
+    });
+    return attempt;
   }
 
   #key(id: string, part: 'state' | 'events' | 'seq'): string {
@@ -208,15 +213,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   subscribed(): Promise<void> {
-    if (!this.#subscribed) {
-      const attempt = this.#subscribeEvents();
-      this.#subscribed = attempt;
-      // A SUBSCRIBE that failed is tried again by the next caller.
-      attempt.catch(() => {
-        if (this.#subscribed === attempt) this.#subscribed = undefined;
-      });
-    }
-    return this.#subscribed;
+    return this.#subscribed ?? this.#subscribeEvents();
   }
 
   onResync(listener: () => void): () => void {
