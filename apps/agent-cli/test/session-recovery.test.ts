@@ -94,6 +94,7 @@ type Fault = 'bad-gateway' | 'lose-answer' | 'cut-stream';
 
 async function faultyBalancer(target: string) {
   let next: Fault | undefined;
+  let served = 0;
   let matching = '"tools/call"';
   const { createServer } = await import('node:http');
   const server = createServer(async (req, res) => {
@@ -107,7 +108,10 @@ async function faultyBalancer(target: string) {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString();
     const fault = req.method === 'POST' && body.includes(matching) ? next : undefined;
-    if (fault) next = undefined;
+    if (fault) {
+      next = undefined;
+      served++;
+    }
     if (fault === 'bad-gateway') {
       res.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
       return;
@@ -149,6 +153,8 @@ async function faultyBalancer(target: string) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
     /** The next POST whose body holds `match` (a tool call, by default) fails `how`. */
+    /** How many faults it has served. */
+    faultsServed: () => served,
     failNext: (how: Fault, match = '"tools/call"') => {
       next = how;
       matching = match;
@@ -249,7 +255,7 @@ describe('the agent when a tool call is lost in transit', () => {
     });
   }
 
-  it('fails a one-off call (agent call) at once when a server that streams every answer is cut before the result', async () => {
+  it('fails a one-off call (agent call) at once, and lists the tools again, when a server that streams every answer is cut before the result', async () => {
     // The official SDK's server (v1), stateless: it answers every request with an event stream,
     // without event ids, so a cut stream cannot be resumed.
     const server = await sdkServerThatStreams();
@@ -265,6 +271,10 @@ describe('the agent when a tool call is lost in transit', () => {
     );
     // The backend goes on: the next call is answered.
     expect((await backend.rawCall('echo', { said: 'thrice' })).content?.[0]?.text).toBe('{"said":"thrice"}');
+    // Listing the tools is safe to repeat: a cut list is asked for again.
+    lb.failNext('cut-stream', '"tools/list"');
+    expect((await backend.listTools()).map((t) => t.name)).toEqual(['echo']);
+    expect(lb.faultsServed()).toBe(2);
   });
 
   it('calls a read-only tool again when the gateway reports a retryable upstream failure it could not get past', async () => {

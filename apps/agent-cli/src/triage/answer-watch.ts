@@ -55,6 +55,19 @@ export function watchAnswer<T>(watch: AnswerWatch, call: () => Promise<T>): Prom
   return current.run(watch, call);
 }
 
+/** One request with its answer watched: when its streamed answer is cut, it fails with AnswerStreamCut. */
+export async function watched<T>(what: string, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const watch = new AnswerWatch();
+  try {
+    return await watchAnswer(watch, () => request(watch.signal));
+  } catch (error) {
+    if (watch.lost) throw new AnswerStreamCut(`${what}: ${watch.lost.message}`, { cause: error });
+    throw error;
+  } finally {
+    watch.settle();
+  }
+}
+
 /** Wraps the transport's fetch: event-stream answers to POSTs made inside a watched call are guarded. */
 export function watchingAnswers(fetchFn: typeof fetch): typeof fetch {
   return async (input, init) => {

@@ -12,7 +12,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
-import { AnswerStreamCut, AnswerWatch, watchAnswer, watchingAnswers } from './answer-watch.js';
+import { AnswerStreamCut, AnswerWatch, watchAnswer, watched, watchingAnswers } from './answer-watch.js';
 import { TaskError, type TriageBackend } from './backend.js';
 
 export interface ToolCallRecord {
@@ -316,23 +316,20 @@ export class McpBackend implements TriageBackend {
 
   /** Every tool, all pages. */
   async listTools() {
-    const list = () => withinDeadline(this.#client.listTools(), this.#deadline, 'listing the tools');
+    const list = () =>
+      withinDeadline(
+        watched('tools/list', (signal) => this.#client.listTools(undefined, { signal })),
+        this.#deadline,
+        'listing the tools',
+      );
     return (await repeatLostInTransit(list, this.#deadline)).tools as unknown as ToolView[];
   }
 
   /** One tool call, its result as it came; sent once (a cut streamed answer fails it at once). */
   async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
-    const watch = new AnswerWatch();
-    try {
-      return (await watchAnswer(watch, () =>
-        this.#client.callTool({ name, arguments: args }, { signal: watch.signal }),
-      )) as ToolResult;
-    } catch (error) {
-      if (watch.lost) throw new AnswerStreamCut(`${name}: ${watch.lost.message}`, { cause: error });
-      throw error;
-    } finally {
-      watch.settle();
-    }
+    return (await watched(name, (signal) =>
+      this.#client.callTool({ name, arguments: args }, { signal }),
+    )) as ToolResult;
   }
 
   async urgentEmails(date: string, cursor: string | undefined) {
