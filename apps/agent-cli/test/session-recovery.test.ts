@@ -162,6 +162,15 @@ async function faultyBalancer(target: string) {
   };
 }
 
+/** A client whose requests pass through a faulty balancer in front of `origin`, with its ledger. */
+async function throughBalancer(origin: string) {
+  const lb = await faultyBalancer(origin);
+  const ledger = new Ledger();
+  const http = new HttpClient({ baseUrl: lb.url, ledger });
+  closers.push(() => http.close());
+  return { lb, ledger, http };
+}
+
 /** An MCP server made with the official SDK (v1), stateless, with one tool, `echo`. */
 async function sdkServerThatStreams() {
   const { createServer } = await import('node:http');
@@ -190,10 +199,7 @@ async function sdkServerThatStreams() {
 describe('the agent when a tool call is lost in transit', () => {
   it('sends a read-only call again after a 502, and a reply whose answer was lost again with the same key: stored once', async () => {
     const s = await stack();
-    const lb = await faultyBalancer(s.mcpUrl.replace(/\/mcp$/, ''));
-    const ledger = new Ledger();
-    const http = new HttpClient({ baseUrl: lb.url, ledger });
-    closers.push(() => http.close());
+    const { lb, ledger, http } = await throughBalancer(s.mcpUrl.replace(/\/mcp$/, ''));
     const calls: ToolCallRecord[] = [];
     // The very first POST (the SDK's version probe) loses its connection: connecting is repeated.
     lb.failNext('lose-answer', '');
@@ -223,10 +229,7 @@ describe('the agent when a tool call is lost in transit', () => {
   for (const mode of ['auto', 'legacy'] as const) {
     it(`sends a call again at once when its streamed answer is cut mid-way, no piece shown twice (${mode})`, async () => {
       const s = await stack();
-      const lb = await faultyBalancer(s.mcpUrl.replace(/\/mcp$/, ''));
-      const ledger = new Ledger();
-      const http = new HttpClient({ baseUrl: lb.url, ledger });
-      closers.push(() => http.close());
+      const { lb, ledger, http } = await throughBalancer(s.mcpUrl.replace(/\/mcp$/, ''));
       const calls: ToolCallRecord[] = [];
       // The deadline is far: a call left waiting for the lost answer would fail at it, not before.
       const deadline = Date.now() + 30_000;
@@ -259,9 +262,7 @@ describe('the agent when a tool call is lost in transit', () => {
     // The official SDK's server (v1), stateless: it answers every request with an event stream,
     // without event ids, so a cut stream cannot be resumed.
     const server = await sdkServerThatStreams();
-    const lb = await faultyBalancer(server.origin);
-    const http = new HttpClient({ baseUrl: lb.url });
-    closers.push(() => http.close());
+    const { lb, http } = await throughBalancer(server.origin);
     const backend = await McpBackend.http({ url: lb.url, http, mode: 'legacy' });
     closers.push(() => backend.close());
     expect((await backend.rawCall('echo', { said: 'once' })).content?.[0]?.text).toBe('{"said":"once"}');

@@ -21,7 +21,7 @@ export class AnswerStreamCut extends Error {
 }
 
 /** One tool call's watch. */
-export class AnswerWatch {
+class AnswerWatch {
   readonly #controller = new AbortController();
   #settled = false;
   /** Why the answer is lost, once it is. */
@@ -50,16 +50,12 @@ export class AnswerWatch {
 
 const current = new AsyncLocalStorage<AnswerWatch>();
 
-/** Runs one call with its watch: every POST it makes is watched. */
-export function watchAnswer<T>(watch: AnswerWatch, call: () => Promise<T>): Promise<T> {
-  return current.run(watch, call);
-}
-
 /** One request with its answer watched: when its streamed answer is cut, it fails with AnswerStreamCut. */
 export async function watched<T>(what: string, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const watch = new AnswerWatch();
   try {
-    return await watchAnswer(watch, () => request(watch.signal));
+    // Every POST the request makes runs in this context, so the fetch below finds the watch.
+    return await current.run(watch, () => request(watch.signal));
   } catch (error) {
     if (watch.lost) throw new AnswerStreamCut(`${what}: ${watch.lost.message}`, { cause: error });
     throw error;

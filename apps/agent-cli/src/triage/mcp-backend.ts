@@ -12,7 +12,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
-import { AnswerStreamCut, AnswerWatch, watchAnswer, watched, watchingAnswers } from './answer-watch.js';
+import { AnswerStreamCut, watched, watchingAnswers } from './answer-watch.js';
 import { TaskError, type TriageBackend } from './backend.js';
 
 export interface ToolCallRecord {
@@ -258,15 +258,15 @@ export class McpBackend implements TriageBackend {
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
     if (remaining) meta['agentwire.dev/deadlineMs'] = remaining;
     let result: ToolResult;
-    // Over HTTP, a streamed answer that is cut ends the call at once (not at the deadline).
-    const watch = new AnswerWatch();
     try {
-      result = (await watchAnswer(watch, () =>
+      // Over HTTP, a streamed answer that is cut ends the call at once (not at the deadline),
+      // as lost in transit: sent again when safe to repeat, else reported with its outcome unknown.
+      result = (await watched(name, (signal) =>
         this.#callTool(
           { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
           {
             ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
-            signal: remaining ? AbortSignal.any([watch.signal, AbortSignal.timeout(remaining)]) : watch.signal,
+            signal: remaining ? AbortSignal.any([signal, AbortSignal.timeout(remaining)]) : signal,
           },
         ),
       )) as ToolResult;
@@ -286,11 +286,7 @@ export class McpBackend implements TriageBackend {
       if (this.#deadline !== undefined && Date.now() >= this.#deadline) {
         throw new TaskError(`${name}: the deadline passed during the call (after ${durationMs} ms)`);
       }
-      // Lost in transit: sent again when safe to repeat, else reported with its outcome unknown.
-      if (watch.lost) throw new AnswerStreamCut(`${name}: ${watch.lost.message}`, { cause: error });
       throw error;
-    } finally {
-      watch.settle();
     }
     const upstream = (result._meta?.['agentwire.dev/upstream'] as ToolCallRecord['upstream']) ?? null;
     this.#record({
