@@ -1,24 +1,32 @@
 // Idempotency-Key support as the IETF draft describes it: the first request with a key runs;
 // a duplicate after it finished gets the stored response replayed; a duplicate while it is
-// still running gets 409; the same key with a different body gets 422.
-import { createHash } from 'node:crypto';
+// still running gets 409; the same key with a different body gets 422. A handler with an effect
+// stores it through commitWrite(): the effect and the key's answer in one step of the store.
+import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from './auth.js';
 import { EnvelopeError } from './envelope-error.js';
-import type { StateStore, StoredResponse } from './store/state-store.js';
+import type {
+  CommitOutcome,
+  IdempotencyCommit,
+  IdempotencyLease,
+  StateStore,
+  StoredResponse,
+} from './store/state-store.js';
 
 const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 const LEASE_MS = 60 * 1000;
 const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
 
 interface Claim {
-  key: string;
-  fingerprint: string;
+  lease: IdempotencyLease;
   /** The route handler has started: its response must be recorded, even if the client left. */
   handlerStarted: boolean;
-  /** The key was stored or let go; nothing more to do. */
+  /** The key was answered (or its answer written with the effect) or let go; nothing more to do. */
   settled: boolean;
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Responses that say "not now" rather than "done": never stored, so a retry runs the request. */
 const NOT_FINAL = new Set([408, 409, 425, 429]);
@@ -55,10 +63,11 @@ export function createIdempotency(
     const fingerprint = createHash('sha256')
       .update(JSON.stringify(request.body ?? null))
       .digest('hex');
-    const begun = await store.beginIdempotent(key, fingerprint, LEASE_MS);
+    const lease: IdempotencyLease = { key, token: randomUUID(), fingerprint };
+    const begun = await store.beginIdempotent(lease, LEASE_MS);
     switch (begun.kind) {
       case 'started': {
-        const claim: Claim = { key, fingerprint, handlerStarted: false, settled: false };
+        const claim: Claim = { lease, handlerStarted: false, settled: false };
         claims.set(request, claim);
         // A request that dies before its handler starts (client gone, connection fault) frees its
         // key, and its handler then does nothing (startHandler). Once the handler has started,
@@ -67,7 +76,7 @@ export function createIdempotency(
           if (!claim.settled && !claim.handlerStarted) {
             claim.settled = true;
             store
-              .abandonIdempotent(key)
+              .abandonIdempotent(lease)
               .catch((err: unknown) => request.log.warn({ err }, 'idempotency release failed'));
           }
         });
@@ -116,6 +125,52 @@ export function createIdempotency(
   }
 
   /**
+   * Runs the handler's effect and stores the key's answer with it, in one step of the store:
+   * `write` gets the commit (undefined without a key) and must pass it to the store method that
+   * makes the effect. Then sends `value` with `status`, serialized by the route's schema. If the
+   * write fails, the key is let go only if its answer was not stored (the store checks), so a
+   * retry replays an answer that was written, and runs the request again if none was.
+   */
+  async function commitWrite(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    value: unknown,
+    write: (commit: IdempotencyCommit | undefined) => Promise<CommitOutcome>,
+  ): Promise<FastifyReply> {
+    reply.code(status);
+    const claim = claims.get(request);
+    if (!claim || claim.settled) {
+      await write(undefined);
+      return reply.send(value);
+    }
+    const body = reply.serialize(value);
+    if (typeof body !== 'string') throw new TypeError('commitWrite: the route must answer JSON');
+    const commit: IdempotencyCommit = {
+      lease: claim.lease,
+      response: { status, body, contentType: JSON_TYPE },
+      ttlMs: RECORD_TTL_MS,
+    };
+    claim.settled = true;
+    let outcome: CommitOutcome;
+    try {
+      outcome = await write(commit);
+    } catch (error) {
+      await store
+        .abandonIdempotent(claim.lease)
+        .catch((err: unknown) => request.log.warn({ err }, 'idempotency release failed'));
+      throw error;
+    }
+    if (outcome === 'lost') {
+      throw new EnvelopeError(
+        'conflict_error',
+        'this request held its Idempotency-Key longer than the lease allows, and another request with the key took over; nothing was stored by this one',
+      );
+    }
+    return reply.header('content-type', JSON_TYPE).send(body);
+  }
+
+  /**
    * onSend: keep the handler's final response. Not kept: responses the handler did not make
    * (an error from a hook), 5xx, and "not now" statuses, so that a retry runs the request again.
    */
@@ -125,18 +180,17 @@ export function createIdempotency(
     claim.settled = true;
     const final = claim.handlerStarted && reply.statusCode < 500 && !NOT_FINAL.has(reply.statusCode);
     if (!final || typeof payload !== 'string') {
-      await store.abandonIdempotent(claim.key);
+      await store.abandonIdempotent(claim.lease);
       return payload;
     }
-    const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-    await store.finishIdempotent(
-      claim.key,
-      claim.fingerprint,
-      { status: reply.statusCode, body: payload, contentType },
-      RECORD_TTL_MS,
-    );
+    const contentType = String(reply.getHeader('content-type') ?? JSON_TYPE);
+    await store.finishIdempotent({
+      lease: claim.lease,
+      response: { status: reply.statusCode, body: payload, contentType },
+      ttlMs: RECORD_TTL_MS,
+    });
     return payload;
   }
 
-  return { preHandler, startHandler, onSend };
+  return { preHandler, startHandler, commitWrite, onSend };
 }

@@ -116,8 +116,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
           body: request.body.body,
           created_at: new Date().toISOString(),
         };
-        await context.store.addReply(stored);
-        return reply.code(201).send(stored);
+        return idempotency.commitWrite(request, reply, 201, stored, (commit) => context.store.addReply(stored, commit));
       },
     );
 

@@ -1,11 +1,15 @@
 // The default store: plain maps in this process. Idempotency records expire like Redis keys.
+// Every method does its work in one synchronous step, so a write and its key's answer can never
+// be seen apart.
 import type { Reply } from '@agentwire/schemas';
 import {
+  type CommitOutcome,
   type IdempotencyBegin,
+  type IdempotencyCommit,
+  type IdempotencyLease,
   type IdempotencyRecord,
   resolveBegin,
   type StateStore,
-  type StoredResponse,
 } from './state-store.js';
 
 interface Expiring {
@@ -18,6 +22,7 @@ export class MemoryStore implements StateStore {
   readonly #flaky = new Map<string, Map<string, number>>();
   readonly #idempotency = new Map<string, Expiring>();
   readonly #replies = new Map<string, Reply[]>();
+  readonly #replyIds = new Set<string>();
 
   async countFlaky(caller: string, params: string, failTimes: number): Promise<number> {
     let counters = this.#flaky.get(caller);
@@ -35,27 +40,37 @@ export class MemoryStore implements StateStore {
     this.#flaky.delete(caller);
   }
 
-  async beginIdempotent(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBegin> {
+  async beginIdempotent(lease: IdempotencyLease, leaseMs: number): Promise<IdempotencyBegin> {
     const now = Date.now();
-    const existing = this.#idempotency.get(key);
-    if (existing && existing.expiresAt > now) return resolveBegin(existing.record, fingerprint);
+    const existing = this.#live(lease.key, now);
+    if (existing) return resolveBegin(existing.record, lease);
     this.#sweep(now);
-    this.#idempotency.set(key, { record: { fingerprint }, expiresAt: now + leaseMs });
+    this.#idempotency.set(lease.key, {
+      record: { fingerprint: lease.fingerprint, token: lease.token },
+      expiresAt: now + leaseMs,
+    });
     return { kind: 'started' };
   }
 
-  async finishIdempotent(key: string, fingerprint: string, response: StoredResponse, ttlMs: number): Promise<void> {
-    this.#idempotency.set(key, { record: { fingerprint, response }, expiresAt: Date.now() + ttlMs });
+  async finishIdempotent(commit: IdempotencyCommit): Promise<CommitOutcome> {
+    return this.#commit(commit);
   }
 
-  async abandonIdempotent(key: string): Promise<void> {
-    this.#idempotency.delete(key);
+  async abandonIdempotent(lease: IdempotencyLease): Promise<void> {
+    const existing = this.#live(lease.key, Date.now());
+    if (existing && existing.record.token === lease.token && !existing.record.response) {
+      this.#idempotency.delete(lease.key);
+    }
   }
 
-  async addReply(reply: Reply): Promise<void> {
+  async addReply(reply: Reply, commit?: IdempotencyCommit): Promise<CommitOutcome> {
+    if (commit && this.#commit(commit) === 'lost') return 'lost';
+    if (this.#replyIds.has(reply.id)) return 'stored';
+    this.#replyIds.add(reply.id);
     const list = this.#replies.get(reply.email_id) ?? [];
     list.push(reply);
     this.#replies.set(reply.email_id, list);
+    return 'stored';
   }
 
   async listReplies(emailId: string): Promise<Reply[]> {
@@ -63,6 +78,24 @@ export class MemoryStore implements StateStore {
   }
 
   async close(): Promise<void> {}
+
+  /** Writes the key's answer if the lease is still this request's (or already answered by it). */
+  #commit({ lease, response, ttlMs }: IdempotencyCommit): CommitOutcome {
+    const existing = this.#live(lease.key, Date.now());
+    if (!existing || existing.record.token !== lease.token) return 'lost';
+    if (!existing.record.response) {
+      this.#idempotency.set(lease.key, {
+        record: { fingerprint: lease.fingerprint, token: lease.token, response },
+        expiresAt: Date.now() + ttlMs,
+      });
+    }
+    return 'stored';
+  }
+
+  #live(key: string, now: number): Expiring | undefined {
+    const existing = this.#idempotency.get(key);
+    return existing && existing.expiresAt > now ? existing : undefined;
+  }
 
   #sweep(now: number): void {
     if (this.#idempotency.size < 10_000) return;

@@ -1,13 +1,20 @@
 // The shared store: the same state in Redis, so several API replicas behave as one.
 // Every key starts with a prefix, so test runs and deployments can share a server.
+//
+// Each idempotency step is one Lua script, so Redis runs it whole or not at all, and each is safe
+// to run twice: ioredis resends a command whose answer was lost when the connection dropped (a
+// Redis restart, a network cut), after it may already have run. Writes check the lease's token,
+// and a reply is pushed only if its id is new.
 import type { Reply } from '@agentwire/schemas';
 import type { Redis } from 'ioredis';
 import {
+  type CommitOutcome,
   type IdempotencyBegin,
+  type IdempotencyCommit,
+  type IdempotencyLease,
   type IdempotencyRecord,
   resolveBegin,
   type StateStore,
-  type StoredResponse,
 } from './state-store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -18,6 +25,44 @@ local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 if n > tonumber(ARGV[2]) then redis.call('HDEL', KEYS[1], ARGV[1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return n`;
+
+// The record if the key has one, else the lease, written. KEYS: record. ARGV: lease record, lease ms.
+const BEGIN = `
+local current = redis.call('GET', KEYS[1])
+if current then return current end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false`;
+
+// Writes the key's answer if the key is still held under this token; true also when the answer
+// is already there under this token (the same commit, run again).
+const COMMIT = `
+local function commit(key, token, record, ttl)
+  local current = redis.call('GET', key)
+  if not current then return false end
+  local held = cjson.decode(current)
+  if held.token ~= token then return false end
+  if held.response == nil then redis.call('SET', key, record, 'PX', ttl) end
+  return true
+end`;
+
+// KEYS: record. ARGV: token, final record, ttl ms.
+const FINISH = `${COMMIT}
+if commit(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return 1 end
+return 0`;
+
+// Deletes the key only if it is still this token's lease without an answer. KEYS: record. ARGV: token.
+const RELEASE = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local held = cjson.decode(current)
+if held.token ~= ARGV[1] or held.response ~= nil then return 0 end
+return redis.call('DEL', KEYS[1])`;
+
+// KEYS: replies list, reply ids, [record]. ARGV: reply id, reply, [token, final record, ttl ms].
+const ADD_REPLY = `${COMMIT}
+if #KEYS == 3 and not commit(KEYS[3], ARGV[3], ARGV[4], ARGV[5]) then return 0 end
+if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[2]) end
+return 1`;
 
 export class RedisStore implements StateStore {
   readonly kind = 'redis';
@@ -38,39 +83,33 @@ export class RedisStore implements StateStore {
     await this.#redis.del(`${this.#prefix}flaky:${caller}`);
   }
 
-  async beginIdempotent(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBegin> {
-    const redisKey = `${this.#prefix}idem:${key}`;
-    const fresh: IdempotencyRecord = { fingerprint };
-    // Two tries: the existing record may expire between SET NX and GET.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      let claimed: string | null;
-      try {
-        claimed = await this.#redis.set(redisKey, JSON.stringify(fresh), 'PX', leaseMs, 'NX');
-      } catch (error) {
-        // At maxmemory (noeviction) every SET is refused, even one that would change nothing:
-        // a key already answered still replays; a new one gets the refusal.
-        const existing = isOutOfMemory(error) ? await this.#redis.get(redisKey) : null;
-        if (existing === null) throw error;
-        return resolveBegin(JSON.parse(existing) as IdempotencyRecord, fingerprint);
-      }
-      if (claimed === 'OK') return { kind: 'started' };
-      const raw = await this.#redis.get(redisKey);
-      if (raw !== null) return resolveBegin(JSON.parse(raw) as IdempotencyRecord, fingerprint);
+  async beginIdempotent(lease: IdempotencyLease, leaseMs: number): Promise<IdempotencyBegin> {
+    const fresh: IdempotencyRecord = { fingerprint: lease.fingerprint, token: lease.token };
+    // At maxmemory (noeviction) Redis refuses the SET inside the script with an OOM error, not
+    // the GET before it: a key already answered still replays; a new one gets the refusal.
+    const existing = await this.#redis.eval(BEGIN, 1, this.#recordKey(lease), JSON.stringify(fresh), leaseMs);
+    if (typeof existing !== 'string') return { kind: 'started' };
+    return resolveBegin(JSON.parse(existing) as IdempotencyRecord, lease);
+  }
+
+  async finishIdempotent(commit: IdempotencyCommit): Promise<CommitOutcome> {
+    const stored = await this.#redis.eval(FINISH, 1, this.#recordKey(commit.lease), ...commitArgs(commit));
+    return stored === 1 ? 'stored' : 'lost';
+  }
+
+  async abandonIdempotent(lease: IdempotencyLease): Promise<void> {
+    await this.#redis.eval(RELEASE, 1, this.#recordKey(lease), lease.token);
+  }
+
+  async addReply(reply: Reply, commit?: IdempotencyCommit): Promise<CommitOutcome> {
+    const keys = [`${this.#prefix}replies:${reply.email_id}`, `${this.#prefix}reply-ids:${reply.email_id}`];
+    const args: Array<string | number> = [reply.id, JSON.stringify(reply)];
+    if (commit) {
+      keys.push(this.#recordKey(commit.lease));
+      args.push(...commitArgs(commit));
     }
-    return { kind: 'in_flight' };
-  }
-
-  async finishIdempotent(key: string, fingerprint: string, response: StoredResponse, ttlMs: number): Promise<void> {
-    const record: IdempotencyRecord = { fingerprint, response };
-    await this.#redis.set(`${this.#prefix}idem:${key}`, JSON.stringify(record), 'PX', ttlMs);
-  }
-
-  async abandonIdempotent(key: string): Promise<void> {
-    await this.#redis.del(`${this.#prefix}idem:${key}`);
-  }
-
-  async addReply(reply: Reply): Promise<void> {
-    await this.#redis.rpush(`${this.#prefix}replies:${reply.email_id}`, JSON.stringify(reply));
+    const stored = await this.#redis.eval(ADD_REPLY, keys.length, ...keys, ...args);
+    return stored === 1 ? 'stored' : 'lost';
   }
 
   async listReplies(emailId: string): Promise<Reply[]> {
@@ -81,6 +120,15 @@ export class RedisStore implements StateStore {
   async close(): Promise<void> {
     // The Redis connection belongs to whoever created it.
   }
+
+  #recordKey(lease: IdempotencyLease): string {
+    return `${this.#prefix}idem:${lease.key}`;
+  }
+}
+
+function commitArgs({ lease, response, ttlMs }: IdempotencyCommit): Array<string | number> {
+  const record: IdempotencyRecord = { fingerprint: lease.fingerprint, token: lease.token, response };
+  return [lease.token, JSON.stringify(record), ttlMs];
 }
 
 /** Redis at maxmemory with noeviction refuses writes with an OOM reply. */

@@ -1,5 +1,12 @@
 // Where the API keeps what must survive between requests: flaky counters, idempotency records
 // and replies. In memory by default; in Redis when REDIS_URL is set, so replicas agree.
+//
+// Exactly once rests on two rules both stores keep. A request that claims an Idempotency-Key
+// holds a lease with a token of its own, and every later write for that key checks the token:
+// a request whose lease ran out, or a write repeated after its answer was lost (the Redis client
+// resends what went unanswered when the connection drops), changes nothing. And a write with an
+// effect is stored together with the key's final answer, in one step: no retry can ever find
+// the reply without the answer, or the answer without the reply.
 import type { Reply } from '@agentwire/schemas';
 
 /** A response kept for replaying to a duplicate request with the same Idempotency-Key. */
@@ -9,11 +16,31 @@ export interface StoredResponse {
   contentType: string;
 }
 
+/** A request's hold on an Idempotency-Key: the token tells its writes from anyone else's. */
+export interface IdempotencyLease {
+  key: string;
+  token: string;
+  fingerprint: string;
+}
+
+/** The final answer for a key, written only while the lease is still the request's own. */
+export interface IdempotencyCommit {
+  lease: IdempotencyLease;
+  response: StoredResponse;
+  ttlMs: number;
+}
+
 export type IdempotencyBegin =
   | { kind: 'started' }
   | { kind: 'in_flight' }
   | { kind: 'mismatch' }
   | { kind: 'replay'; response: StoredResponse };
+
+/**
+ * What a write under a lease did: `stored` (now, or by an earlier run of the same write whose
+ * answer was lost), or `lost`: the lease is no longer this request's, and nothing was written.
+ */
+export type CommitOutcome = 'stored' | 'lost';
 
 export interface StateStore {
   readonly kind: 'memory' | 'redis';
@@ -24,11 +51,16 @@ export interface StateStore {
   countFlaky(caller: string, params: string, failTimes: number): Promise<number>;
   resetFlaky(caller: string): Promise<void>;
   /** Claims a key for a request (leaseMs bounds how long a crashed request can hold it). */
-  beginIdempotent(key: string, fingerprint: string, leaseMs: number): Promise<IdempotencyBegin>;
-  finishIdempotent(key: string, fingerprint: string, response: StoredResponse, ttlMs: number): Promise<void>;
+  beginIdempotent(lease: IdempotencyLease, leaseMs: number): Promise<IdempotencyBegin>;
+  /** Stores the key's final answer for a request that wrote nothing else. */
+  finishIdempotent(commit: IdempotencyCommit): Promise<CommitOutcome>;
   /** Lets the key go without a stored response, so a retry runs the request again. */
-  abandonIdempotent(key: string): Promise<void>;
-  addReply(reply: Reply): Promise<void>;
+  abandonIdempotent(lease: IdempotencyLease): Promise<void>;
+  /**
+   * Stores a reply once (a repeat of the same reply id changes nothing) and, with `commit`, the
+   * key's final answer in the same step.
+   */
+  addReply(reply: Reply, commit?: IdempotencyCommit): Promise<CommitOutcome>;
   listReplies(emailId: string): Promise<Reply[]>;
   close(): Promise<void>;
 }
@@ -36,10 +68,14 @@ export interface StateStore {
 /** The shape both stores keep an idempotency record in. */
 export interface IdempotencyRecord {
   fingerprint: string;
+  /** The lease's token; kept with the answer, so a repeated commit knows it as its own. */
+  token: string;
   response?: StoredResponse;
 }
 
-export function resolveBegin(record: IdempotencyRecord, fingerprint: string): IdempotencyBegin {
-  if (record.fingerprint !== fingerprint) return { kind: 'mismatch' };
-  return record.response ? { kind: 'replay', response: record.response } : { kind: 'in_flight' };
+export function resolveBegin(record: IdempotencyRecord, lease: IdempotencyLease): IdempotencyBegin {
+  if (record.fingerprint !== lease.fingerprint) return { kind: 'mismatch' };
+  if (record.response) return { kind: 'replay', response: record.response };
+  // Our own claim, seen again when the claim's answer was lost and the client sent it again.
+  return record.token === lease.token ? { kind: 'started' } : { kind: 'in_flight' };
 }

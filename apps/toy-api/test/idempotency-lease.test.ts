@@ -1,0 +1,90 @@
+// The store's half of exactly once, on both stores: every write for an Idempotency-Key checks
+// the lease's token, a write run twice (its answer lost, then resent) changes nothing the second
+// time, and the reply and the key's answer are stored together or not at all.
+import { randomUUID } from 'node:crypto';
+import type { Reply } from '@agentwire/schemas';
+import { describe, expect, it } from 'vitest';
+import type { IdempotencyCommit, IdempotencyLease, StateStore } from '../src/store/state-store.js';
+import { STORES, startApi } from './support/toy-api.js';
+
+const LEASE_MS = 60_000;
+
+function leaseOf(key: string, fingerprint = 'f-1'): IdempotencyLease {
+  return { key, token: randomUUID(), fingerprint };
+}
+
+function replyOf(body: string): Reply {
+  return { id: `r-${randomUUID()}`, email_id: 'm-0007', body, created_at: new Date().toISOString() };
+}
+
+function commitOf(lease: IdempotencyLease, reply: Reply): IdempotencyCommit {
+  return {
+    lease,
+    response: { status: 201, body: JSON.stringify(reply), contentType: 'application/json' },
+    ttlMs: LEASE_MS,
+  };
+}
+
+async function storeOf(kind: (typeof STORES)[number]): Promise<StateStore> {
+  return (await startApi(kind)).app.toy.store;
+}
+
+describe.each(STORES)('idempotency leases (%s store)', (kind) => {
+  it('stores the reply and the answer together, and a second run of the same write changes nothing', async () => {
+    const store = await storeOf(kind);
+    const lease = leaseOf(randomUUID());
+    expect(await store.beginIdempotent(lease, LEASE_MS)).toEqual({ kind: 'started' });
+    const reply = replyOf('once');
+    expect(await store.addReply(reply, commitOf(lease, reply))).toBe('stored');
+    expect(await store.addReply(reply, commitOf(lease, reply))).toBe('stored');
+    expect(await store.listReplies('m-0007')).toEqual([reply]);
+    const again = await store.beginIdempotent(leaseOf(lease.key), LEASE_MS);
+    expect(again).toEqual({ kind: 'replay', response: commitOf(lease, reply).response });
+  });
+
+  it('stores nothing for a request whose key was let go and taken by another request', async () => {
+    const store = await storeOf(kind);
+    const first = leaseOf(randomUUID());
+    await store.beginIdempotent(first, LEASE_MS);
+    await store.abandonIdempotent(first);
+    const late = replyOf('late');
+    expect(await store.addReply(late, commitOf(first, late))).toBe('lost');
+
+    const second = { ...leaseOf(first.key), fingerprint: first.fingerprint };
+    expect(await store.beginIdempotent(second, LEASE_MS)).toEqual({ kind: 'started' });
+    expect(await store.addReply(late, commitOf(first, late))).toBe('lost');
+    expect(await store.finishIdempotent(commitOf(first, late))).toBe('lost');
+    expect(await store.listReplies('m-0007')).toEqual([]);
+    // The other request's lease is untouched by the first one's late writes and release.
+    await store.abandonIdempotent(first);
+    expect(await store.beginIdempotent(leaseOf(first.key), LEASE_MS)).toEqual({ kind: 'in_flight' });
+  });
+
+  it('keeps a stored answer when the request that stored it lets its key go', async () => {
+    const store = await storeOf(kind);
+    const lease = leaseOf(randomUUID());
+    await store.beginIdempotent(lease, LEASE_MS);
+    const reply = replyOf('kept');
+    expect(await store.finishIdempotent(commitOf(lease, reply))).toBe('stored');
+    await store.abandonIdempotent(lease);
+    expect((await store.beginIdempotent(leaseOf(lease.key), LEASE_MS)).kind).toBe('replay');
+  });
+
+  it('knows its own claim when the claim is made again (its first answer lost), and tells others apart', async () => {
+    const store = await storeOf(kind);
+    const lease = leaseOf(randomUUID());
+    expect(await store.beginIdempotent(lease, LEASE_MS)).toEqual({ kind: 'started' });
+    expect(await store.beginIdempotent(lease, LEASE_MS)).toEqual({ kind: 'started' });
+    expect(await store.beginIdempotent(leaseOf(lease.key), LEASE_MS)).toEqual({ kind: 'in_flight' });
+    expect(await store.beginIdempotent(leaseOf(lease.key, 'f-2'), LEASE_MS)).toEqual({ kind: 'mismatch' });
+  });
+
+  it('stores a reply without a key once, however often the same write is repeated', async () => {
+    const store = await storeOf(kind);
+    const reply = replyOf('no key');
+    expect(await store.addReply(reply)).toBe('stored');
+    expect(await store.addReply(reply)).toBe('stored');
+    expect(await store.addReply(replyOf('no key'))).toBe('stored');
+    expect((await store.listReplies('m-0007')).map((r) => r.body)).toEqual(['no key', 'no key']);
+  });
+});
