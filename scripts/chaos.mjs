@@ -116,7 +116,17 @@ async function callTool(agent, name, args, headers) {
     const extra =
       headers['mcp-protocol-version'] === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': name } : {};
     const r = await rpc(message, { ...headers, ...extra });
-    attempts.push({ agent, tool: name, t: r.started, ok: r.outcome === 'ok', outcome: r.outcome, why: r.why });
+    attempts.push({
+      agent,
+      tool: name,
+      key: args['idempotency-key'],
+      t: r.started,
+      ended: now(),
+      status: r.status,
+      ok: r.outcome === 'ok',
+      outcome: r.outcome,
+      why: r.why,
+    });
     if (r.outcome === 'ok' || r.outcome === 'fail' || r.outcome === 'session-lost' || Date.now() > deadline) {
       const outcome = r.outcome === 'retry' ? 'deadline' : r.outcome;
       calls.push({ agent, tool: name, started, ended: now(), attempts: attempt, outcome, why: r.why });
@@ -376,6 +386,78 @@ async function triageAgent(i) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// What happened to an idempotency key, when a reply is stored more than once (or a stored reply's
+// call failed): the copies, the agent's attempts, and each toy-API replica's log lines for the key
+// (the API logs every step of a key at info: claimed, replayed, stored, released), with the
+// outcome of each request. Enough to tell a write the Redis client repeated (the copies share an
+// id) from a handler that ran twice (two ids, two 'stored' steps), from the CI log alone.
+
+/** Every JSON log line of the toy-API replicas, with the replica it came from. */
+async function apiLogLines() {
+  const { stdout } = await run('bash', ['-c', `${COMPOSE} logs --no-color toy-api-1 toy-api-2`], {
+    timeout: 60_000,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  const lines = [];
+  for (const raw of stdout.split('\n')) {
+    const bar = raw.indexOf('| {');
+    if (bar < 0) continue;
+    try {
+      const line = JSON.parse(raw.slice(bar + 2));
+      lines.push({ replica: /toy-api-\d/.exec(raw.slice(0, bar))?.[0] ?? '?', ...line });
+    } catch {}
+  }
+  return lines;
+}
+
+async function printKeyStories(wrongKeys) {
+  let lines = [];
+  try {
+    lines = await apiLogLines();
+  } catch (error) {
+    console.log(`chaos: could not read the toy-API logs: ${error.message}`);
+  }
+  const steps = lines.filter((l) => l.msg === 'idempotency');
+  // Keys stored twice that no reply agent asked for (triage runs' keys) are found in the logs.
+  const storedBy = new Map();
+  for (const l of steps.filter((l) => l.idempotency === 'stored')) {
+    storedBy.set(l.idempotencyKey, (storedBy.get(l.idempotencyKey) ?? 0) + 1);
+  }
+  const keys = [
+    ...wrongKeys,
+    ...[...storedBy]
+      .filter(([key, n]) => n > 1 && !wrongKeys.some((w) => w.key === key))
+      .map(([key]) => ({ key, copies: undefined })),
+  ];
+  const done = new Map(lines.filter((l) => l.msg === 'request completed').map((l) => [l.reqId, l]));
+  const clock = (ms) => `t=${((ms - t0) / 1000).toFixed(2)} s`;
+  for (const { key, copies } of keys) {
+    console.log(`\nchaos: the story of idempotency key ${key}`);
+    if (copies) {
+      const ids = new Set(copies.map((c) => c.id));
+      console.log(
+        `  stored ${copies.length}x: ${copies.map((c) => `${c.id} (created ${clock(Date.parse(c.created_at))})`).join(', ')}` +
+          `${copies.length > 1 ? (ids.size === 1 ? ': one id, so one write ran twice' : ': different ids, so the handler ran more than once') : ''}`,
+      );
+    }
+    for (const a of attempts.filter((a) => a.key === key)) {
+      console.log(
+        `  agent ${a.agent}: attempt at t=${a.t.toFixed(2)} s, answered t=${a.ended.toFixed(2)} s: ${a.outcome} (HTTP ${a.status}${a.why ? `, ${a.why}` : ''})`,
+      );
+    }
+    const keySteps = steps.filter((l) => l.idempotencyKey === key);
+    if (keySteps.length === 0) console.log('  no toy-API log line names this key');
+    for (const l of keySteps) {
+      const end = done.get(l.reqId);
+      console.log(
+        `  ${l.replica} ${clock(l.time)} ${l.reqId}: ${l.idempotency}${l.err ? ` (${l.err.message})` : ''}` +
+          `${end ? `; request answered ${end.res?.statusCode} after ${Math.round(end.responseTime)} ms` : '; no answer logged'}`,
+      );
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The faults, one after another.
 
 async function compose(...args) {
@@ -497,18 +579,23 @@ async function check(results, triageRepliesBefore) {
   let asked = 0;
   let unknown = 0;
   const wrong = [];
+  const wrongKeys = [];
   for (const r of replyAgents) {
-    const stored = (await api(`/emails/${r.emailId}/replies`)).data.map((x) => x.body);
+    const stored = (await api(`/emails/${r.emailId}/replies`)).data;
     for (const a of r.asked) {
       asked++;
-      const copies = stored.filter((b) => b === a.body).length;
-      if (a.outcome === 'ok' ? copies !== 1 : copies > 1) wrong.push(`${a.key}: ${a.outcome}, stored ${copies}x`);
+      const copies = stored.filter((x) => x.body === a.body);
+      if (a.outcome === 'ok' ? copies.length !== 1 : copies.length > 1) {
+        wrong.push(`${a.key}: ${a.outcome}, stored ${copies.length}x`);
+        wrongKeys.push({ key: a.key, copies });
+      }
       if (a.outcome !== 'ok') unknown++;
     }
   }
   const triageRuns = results.filter((r) => r.kind === 'triage').flatMap((r) => r.runs);
   const triageOk = triageRuns.filter((r) => r.code === 0).length;
   const triageReplies = (await triageReplyCount()) - triageRepliesBefore;
+  if (wrongKeys.length > 0 || triageReplies > triageRuns.length) await printKeyStories(wrongKeys);
   add(
     'every reply asked for is stored exactly once',
     wrong.length === 0 && triageReplies >= triageOk && triageReplies <= triageRuns.length,

@@ -20,6 +20,7 @@ MCP_GATEWAY_TOKEN=$(secret)
 REDIS_PASSWORD=$(secret)
 SCALE_API_PORT=$api_port
 SCALE_MCP_PORT=$mcp_port
+LOG_LEVEL=info
 ENV
 dc_line="${COMPOSE[*]} -p $PROJECT -f docker-compose.scale.yml --env-file $envfile"
 dc() { "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.scale.yml --env-file "$envfile" "$@"; }

@@ -20,6 +20,8 @@ const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
 
 interface Claim {
   lease: IdempotencyLease;
+  /** The key as the client sent it, for the log. */
+  clientKey: string;
   /** The route handler has started: its response must be recorded, even if the client left. */
   handlerStarted: boolean;
   /** The key was answered (or its answer written with the effect) or let go; nothing more to do. */
@@ -50,6 +52,15 @@ function readKey(request: FastifyRequest): string | undefined {
   return unquoted;
 }
 
+/**
+ * One info line per step of a key (claimed, replayed, stored, released, ...), with the request
+ * id: the attempts behind a key, across replicas, can be read back from the logs.
+ */
+function logStep(request: FastifyRequest, idempotencyKey: string, step: string, err?: unknown): void {
+  if (err === undefined) request.log.info({ idempotencyKey, idempotency: step }, 'idempotency');
+  else request.log.warn({ idempotencyKey, idempotency: step, err }, 'idempotency');
+}
+
 export function createIdempotency(
   store: StateStore,
   callerOf: (request: FastifyRequest) => Caller,
@@ -65,9 +76,10 @@ export function createIdempotency(
       .digest('hex');
     const lease: IdempotencyLease = { key, token: randomUUID(), fingerprint };
     const begun = await store.beginIdempotent(lease, LEASE_MS);
+    logStep(request, idempotencyKey, begun.kind);
     switch (begun.kind) {
       case 'started': {
-        const claim: Claim = { lease, handlerStarted: false, settled: false };
+        const claim: Claim = { lease, clientKey: idempotencyKey, handlerStarted: false, settled: false };
         claims.set(request, claim);
         // A request that dies before its handler starts (client gone, connection fault) frees its
         // key, and its handler then does nothing (startHandler). Once the handler has started,
@@ -75,9 +87,10 @@ export function createIdempotency(
         reply.raw.once('close', () => {
           if (!claim.settled && !claim.handlerStarted) {
             claim.settled = true;
-            store
-              .abandonIdempotent(lease)
-              .catch((err: unknown) => request.log.warn({ err }, 'idempotency release failed'));
+            store.abandonIdempotent(lease).then(
+              () => logStep(request, idempotencyKey, 'released: the client left'),
+              (err: unknown) => request.log.warn({ err }, 'idempotency release failed'),
+            );
           }
         });
         return;
@@ -156,11 +169,14 @@ export function createIdempotency(
     try {
       outcome = await write(commit);
     } catch (error) {
-      await store
-        .abandonIdempotent(claim.lease)
-        .catch((err: unknown) => request.log.warn({ err }, 'idempotency release failed'));
+      logStep(request, claim.clientKey, 'write failed', error);
+      await store.abandonIdempotent(claim.lease).then(
+        () => logStep(request, claim.clientKey, 'released unless stored'),
+        (err: unknown) => request.log.warn({ err }, 'idempotency release failed'),
+      );
       throw error;
     }
+    logStep(request, claim.clientKey, outcome);
     if (outcome === 'lost') {
       throw new EnvelopeError(
         'conflict_error',
@@ -181,14 +197,16 @@ export function createIdempotency(
     const final = claim.handlerStarted && reply.statusCode < 500 && !NOT_FINAL.has(reply.statusCode);
     if (!final || typeof payload !== 'string') {
       await store.abandonIdempotent(claim.lease);
+      logStep(request, claim.clientKey, 'released');
       return payload;
     }
     const contentType = String(reply.getHeader('content-type') ?? JSON_TYPE);
-    await store.finishIdempotent({
+    const answered = await store.finishIdempotent({
       lease: claim.lease,
       response: { status: reply.statusCode, body: payload, contentType },
       ttlMs: RECORD_TTL_MS,
     });
+    logStep(request, claim.clientKey, answered === 'stored' ? 'answered' : 'lost');
     return payload;
   }
 

@@ -91,6 +91,18 @@ describe('a reply with an Idempotency-Key is stored exactly once', () => {
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await retry.json()).toEqual(firstBody);
     expect(await stored()).toHaveLength(1);
+
+    // The log says, per key, what each request did: the chaos run reads a duplicate's story there.
+    const steps = () =>
+      replica
+        .log()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"idempotency"') && line.includes(idempotencyKey))
+        .map((line) => JSON.parse(line) as { idempotency: string; reqId: string });
+    await expect.poll(() => steps().map((s) => s.idempotency)).toEqual(['started', 'stored', 'replay']);
+    const [started, committed, replayed] = steps();
+    expect(started?.reqId).toBe(committed?.reqId);
+    expect(replayed?.reqId).not.toBe(started?.reqId);
   });
 
   it('when the replica died right after its write reached Redis: the retry on another replica replays it', async () => {
