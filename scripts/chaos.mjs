@@ -8,7 +8,8 @@
 //
 // Environment: CHAOS_API_URL, CHAOS_MCP_URL, TOY_API_KEY, MCP_GATEWAY_TOKEN, CHAOS_COMPOSE (the
 // compose command for this stack, e.g. "docker-compose -p x -f docker-compose.scale.yml"),
-// CHAOS_SECONDS (45), CHAOS_REPORT (a JSON file for the figures).
+// CHAOS_SECONDS (45), CHAOS_REPORT (a JSON file for the figures), CHAOS_STORIES (0: how many
+// reply keys to tell the story of even when all went well; a wrong one is always told).
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -595,7 +596,11 @@ async function check(results, triageRepliesBefore) {
   const triageRuns = results.filter((r) => r.kind === 'triage').flatMap((r) => r.runs);
   const triageOk = triageRuns.filter((r) => r.code === 0).length;
   const triageReplies = (await triageReplyCount()) - triageRepliesBefore;
-  if (wrongKeys.length > 0 || triageReplies > triageRuns.length) await printKeyStories(wrongKeys);
+  // CHAOS_STORIES=N prints the stories of the first N keys even when every reply is right.
+  const shown = replyAgents.flatMap((r) => r.asked).slice(0, Number(env.CHAOS_STORIES ?? 0));
+  if (wrongKeys.length > 0 || triageReplies > triageRuns.length || shown.length > 0) {
+    await printKeyStories([...wrongKeys, ...shown.map((a) => ({ key: a.key, copies: undefined }))]);
+  }
   add(
     'every reply asked for is stored exactly once',
     wrong.length === 0 && triageReplies >= triageOk && triageReplies <= triageRuns.length,
