@@ -199,9 +199,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ changed: false, tools: 0, summary: '' });
   const reload = (reason: string): Promise<ReloadOutcome> => {
     reloading = reloading.then(async () => {
-      let next: BuiltTools;
+      // Everything in the try: a document that cannot be used, whatever fails on it, leaves the
+      // tools as they were (a reload is started by strangers' documents, with OPENAPI_POLL_MS).
       try {
-        next = await buildTools(await loadAll(), sources, options);
+        const next = await buildTools(await loadAll(), sources, options);
+        if (next.fingerprint() === current.fingerprint()) {
+          return { changed: false, tools: current.tools.tools.length, summary: current.selection.summary, reason };
+        }
+        // One step: calls already running keep the tool they started with.
+        current = next;
+        server.setTools(next.tools, instructionsFor(next));
+        return { changed: true, tools: next.tools.tools.length, summary: next.selection.summary, reason };
       } catch (error) {
         return {
           changed: false,
@@ -211,13 +219,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           reason,
         };
       }
-      if (next.fingerprint() === current.fingerprint()) {
-        return { changed: false, tools: current.tools.tools.length, summary: current.selection.summary, reason };
-      }
-      current = next;
-      // One step: calls already running keep the tool they started with.
-      server.setTools(next.tools, instructionsFor(next));
-      return { changed: true, tools: next.tools.tools.length, summary: next.selection.summary, reason };
     });
     return reloading;
   };

@@ -118,21 +118,28 @@ function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger) {
   // Replicas sharing a Redis tell each other (peers is set once the session store exists).
   let peers: { store: SessionStore; self: string } | undefined;
   const reload = (reason: string, announce = true) =>
-    gateway.reload(reason).then((outcome) => {
-      if (outcome.error) {
-        logger.error(
-          { reason, error: outcome.error },
-          `reload (${reason}) failed; still serving the previous tools: ${outcome.error}`,
-        );
-      } else if (outcome.changed) {
-        logger.info({ reason, tools: outcome.tools }, `tools reloaded (${reason}): ${outcome.summary}`);
-        if (announce && peers) {
-          peers.store
-            .publishReload(peers.self)
-            .catch((error: unknown) => logger.warn({ err: error }, 'could not tell the other replicas'));
-        }
-      } else logger.debug({ reason }, `reload (${reason}): the tools are unchanged`);
-    });
+    gateway
+      .reload(reason)
+      .then((outcome) => {
+        if (outcome.error) {
+          logger.error(
+            { reason, error: outcome.error },
+            `reload (${reason}) failed; still serving the previous tools: ${outcome.error}`,
+          );
+        } else if (outcome.changed) {
+          logger.info({ reason, tools: outcome.tools }, `tools reloaded (${reason}): ${outcome.summary}`);
+          if (announce && peers) {
+            peers.store
+              .publishReload(peers.self)
+              .catch((error: unknown) => logger.warn({ err: error }, 'could not tell the other replicas'));
+          }
+        } else logger.debug({ reason }, `reload (${reason}): the tools are unchanged`);
+      })
+      // gateway.reload answers every failure as an outcome; this is the last guard, so that nothing
+      // a reload meets can end the process and every session with it.
+      .catch((error: unknown) =>
+        logger.error({ reason, err: error }, `reload (${reason}) failed; still serving the previous tools`),
+      );
   process.on('SIGHUP', () => void reload('SIGHUP'));
   for (const source of gateway.sources) watchOne(source, config, logger, reload);
   return {

@@ -13,6 +13,7 @@ import { type BodyEncoding, requestBodyOf } from './request-body.js';
 import { securityFor } from './security.js';
 import { NameRegistry } from './tool-names.js';
 import { toolTextOf } from './tool-text.js';
+import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../json-depth.js';
 
 export type { ParamLocation } from './parameter-styles.js';
 
@@ -151,6 +152,13 @@ function convertOperation(
  */
 export function openApiToTools(document: unknown, options: { auth?: UpstreamAuth | undefined } = {}): LoadResult {
   if (typeof document !== 'object' || document === null) throw new SpecError('the OpenAPI document is not an object');
+  // Before anything recursive (schema walks, copies of examples, the reload's fingerprint).
+  const deep = tooDeepAt(document, MAX_DOCUMENT_DEPTH);
+  if (deep !== undefined) {
+    throw new SpecError(
+      `the OpenAPI document nests deeper than ${MAX_DOCUMENT_DEPTH} levels (at ${deep}); at most ${MAX_DOCUMENT_DEPTH} are taken (MAX_DOCUMENT_DEPTH)`,
+    );
+  }
   const doc = document as Record<string, unknown>;
   const version = typeof doc.openapi === 'string' ? doc.openapi : undefined;
   if (!version || !/^3\.[01]\./.test(version)) {

@@ -1,5 +1,7 @@
 // JSON-RPC 2.0 as MCP uses it: message shapes, the standard error codes, and a classifier
 // that tells a request from a notification from a response, or says what is wrong.
+import { MAX_MESSAGE_DEPTH, tooDeepAt } from '../json-depth.js';
+
 export type JsonRpcId = string | number;
 
 export interface JsonRpcRequest {
@@ -64,6 +66,15 @@ export function classify(value: unknown): Classified {
   }
   const m = value as Record<string, unknown>;
   const id = isId(m.id) ? m.id : null;
+  // Before anything recursive (argument validation, serializing) touches what a caller sent.
+  const deep = tooDeepAt(value, MAX_MESSAGE_DEPTH);
+  if (deep !== undefined) {
+    return {
+      kind: 'invalid',
+      id,
+      reason: `the message nests deeper than ${MAX_MESSAGE_DEPTH} levels (at ${deep}); at most ${MAX_MESSAGE_DEPTH} are taken (MAX_MESSAGE_DEPTH)`,
+    };
+  }
   if (m.jsonrpc !== '2.0') return { kind: 'invalid', id, reason: 'jsonrpc must be "2.0"' };
   if ('id' in m && m.id !== undefined && !isId(m.id)) {
     return { kind: 'invalid', id: null, reason: 'id must be a string or an integer' };
