@@ -22,6 +22,10 @@ const SPEC = {
     '/huge_stream': { get: { operationId: 'huge_stream', responses: { 200: { description: 'ok', content: stream } } } },
     '/echo': { get: { operationId: 'echo', responses: { 200: { description: 'ok', content: json } } } },
     '/echo_stream': { get: { operationId: 'echo_stream', responses: { 200: { description: 'ok', content: stream } } } },
+    '/escaped': { get: { operationId: 'escaped', responses: { 200: { description: 'ok', content: json } } } },
+    '/escaped_error': {
+      get: { operationId: 'escaped_error', responses: { 200: { description: 'ok', content: json } } },
+    },
   },
 };
 
@@ -49,6 +53,21 @@ async function hostileUpstream() {
         res.writeHead(200, { 'content-type': 'application/json', link: `<${next}>; rel="next"` });
         res.end(JSON.stringify({ you_asked_for: req.url, next, items: [1, 2] }));
         return;
+      case '/escaped':
+      case '/escaped_error': {
+        // The key as PHP (\/) and .NET (\u002B) write it: no byte of it is the key as sent.
+        const key = url.searchParams.get('api_key') ?? '';
+        const php = key.replaceAll('/', '\\/');
+        const dotnet = key.replaceAll('+', '\\u002B');
+        const items = Array.from({ length: 40 }, (_, i) => `{"n":${i},"seen":"${i % 2 ? php : dotnet}"}`);
+        const body =
+          url.pathname === '/escaped'
+            ? `{"items":[${items.join(',')}],"${php}":"as a key"}`
+            : `{"error":{"type":"invalid_request_error","message":"unknown key ${php}"}}`;
+        res.writeHead(url.pathname === '/escaped' ? 200 : 400, { 'content-type': 'application/json' });
+        res.end(body);
+        return;
+      }
       case '/echo_stream':
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(`data: {"text":"called with ${req.url}"}\n\nevent: done\ndata: {"next":"${next}"}\n\n`);
@@ -64,13 +83,14 @@ async function hostileUpstream() {
 
 type Result = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: unknown };
 
-async function setUp() {
+async function setUp(key = KEY, extra: { maxResultBytes?: number } = {}) {
   const upstream = await hostileUpstream();
   const gw = await startHttpGatewayFor({
     upstreamUrl: upstream.url,
-    upstreamApiKey: KEY,
+    upstreamApiKey: key,
     openapi: SPEC,
     maxResponseBytes: LIMIT,
+    ...extra,
   });
   return { upstream, client: (await httpV1(gw)).client };
 }
@@ -116,5 +136,28 @@ describe('a hostile upstream, through the gateway', () => {
     const everything = JSON.stringify([echoed, streamed, progress]);
     expect(everything).not.toContain(KEY);
     expect(everything).toContain('[redacted]');
+  });
+
+  it('the key echoed through JSON escapes reaches the model nowhere: text, structuredContent, a cut result, an error', async () => {
+    const key = 'upstream/key+7f3a9c2e41d8';
+    const { client } = await setUp(key);
+    const whole = (await client.callTool({ name: 'escaped', arguments: {} })) as Result;
+    expect(whole.isError).toBe(false);
+    expect((whole.structuredContent as { items: Array<{ seen: string }> }).items[0]?.seen).toBe('[redacted]');
+    const failed = (await client.callTool({ name: 'escaped_error', arguments: {} })) as Result;
+    expect(failed.isError).toBe(true);
+    expect(failed.content[0]?.text).toMatch(/unknown key \[redacted\]/);
+    // A result the gateway cuts and writes out again (MAX_RESULT_BYTES).
+    const small = await setUp(key, { maxResultBytes: 1024 });
+    const cut = (await small.client.callTool({ name: 'escaped', arguments: {} })) as Result;
+    expect(cut.content.at(-1)?.text).toMatch(/^Cut: /);
+    // As any client parses it: every string of every part, decoded.
+    const everything = JSON.stringify([whole, failed, cut]);
+    expect(everything).not.toContain(key);
+    expect(JSON.stringify(JSON.parse(everything))).not.toContain(key);
+    for (const part of [whole, cut]) {
+      for (const item of part.content)
+        if (item.text?.startsWith('{')) expect(JSON.stringify(JSON.parse(item.text))).not.toContain(key);
+    }
   });
 });

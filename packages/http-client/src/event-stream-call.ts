@@ -12,7 +12,7 @@ import {
 } from './errors/local-errors.js';
 import { readEvents, type SseEvent, StreamIdleError } from './event-stream.js';
 import type { RetryLoop } from './retry-loop.js';
-import type { Scrubber } from './scrubber.js';
+import { REDACTED, type Scrubber } from './scrubber.js';
 
 /** Marks a stream body destroyed because the call's deadline passed. */
 class DeadlineReached extends Error {}
@@ -80,7 +80,7 @@ export async function* streamEvents(loop: RetryLoop, call: Call, limits: StreamL
         yield limits.scrubber.active
           ? {
               event: limits.scrubber.text(event.event),
-              data: limits.scrubber.text(event.data),
+              data: scrubData(limits.scrubber, event.data),
               id: event.id === undefined ? undefined : limits.scrubber.text(event.id),
             }
           : event;
@@ -155,5 +155,22 @@ export async function* streamEvents(loop: RetryLoop, call: Call, limits: StreamL
         sent.finish(null, bytes);
       }
     }
+  }
+}
+
+/** An event's data, scrubbed as text and, when it is JSON with escapes, as the value it means. */
+function scrubData(scrubber: Scrubber, data: string): string {
+  const text = scrubber.text(data);
+  if (!text.includes('\\')) return text;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text; // Not JSON: no escapes to decode, the text scrub is the whole story.
+  }
+  try {
+    return scrubber.json(text, value);
+  } catch {
+    return REDACTED; // Too deep to write out again: nothing of it, rather than the secret.
   }
 }

@@ -91,7 +91,13 @@ export function errorFromResponse(
   bodyText: string,
   call: { method: string; path: string; now: number; scrubber: Scrubber },
 ): APIError {
-  const envelope = readEnvelope(call.scrubber.text(bodyText));
+  // Scrubbed as text, then again once parsed: an escape (`\/`, `\u002B`) hides a secret from
+  // the first, and JSON.parse decodes it into the clear.
+  const read = readEnvelope(call.scrubber.text(bodyText));
+  const envelope = {
+    ...(read.type === undefined ? {} : { type: call.scrubber.text(read.type) }),
+    ...(read.message === undefined ? {} : { message: call.scrubber.text(read.message) }),
+  };
   return apiErrorFor({
     method: call.method,
     path: call.path,

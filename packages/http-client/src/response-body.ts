@@ -6,6 +6,7 @@ import type { Buffered } from './attempt.js';
 import type { Call } from './call.js';
 import { InvalidResponseError } from './errors/local-errors.js';
 import { firstHeader } from './headers.js';
+import type { Scrubber } from './scrubber.js';
 
 /** Media types read as text: text/*, JSON and XML (with their +json/+xml kin), scripts, forms, YAML. */
 const TEXTUAL =
@@ -20,29 +21,46 @@ export interface ParsedBody {
 export class ResponseBodies {
   readonly #validators = new WeakMap<object, Validate<unknown>>();
 
-  parse(call: Call, sent: Buffered, schema: TSchema | undefined): ParsedBody {
+  parse(call: Call, sent: Buffered, schema: TSchema | undefined, scrubber: Scrubber): ParsedBody {
     if (sent.buffer.length === 0) return { data: undefined, text: undefined };
     const type = firstHeader(sent.headers, 'content-type') ?? '';
     // Text as a string, JSON parsed; every other type (images, archives, spreadsheets, ...) as bytes.
     if (type !== '' && !TEXTUAL.test(type)) return { data: sent.buffer, text: undefined };
     const text = sent.buffer.toString('utf8');
     if (!type.includes('json')) return { data: text, text };
-    return { data: this.#json(call, sent, text, schema), text };
+    return this.#json(call, sent, text, schema, scrubber);
   }
 
-  #json(call: Call, sent: Buffered, text: string, schema: TSchema | undefined): unknown {
+  #json(call: Call, sent: Buffered, text: string, schema: TSchema | undefined, scrubber: Scrubber): ParsedBody {
     let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch (cause) {
-      throw new InvalidResponseError(`the ${sent.status} response is not valid JSON`, {
+    const fail = (message: string, cause?: unknown) =>
+      new InvalidResponseError(message, {
         method: call.method,
         path: call.path,
         status: sent.status,
         requestId: firstHeader(sent.headers, 'request-id'),
-        cause,
+        ...(cause === undefined ? {} : { cause }),
       });
+    try {
+      data = JSON.parse(text);
+    } catch (cause) {
+      throw fail(`the ${sent.status} response is not valid JSON`, cause);
     }
+    // A secret hidden by a JSON escape is out of the parsed value, and of the text, too.
+    let clean: string;
+    try {
+      clean = scrubber.json(text, data);
+    } catch (cause) {
+      // Too deep to write out again: failing is the only way not to pass the secret on.
+      throw fail(
+        `the ${sent.status} response holds a secret of the client's in escaped form and could not be cleaned`,
+        cause,
+      );
+    }
+    return { data: this.#validated(call, sent, data, schema), text: clean };
+  }
+
+  #validated(call: Call, sent: Buffered, data: unknown, schema: TSchema | undefined): unknown {
     if (!schema) return data;
     let validate = this.#validators.get(schema);
     if (!validate) {

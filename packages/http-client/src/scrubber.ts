@@ -51,6 +51,62 @@ export class Scrubber {
     return out;
   }
 
+  /**
+   * Scrubs every string of a value parsed from JSON, keys included, in place; true if any
+   * changed. The bytes were scrubbed before parsing, but an escape (`\/` for `/`, `\u002B` for
+   * `+`, as PHP's and .NET's encoders write them) hides a secret from a byte search and JSON.parse
+   * then decodes it into the clear. Iterative: safe on any depth.
+   */
+  parsed(value: unknown): boolean {
+    if (!this.active) return false;
+    let changed = false;
+    const stack: unknown[] = [value];
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      if (typeof node !== 'object' || node === null) continue;
+      if (Array.isArray(node)) {
+        for (let i = 0; i < node.length; i++) {
+          const item: unknown = node[i];
+          if (typeof item === 'string') {
+            const clean = this.text(item);
+            if (clean !== item) {
+              node[i] = clean;
+              changed = true;
+            }
+          } else if (typeof item === 'object' && item !== null) stack.push(item);
+        }
+        continue;
+      }
+      const object = node as Record<string, unknown>;
+      for (const key of Object.keys(object)) {
+        let item = object[key];
+        if (typeof item === 'string') {
+          const clean = this.text(item);
+          if (clean !== item) {
+            object[key] = item = clean;
+            changed = true;
+          }
+        } else if (typeof item === 'object' && item !== null) stack.push(item);
+        const cleanKey = this.text(key);
+        if (cleanKey !== key) {
+          delete object[key];
+          object[cleanKey] = item;
+          changed = true;
+        }
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * JSON text with no secret in it, escaped or not: `text` itself when its parsed `value` holds
+   * none (scrubbing `value` in place), else `value` written again. Only text with a backslash can
+   * hide one: without escapes every parsed string is a piece of the scrubbed text.
+   */
+  json(text: string, value: unknown): string {
+    if (!this.active || !text.includes('\\') || !this.parsed(value)) return text;
+    return JSON.stringify(value);
+  }
+
   headers(headers: IncomingHttpHeaders): IncomingHttpHeaders {
     if (!this.active) return headers;
     const out: IncomingHttpHeaders = {};

@@ -168,4 +168,61 @@ describe('requests that cannot be sent', () => {
     expect(error).toMatchObject({ retryable: false, attempts: 1 });
     expect(server.hits()).toBe(0);
   });
+
+  describe('a key hidden by JSON escapes (PHP writes / as \\/, .NET writes + as \\u002B)', () => {
+    const key = 'sk-a/b+c-9';
+    /** Every character of the key that an encoder may escape, escaped as each encoder does. */
+    const php = key.replaceAll('/', '\\/');
+    const dotnet = key.replaceAll('+', '\\u002B');
+    const lower = key.replaceAll('+', '\\u002b').replaceAll('/', '\\u002f');
+
+    it('never reaches the parsed value, the text, keys included, in any of the shapes', async () => {
+      const raw = `{"echo":"${php}","list":["${dotnet}",{"deep":[["${lower}"]]}],"${dotnet}":1}`;
+      const server = await startServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(raw);
+      });
+      const http = new HttpClient({ baseUrl: server.url, auth: { key } });
+      const response = await http.get('/');
+      expect(JSON.parse(raw).echo).toBe(key); // what JSON.parse would have handed on
+      expect(JSON.stringify(response.data)).not.toContain(key);
+      expect(response.data).toEqual({
+        echo: '[redacted]',
+        list: ['[redacted]', { deep: [['[redacted]']] }],
+        '[redacted]': 1,
+      });
+      expect(response.text).toBe(JSON.stringify(response.data));
+    });
+
+    it('leaves a body without escapes as the server wrote it', async () => {
+      const raw = '{ "n": 12345678901234567890, "s": "plain" }';
+      const server = await startServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(raw);
+      });
+      const response = await new HttpClient({ baseUrl: server.url, auth: { key } }).get('/');
+      expect(response.text).toBe(raw);
+    });
+
+    it("never reaches an error's message", async () => {
+      const server = await startServer((_req, res) => {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(`{"error":{"type":"authentication_error","message":"bad key ${php} or ${dotnet}"}}`);
+      });
+      const error = await new HttpClient({ baseUrl: server.url, auth: { key } }).get('/').catch((e: unknown) => e);
+      expect((error as Error).message).toBe('GET /: 401 authentication_error: bad key [redacted] or [redacted]');
+      expect(JSON.stringify(error)).not.toContain(key);
+    });
+
+    it("never reaches a stream's events", async () => {
+      const server = await startServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: {"text":"${php}"}\n\ndata: {"${dotnet}":true}\n\n`);
+      });
+      const http = new HttpClient({ baseUrl: server.url, auth: { key } });
+      const events: string[] = [];
+      for await (const event of http.stream({ method: 'GET', path: '/' })) events.push(event.data);
+      expect(events).toEqual(['{"text":"[redacted]"}', '{"[redacted]":true}']);
+    });
+  });
 });

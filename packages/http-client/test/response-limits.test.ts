@@ -156,9 +156,10 @@ describe('secrets the server echoes', () => {
 
     const events = [];
     for await (const event of http.stream({ path: '/events' })) events.push(event);
-    // JSON may escape a slash: `\/` in the first event is not the key as sent, and is left as is.
+    // JSON may escape a slash: `\/` in the first event hides the key from a byte search, and
+    // JSON.parse would decode it; the event's data is cleaned as the value it means.
     expect(events.map((e) => [e.event, e.data])).toEqual([
-      ['[redacted]', `{"key":"${KEY.replaceAll('/', '\\/')}","raw":"[redacted]"}`],
+      ['[redacted]', '{"key":"[redacted]","raw":"[redacted]"}'],
       ['message', '[redacted]'],
     ]);
     const everything = JSON.stringify([fromJson.data, fromJson.headers, events.map((e) => e.data)]);
