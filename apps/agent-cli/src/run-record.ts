@@ -51,15 +51,18 @@ export class RunRecord {
         kind: 'attempt',
         layer: 'gateway',
         tool: record.tool,
-        attempt: Number(a.attempt),
-        status: (a.status as number | null) ?? null,
-        errorType: (a.errorType as string | null) ?? null,
-        waitMs: Number(a.waitMs ?? 0),
-        waitReason: (a.waitReason as string | null) ?? null,
-        durationMs: Number(a.durationMs ?? 0),
-        bytesSent: Number(a.bytesSent ?? 0),
-        bytesReceived: Number(a.bytesReceived ?? 0),
-        ...(typeof a.spanId === 'string' ? { traceId: String(a.traceId), spanId: a.spanId } : {}),
+        // Typed here: the fields come from the MCP server's _meta, which any server may fill.
+        attempt: count(a.attempt),
+        status: typeof a.status === 'number' && Number.isInteger(a.status) ? a.status : null,
+        errorType: typeof a.errorType === 'string' ? a.errorType : null,
+        waitMs: count(a.waitMs),
+        waitReason: typeof a.waitReason === 'string' ? a.waitReason : null,
+        durationMs: count(a.durationMs),
+        bytesSent: count(a.bytesSent),
+        bytesReceived: count(a.bytesReceived),
+        ...(typeof a.spanId === 'string' && typeof a.traceId === 'string'
+          ? { traceId: a.traceId, spanId: a.spanId }
+          : {}),
         via,
       });
     }
@@ -68,6 +71,11 @@ export class RunRecord {
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.#file.end(resolve));
   }
+}
+
+/** A non-negative finite number from a stranger's field, else 0. */
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 export interface LayerSummary {

@@ -5,11 +5,25 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { RunRecord } from '../src/run-record.js';
 import { runAgent } from './support/run-agent.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const agent = runAgent;
+
+const BROWSER_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+/** Markup that runs script if it is ever put into the page as markup. */
+const payload = (where: string) =>
+  `<img src=x onerror="window.__ran=(window.__ran||[]).concat('${where}')">"'<script>window.__ran=['${where}']</script>`;
 
 describe('agent report', () => {
   it('draws the waterfall of a real run, per layer, with the waits, in a real browser', async () => {
@@ -61,5 +75,89 @@ describe('agent report', () => {
     const { code, stderr } = await agent(['report', file, '--html', `${file}.html`]);
     expect(code).toBe(2);
     expect(stderr).toMatch(/line 2 is not JSON/);
+  });
+
+  it('shows every string of a hostile ledger as text: no markup of it runs, in a real browser', async () => {
+    const base = join(tmpdir(), `hostile-report-${randomBytes(4).toString('hex')}`);
+    const time = new Date().toISOString();
+    const lines = [
+      { kind: 'tool_call', via: payload('via'), layer: payload('layer'), tool: payload('tool'), time, durationMs: 5 },
+      {
+        kind: 'attempt',
+        layer: 'gateway',
+        via: payload('via'),
+        tool: payload('gateway tool'),
+        attempt: 1,
+        // A server's _meta may say anything: a string where a number belongs.
+        status: payload('status'),
+        errorType: payload('errorType'),
+        waitMs: 3,
+        waitReason: payload('waitReason'),
+        durationMs: 4,
+      },
+      {
+        kind: 'attempt',
+        layer: payload('api layer'),
+        via: 'api',
+        method: payload('method'),
+        route: payload('route'),
+        attempt: 2,
+        status: payload('api status'),
+        errorType: null,
+        time,
+        waitMs: 1,
+        waitReason: payload('api waitReason'),
+        durationMs: 2,
+        traceId: payload('traceId'),
+        spanId: payload('spanId'),
+      },
+    ];
+    writeFileSync(`${base}.jsonl`, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    expect((await agent(['report', `${base}.jsonl`, '--html', `${base}.html`])).code).toBe(0);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
+    try {
+      const page = await browser.newPage();
+      await page.goto(pathToFileURL(`${base}.html`).href);
+      await page.waitForLoadState('load');
+      expect(await page.evaluate('window.__ran')).toBeUndefined();
+      expect(await page.locator('img, script').count()).toBe(0);
+      // Shown as the text it is; a status that is not a number is not shown as one.
+      expect(await page.locator('td.label').allTextContents()).toEqual([
+        `tool ${payload('tool')}`,
+        `${payload('gateway tool')} attempt 1`,
+        `${payload('method')} ${payload('route')} (attempt 2)`,
+      ]);
+      expect(await page.locator('td.status').allTextContents()).toEqual(['ok', payload('errorType'), '']);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
+  it("keeps only numbers where the run record wants numbers, whatever a server's _meta says", async () => {
+    const file = join(tmpdir(), `record-${randomBytes(4).toString('hex')}.jsonl`);
+    const record = new RunRecord(file);
+    record.toolCall(
+      {
+        kind: 'tool_call',
+        layer: 'mcp-http',
+        tool: 'x',
+        time: new Date().toISOString(),
+        durationMs: 1,
+        isError: false,
+        upstream: {
+          attemptLog: [{ attempt: '1', status: '<b>', errorType: 7, waitMs: -5, waitReason: {}, durationMs: 'x' }],
+        },
+      } as never,
+      'mcp-http',
+    );
+    await record.close();
+    expect(record.entries[1]).toMatchObject({
+      attempt: 0,
+      status: null,
+      errorType: null,
+      waitMs: 0,
+      waitReason: null,
+      durationMs: 0,
+    });
   });
 });

@@ -3,6 +3,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { EXIT } from '../exit-codes.js';
+import { html, toText } from '../html.js';
 import { UsageError } from '../usage-error.js';
 
 interface Row {
@@ -27,8 +28,10 @@ export function traceIdsOf(lines: Array<Record<string, unknown>>): string[] {
 
 const spanOf = (e: Record<string, unknown>) => (typeof e.spanId === 'string' ? e.spanId : null);
 
-const escapeHtml = (text: string) =>
-  text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
+/** A ledger field as the type it must have; anything else (from a file, or a server) is absent. */
+const num = (v: unknown, otherwise = 0) => (typeof v === 'number' && Number.isFinite(v) ? v : otherwise);
+const numOrNull = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const strOrNull = (v: unknown) => (typeof v === 'string' ? v : null);
 
 /** Rows in time order; the gateway's upstream attempts are placed inside their tool call. */
 export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
@@ -47,16 +50,16 @@ export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
         start: lastToolStart,
         waitMs: 0,
         waitReason: null,
-        durationMs: Number(e.durationMs ?? 0),
+        durationMs: num(e.durationMs),
         status: null,
         errorType: e.isError ? 'tool_error' : null,
         bytesIn: 0,
         spanId: spanOf(e),
       });
     } else if (e.kind === 'attempt' && e.layer === 'gateway') {
-      const waitMs = Number(e.waitMs ?? 0);
+      const waitMs = num(e.waitMs);
       const start = cursor + waitMs;
-      const durationMs = Number(e.durationMs ?? 0);
+      const durationMs = num(e.durationMs);
       cursor = start + durationMs;
       rows.push({
         via,
@@ -64,11 +67,11 @@ export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
         label: `${String(e.tool)} attempt ${String(e.attempt)}`,
         start,
         waitMs,
-        waitReason: (e.waitReason as string | null) ?? null,
+        waitReason: strOrNull(e.waitReason),
         durationMs,
-        status: (e.status as number | null) ?? null,
-        errorType: (e.errorType as string | null) ?? null,
-        bytesIn: Number(e.bytesReceived ?? 0),
+        status: numOrNull(e.status),
+        errorType: strOrNull(e.errorType),
+        bytesIn: num(e.bytesReceived),
         spanId: spanOf(e),
       });
     } else if (e.kind === 'attempt') {
@@ -77,12 +80,12 @@ export function rowsFromLedger(lines: Array<Record<string, unknown>>): Row[] {
         layer: String(e.layer),
         label: `${String(e.method)} ${String(e.route ?? e.path)}${Number(e.attempt) > 1 ? ` (attempt ${String(e.attempt)})` : ''}`,
         start: Date.parse(String(e.time)),
-        waitMs: Number(e.waitMs ?? 0),
-        waitReason: (e.waitReason as string | null) ?? null,
-        durationMs: Number(e.durationMs ?? 0),
-        status: (e.status as number | null) ?? null,
-        errorType: (e.errorType as string | null) ?? null,
-        bytesIn: Number(e.bytesReceived ?? 0),
+        waitMs: num(e.waitMs),
+        waitReason: strOrNull(e.waitReason),
+        durationMs: num(e.durationMs),
+        status: numOrNull(e.status),
+        errorType: strOrNull(e.errorType),
+        bytesIn: num(e.bytesReceived),
         spanId: spanOf(e),
       });
     }
@@ -97,33 +100,36 @@ export function renderReport(rows: Row[], source: string, traceIds: string[] = [
     const t1 = Math.max(...mine.map((r) => r.start + r.durationMs));
     const span = Math.max(1, t1 - t0);
     const pct = (ms: number) => `${((ms / span) * 100).toFixed(3)}%`;
-    const body = mine
-      .map((r) => {
-        const kind = r.errorType ? 'error' : r.status !== null && r.status >= 400 ? 'error' : 'ok';
-        const wait =
-          r.waitMs > 0
-            ? `<span class="wait" title="waited ${r.waitMs} ms (${escapeHtml(r.waitReason ?? '')})" style="left:${pct(r.start - r.waitMs - t0)};width:${pct(r.waitMs)}"></span>`
-            : '';
-        return `<tr class="row ${kind}" data-layer="${escapeHtml(r.layer)}"${r.spanId ? ` data-span-id="${escapeHtml(r.spanId)}"` : ''}><td class="layer">${escapeHtml(r.layer)}</td><td class="label">${escapeHtml(r.label)}</td><td class="status">${r.status ?? escapeHtml(r.errorType ?? (r.label.startsWith('tool ') ? 'ok' : ''))}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${escapeHtml(r.label)}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
-      })
-      .join('\n');
-    return `<section data-via="${escapeHtml(via)}"><h2>via ${escapeHtml(via)} <small>${mine.length} entries, ${(span / 1000).toFixed(2)} s</small></h2>
+    const body = mine.map((r) => {
+      const kind = r.errorType ? 'error' : r.status !== null && r.status >= 400 ? 'error' : 'ok';
+      const wait =
+        r.waitMs > 0
+          ? html`<span class="wait" title="waited ${r.waitMs} ms (${r.waitReason ?? ''})" style="left:${pct(r.start - r.waitMs - t0)};width:${pct(r.waitMs)}"></span>`
+          : null;
+      const status = r.status ?? r.errorType ?? (r.label.startsWith('tool ') ? 'ok' : '');
+      return html`<tr class="row ${kind}" data-layer="${r.layer}"${r.spanId ? html` data-span-id="${r.spanId}"` : null}><td class="layer">${r.layer}</td><td class="label">${r.label}</td><td class="status">${status}</td><td class="ms">${r.durationMs.toFixed(1)} ms</td><td class="lane">${wait}<span class="bar ${kind}" title="${r.label}: ${r.durationMs} ms" style="left:${pct(r.start - t0)};width:max(2px,${pct(r.durationMs)})"></span></td></tr>`;
+    });
+    return html`<section data-via="${via}"><h2>via ${via} <small>${mine.length} entries, ${(span / 1000).toFixed(2)} s</small></h2>
 <table><thead><tr><th>layer</th><th>request</th><th>status</th><th>time</th><th class="lane">waterfall (hatched: waiting, backoff or Retry-After)</th></tr></thead><tbody>
 ${body}
 </tbody></table></section>`;
   });
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>agentwire ledger</title>
+  const trace =
+    traceIds.length > 0
+      ? html`<p class="trace">trace ${traceIds.join(', ')} (each line's span id is its row's data-span-id)</p>`
+      : html`<p class="trace">not traced (set OTEL_EXPORTER_OTLP_ENDPOINT to trace a run)</p>`;
+  return toText(html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>agentwire ledger</title>
 <style>
 body{font:14px system-ui,sans-serif;margin:24px;color:#222}h1{font-size:20px}h2{font-size:16px;margin-top:28px}small{color:#777;font-weight:normal}
 table{border-collapse:collapse;width:100%}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}
 td.lane,th.lane{width:55%;position:relative}td.lane{height:16px}.bar,.wait{position:absolute;top:4px;height:10px;border-radius:2px}
 .bar.ok{background:#3a8f5c}.bar.error{background:#c8463d}.wait{background:repeating-linear-gradient(45deg,#bbb 0 3px,#eee 3px 6px)}
 tr.error td.status{color:#c8463d;font-weight:bold}td.layer{color:#555}
-</style></head><body><h1>agentwire ledger</h1><p>${escapeHtml(source)}: ${rows.length} entries</p>
-${traceIds.length > 0 ? `<p class="trace">trace ${traceIds.map(escapeHtml).join(', ')} (each line's span id is its row's data-span-id)</p>` : '<p class="trace">not traced (set OTEL_EXPORTER_OTLP_ENDPOINT to trace a run)</p>'}
-${sections.join('\n')}
+</style></head><body><h1>agentwire ledger</h1><p>${source}: ${rows.length} entries</p>
+${trace}
+${sections}
 </body></html>
-`;
+`);
 }
 
 export async function reportCommand(argv: string[]): Promise<number> {
