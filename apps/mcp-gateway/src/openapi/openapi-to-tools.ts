@@ -2,6 +2,8 @@
 // schema (path, query, header and body parameters merged), an output schema from the main
 // 2xx response, annotations from the method, and the binding needed to call it back.
 // An operation that cannot be used is reported by name with the reason; the rest still load.
+
+import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../json-depth.js';
 import { annotationsOf } from './annotations.js';
 import { inputOf } from './input-schema.js';
 import { deref, type JsonSchema, PatternChecks, SpecError } from './json-schema.js';
@@ -13,7 +15,6 @@ import { type BodyEncoding, requestBodyOf } from './request-body.js';
 import { securityFor } from './security.js';
 import { NameRegistry } from './tool-names.js';
 import { toolTextOf } from './tool-text.js';
-import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../json-depth.js';
 
 export type { ParamLocation } from './parameter-styles.js';
 
