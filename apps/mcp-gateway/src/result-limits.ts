@@ -4,7 +4,7 @@
 // its first items, as many as fit, and a note says how many of how many, and how to ask for the
 // rest when the operation pages. A result that cannot be cut that way becomes an error result
 // that says why: a client never receives structuredContent that breaks its schema.
-import { countTokens } from '@agentwire/tool-tokens';
+import { countTokens, tokensWithin } from '@agentwire/tool-tokens';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { META } from './protocol/revisions.js';
 import type { ToolResult } from './upstream-caller.js';
@@ -179,9 +179,13 @@ function noteFor(cut: Cut, what: string, limitText: string, tool: Tool): string 
 
 /** A text cut to the limits (bytes, then tokens), never in the middle of a character. */
 function cutText(text: string, limits: ResultLimits): string {
-  let end = Math.min(text.length, limits.maxBytes);
-  while (end > 0 && !sizeOf(text.slice(0, end), { ...limits, maxBytes: limits.maxBytes - 200 }).within) {
-    end = Math.floor(end * 0.9);
-  }
+  const maxBytes = limits.maxBytes - 200;
+  let end = Math.min(text.length, maxBytes);
+  while (end > 0 && bytesOf(text.slice(0, end)) > maxBytes) end = Math.floor(end * 0.9);
+  // Tokens counted once, up to where the budget ends (a 10% shrink loop counted the text again
+  // and again: a few seconds on one long word).
+  if (limits.maxTokens !== undefined) end = Math.min(end, tokensWithin(text.slice(0, end), limits.maxTokens).end);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
   return text.slice(0, end);
 }

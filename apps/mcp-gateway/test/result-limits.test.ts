@@ -109,4 +109,44 @@ describe('bounded results', () => {
     expect(Buffer.byteLength(textOf(broken))).toBeLessThanOrEqual(2048);
     expect(broken._meta?.[META.upstream]).toMatchObject({ cut: { limitBytes: 2048 }, status: 400 });
   });
+
+  it('cuts one huge word to a token cap without counting it again and again (the count is linear)', async () => {
+    // 300,000 letters with no break: counted whole by the encoder it is minutes of CPU (quadratic),
+    // and the old cut counted it again for every 10% it took off.
+    const word = 'abcdefghij'.repeat(30_000);
+    const server = createServer((req, res) => {
+      res.writeHead(req.url?.startsWith('/broken') ? 400 : 200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          req.url?.startsWith('/broken')
+            ? { error: { type: 'invalid_request_error', message: word } }
+            : { note: word },
+        ),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
+    const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      maxResultBytes: 1024 * 1024,
+      maxResultTokens: 1000,
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'One word', version: '1' },
+        paths: {
+          '/word': { get: { operationId: 'word', responses: ok } },
+          '/broken': { get: { operationId: 'broken', responses: ok } },
+        },
+      },
+    });
+    const { client } = await httpV1(gw);
+    const note = (await client.callTool({ name: 'word', arguments: {} })) as Result;
+    expect(note.isError).toBe(true);
+    expect(textOf(note)).toMatch(/over MAX_RESULT_BYTES \(1048576\) or MAX_RESULT_TOKENS \(1000\)/);
+    const broken = (await client.callTool({ name: 'broken', arguments: {} })) as Result;
+    expect(broken.content[0]?.text).toMatch(/^upstream answered HTTP 400 invalid_request_error: (abcdefghij)+/);
+    expect(countTokens(broken.content[0]?.text ?? '')).toBeLessThanOrEqual(1000);
+    expect(broken.content[0]?.text?.length).toBeGreaterThan(1000);
+  }, 20_000);
 });

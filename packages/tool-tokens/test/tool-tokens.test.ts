@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { countTokens, listTokens, tokenReport } from '../src/index.js';
+import { createRequire } from 'node:module';
+import { countTokens, listTokens, MAX_RUN, tokenReport, tokensWithin } from '../src/index.js';
+
+/** The encoder's own count of the whole text, for comparison. */
+const whole = (createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as {
+  countTokens: (t: string) => number;
+}).countTokens;
 
 const tool = (i: number) => ({
   name: `tool_${i}`,
@@ -48,5 +54,39 @@ describe('counting in a child process', () => {
     const tools = Array.from({ length: 200 }, (_, i) => tool(i));
     expect(await built.listTokensApart(tools)).toEqual(listTokens(tools));
     expect(await built.listTokensApart(tools, 500)).toEqual(listTokens(tools, 500));
+  });
+
+  it('counts exactly what the encoder counts whole, for text with breaks: prose, JSON, code, numbers, emoji', () => {
+    const texts = [
+      'The gateway turns routes into tools.  Two spaces, tabs\tand\nnew lines; "quotes", it\'s fine.',
+      JSON.stringify({ tools: Array.from({ length: 200 }, (_, i) => tool(i)) }),
+      'const x = fetch(`https://api.example.com/v1/items?page=${n}&per_page=100`);\n'.repeat(300),
+      '12345678901234567890 3.14159 0xDEADBEEF 1e-9 '.repeat(200),
+      'emoji 👩‍💻🚀 and accents: café naïve façade, 日本語のテキスト。 '.repeat(100),
+    ];
+    for (const text of texts) expect(countTokens(text)).toBe(whole(text));
+  });
+
+  it('counts a huge word in pieces: linear, at most two tokens more per piece than counted whole', () => {
+    // Counted whole, 1,000,000 letters would take the encoder about half an hour (quadratic).
+    const word = 'abcdefghij'.repeat(100_000);
+    const counted = countTokens(word);
+    const wholeRate = whole('abcdefghij'.repeat(1_000)) * 100;
+    expect(counted).toBeGreaterThanOrEqual(wholeRate);
+    expect(counted).toBeLessThanOrEqual(wholeRate + 2 * Math.ceil(word.length / MAX_RUN));
+    // The same inside other text, and for a run of punctuation or of spaces.
+    expect(countTokens(`before ${'!'.repeat(500_000)} after`)).toBeGreaterThan(0);
+    expect(countTokens(`a${' '.repeat(500_000)}b`)).toBeGreaterThan(0);
+  });
+
+  it('finds the longest start of a text within a token budget, counting no further', () => {
+    const text = 'word '.repeat(20_000);
+    const within = tokensWithin(text, 1000);
+    expect(within.tokens).toBeLessThanOrEqual(1000);
+    expect(countTokens(text.slice(0, within.end))).toBe(within.tokens);
+    expect(within.end).toBeGreaterThan(0);
+    expect(countTokens(text.slice(0, within.end + 4096 + MAX_RUN))).toBeGreaterThan(1000);
+    expect(tokensWithin('short', 1000)).toEqual({ tokens: 1, end: 5 });
+    expect(tokensWithin('x'.repeat(1_000_000), 10).end).toBeLessThanOrEqual(10 * MAX_RUN);
   });
 });
