@@ -118,9 +118,7 @@ describe('bounded results', () => {
       res.writeHead(req.url?.startsWith('/broken') ? 400 : 200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify(
-          req.url?.startsWith('/broken')
-            ? { error: { type: 'invalid_request_error', message: word } }
-            : { note: word },
+          req.url?.startsWith('/broken') ? { error: { type: 'invalid_request_error', message: word } } : { note: word },
         ),
       );
     });

@@ -1,11 +1,13 @@
-import { describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
 import { countTokens, listTokens, MAX_RUN, tokenReport, tokensWithin } from '../src/index.js';
 
 /** The encoder's own count of the whole text, for comparison. */
-const whole = (createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as {
-  countTokens: (t: string) => number;
-}).countTokens;
+const whole = (
+  createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as {
+    countTokens: (t: string) => number;
+  }
+).countTokens;
 
 const tool = (i: number) => ({
   name: `tool_${i}`,
