@@ -66,4 +66,16 @@ if [ "${SCALE_MEASURE:-1}" != 0 ]; then
 fi
 
 log "agents and faults"
-node scripts/chaos.mjs
+if ! node scripts/chaos.mjs; then
+  # Enough to diagnose from the CI log alone: which replica is still up, and what each one said
+  # last that was not an ordinary request line (warnings, errors, a crash's stack trace).
+  log "a check failed: the replicas now, and their last warnings, errors and crash output"
+  for id in $(dc ps -q); do
+    docker inspect --format '{{.Name}} {{.State.Status}} exit={{.State.ExitCode}} restarts={{.RestartCount}} health={{if .State.Health}}{{.State.Health.Status}}{{end}}' "$id"
+  done
+  for service in gateway-1 gateway-2 gateway-3 toy-api-1 toy-api-2 lb; do
+    echo "-- $service"
+    dc logs --no-color "$service" 2>&1 | grep -v -E '"level":(10|20|30),' | tail -n 25 || true
+  done
+  exit 1
+fi
