@@ -6,7 +6,7 @@ import { startRedis } from '../../../test-support/redis-server.js';
 import { createGateway } from '../src/gateway.js';
 import { createSessionStore } from '../src/sessions/create-session-store.js';
 import { serveHttp } from '../src/transports/http.js';
-import { onCleanup, startToyApi } from './support/stack.js';
+import { onCleanup, spawnGateway, startToyApi } from './support/stack.js';
 
 describe('the gateway when Redis goes away', () => {
   it('answers 503 with a clear error while Redis is down, and serves new sessions once it is back', async () => {
@@ -78,5 +78,76 @@ describe('the gateway when Redis goes away', () => {
     expect(status).toBe(200);
     // The old session lived in the Redis that went away: the client is told to start anew.
     expect((await post(call, session)).status).toBe(404);
+  }, 30_000);
+
+  it('stays up when a log notification for a GET stream cannot be stored (Redis gone mid-call)', async () => {
+    // The chaos run lost all three gateways once at its Redis restart: a session's log
+    // notification, stored for its GET stream without waiting, failed with Redis away, and the
+    // unhandled rejection ended each process. Here Redis goes while the upstream call is held.
+    const api = await startToyApi();
+    let redis = await startRedis();
+    onCleanup(() => redis.stop());
+    const token = 'crash-token-0123456789';
+    const gateway = await spawnGateway({
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      MCP_GATEWAY_TOKEN: token,
+      REDIS_URL: redis.url,
+      PORT: '0',
+    });
+    await expect.poll(() => gateway.stderr(), { timeout: 10_000 }).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
+    const url = /"url":"(http:[^"]+)"/.exec(gateway.stderr())?.[1] ?? '';
+    const post = (body: unknown, session?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          ...(session ? { 'mcp-session-id': session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const first = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    const session = first.headers.get('mcp-session-id') ?? '';
+    await first.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+    await (
+      await post({ jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'debug' } }, session)
+    ).text();
+    await api.setFaults({ rules: [{ path: '/employees/{employee_id}/office-days', action: 'delay', delay_ms: 1500 }] });
+    const call = post(
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'office_days', arguments: { employee_id: 'e-05' } },
+      },
+      session,
+    );
+    await expect
+      .poll(
+        async () =>
+          (await (await fetch(`${api.url}/admin/faults`, { headers: { authorization: `Bearer ${api.key}` } })).json())
+            .rules[0].hits,
+      )
+      .toBe(1);
+    await redis.stop();
+    // The call ends one way or another (its result, or a 503 for the session write after it).
+    const answered = await call;
+    expect([200, 503]).toContain(answered.status);
+    await answered.text();
+    await expect
+      .poll(() => gateway.stderr(), { timeout: 10_000 })
+      .toMatch(/a log notification for the GET stream could not be stored/);
+    expect(gateway.child.exitCode).toBeNull();
+    expect((await fetch(url.replace(/\/mcp$/, '/health'))).status).toBe(200);
+    redis = await startRedis({ port: redis.port });
   }, 30_000);
 });

@@ -94,7 +94,8 @@ export class RedisSessionStore implements SessionStore {
       const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
       this.#bus.emit(session, event);
     });
-    void this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`);
+    // A SUBSCRIBE lost to an outage at start must not end the process (an unhandled rejection would).
+    this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`).catch(() => undefined);
     // Pub/sub delivers nothing while the connection is down; ioredis subscribes again when it is
     // back, and what was published in between is gone. So every reconnection after the first
     // is a resync: relays read the stored events again. Not at once: ioredis says 'ready' before

@@ -113,8 +113,14 @@ export async function postSession(
   }
 
   const client = watchClient(reply);
+  // Best effort (a log notification for the GET stream), and never a rejection left unheard: with
+  // Redis away it fails, and an unhandled rejection ends the process and every session in it.
   const toGetStream = (n: JsonRpcNotification) => {
-    void ctx.store.appendEvent(sessionId, n);
+    ctx.store
+      .appendEvent(sessionId, n)
+      .catch((error: unknown) =>
+        ctx.log.warn({ err: error, method: n.method }, 'a log notification for the GET stream could not be stored'),
+      );
   };
   const persist = async (outcome: Outcome) => {
     if (outcome.kind === 'response' && outcome.session) {
