@@ -8,6 +8,7 @@ import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
 import { triageCommand } from './commands/triage.js';
 import { validateCommand } from './commands/validate.js';
 import { EXIT } from './exit-codes.js';
+import { print, printError } from './print.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json] [--only NAME,NAME,...]
@@ -41,7 +42,7 @@ async function main(): Promise<number> {
   if (command === 'raw') return rawCommand(rest);
   if (command === 'validate') return validateCommand(rest);
   if (command === undefined || command === '--help' || command === 'help') {
-    process.stdout.write(`${USAGE}\n`);
+    print(`${USAGE}\n`);
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
   throw new UsageError(`unknown command '${command}'\n${USAGE}`);
@@ -63,7 +64,7 @@ main().then(
   (code) => process.exit(code),
   (error: unknown) => {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`agent: ${(error as Error).message}\n`);
+    printError(`agent: ${(error as Error).message}\n`);
     process.exit(usage ? EXIT.usage : EXIT.taskFailed);
   },
 );

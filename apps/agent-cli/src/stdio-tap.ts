@@ -4,20 +4,22 @@
 // so stderr carries only the trace.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { printError } from './print.js';
+import { shownLine } from './terminal-text.js';
 
 const [command, ...args] = process.argv.slice(2);
 if (!command) {
-  process.stderr.write('usage: stdio-tap <command> [args...]\n');
+  printError('usage: stdio-tap <command> [args...]\n');
   process.exit(2);
 }
 const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'ignore'] });
 createInterface({ input: process.stdin }).on('line', (line) => {
-  process.stderr.write(`mcp   -> ${line}\n`);
+  printError(`mcp   -> ${shownLine(line)}\n`);
   child.stdin.write(`${line}\n`);
 });
 process.stdin.on('end', () => child.stdin.end());
 createInterface({ input: child.stdout }).on('line', (line) => {
-  process.stderr.write(`mcp   <- ${line}\n`);
+  printError(`mcp   <- ${shownLine(line)}\n`);
   process.stdout.write(`${line}\n`);
 });
 child.on('exit', (code) => process.exit(code ?? 0));

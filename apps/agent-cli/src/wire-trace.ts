@@ -2,6 +2,8 @@
 // request id (headers are never printed, so neither is a key); tool calls with their results.
 import { createHash } from 'node:crypto';
 import { Ledger, type LedgerEntry } from '@agentwire/http-client';
+import { printError } from './print.js';
+import { shownLine } from './terminal-text.js';
 
 export function describeHttp(entry: LedgerEntry): string {
   if (entry.kind === 'event') return `http  ${entry.event}: ${entry.detail}`;
@@ -15,7 +17,7 @@ export function describeHttp(entry: LedgerEntry): string {
 export function tracingLedger(enabled: boolean): Ledger | undefined {
   if (!enabled) return undefined;
   const ledger = new Ledger();
-  ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
+  ledger.on('entry', (e) => printError(`${describeHttp(e)}\n`));
   return ledger;
 }
 
@@ -50,11 +52,11 @@ export function tracingFetch(inner: typeof fetch): typeof fetch {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const method = init.method ?? 'GET';
     const body = typeof init.body === 'string' ? init.body : '';
-    process.stderr.write(
-      `wire  -> ${method} ${new URL(url).pathname} {${headerLines(new Headers(init.headers))}}${body ? ` ${body}` : ''}\n`,
+    printError(
+      `wire  -> ${method} ${new URL(url).pathname} {${shownLine(headerLines(new Headers(init.headers)))}}${body ? ` ${shownLine(body)}` : ''}\n`,
     );
     const response = await inner(input, init);
-    process.stderr.write(`wire  <- ${response.status} {${headerLines(response.headers)}}\n`);
+    printError(`wire  <- ${response.status} {${shownLine(headerLines(response.headers))}}\n`);
     const type = response.headers.get('content-type') ?? '';
     if (response.body && (type.includes('json') || type.includes('event-stream'))) {
       const copy = response.clone();
@@ -66,9 +68,9 @@ export function tracingFetch(inner: typeof fetch): typeof fetch {
             pending += decoder.decode(chunk, { stream: true });
             const lines = pending.split('\n');
             pending = lines.pop() ?? '';
-            for (const line of lines) if (line.trim() !== '') process.stderr.write(`wire  <- ${line}\n`);
+            for (const line of lines) if (line.trim() !== '') printError(`wire  <- ${shownLine(line)}\n`);
           }
-          if (pending.trim() !== '') process.stderr.write(`wire  <- ${pending}\n`);
+          if (pending.trim() !== '') printError(`wire  <- ${shownLine(pending)}\n`);
         } catch {
           // The stream ended early: what arrived was printed.
         }

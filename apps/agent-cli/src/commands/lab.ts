@@ -8,6 +8,7 @@ import { LAB1_REQUEST_TIMEOUT_MS, lab1 } from '../labs/lab1-http.js';
 import { lab2 } from '../labs/lab2-json.js';
 import { lab3 } from '../labs/lab3-client.js';
 import { LAB4_VERSIONS, lab4 } from '../labs/lab4-mcp.js';
+import { print } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 const TITLES: Record<string, string> = {
@@ -42,11 +43,7 @@ export async function labCommand(argv: string[]): Promise<number> {
     throw new UsageError(`--protocol-version must be one of ${LAB4_VERSIONS.join(', ')}; got '${version}'`);
   }
   const json = values.json === true;
-  const report = new LabReport(
-    Number(which),
-    TITLES[which] as string,
-    json ? undefined : (text) => process.stdout.write(`${text}\n`),
-  );
+  const report = new LabReport(Number(which), TITLES[which] as string, json ? undefined : (text) => print(`${text}\n`));
   const apiUrl = values['api-url'] ?? process.env.AGENTWIRE_API_URL;
   const mcpUrl = values['mcp-url'] ?? process.env.AGENTWIRE_MCP_URL;
   if (which === '4' && apiUrl && !mcpUrl) {
@@ -64,6 +61,6 @@ export async function labCommand(argv: string[]): Promise<number> {
   } finally {
     await stack.close();
   }
-  if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (json) print(`${JSON.stringify(report, null, 2)}\n`);
   return EXIT.ok;
 }

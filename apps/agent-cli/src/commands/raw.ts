@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { externalStack, startEmbeddedStack } from '../embedded-stack.js';
 import { EXIT } from '../exit-codes.js';
 import { LAB1_REQUEST_TIMEOUT_MS, rawRequest } from '../labs/lab1-http.js';
+import { print, printError } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 /** What `agent raw` reads at most: a request someone typed, not an upload. */
@@ -72,12 +73,12 @@ export async function rawCommand(argv: string[]): Promise<number> {
     const started = performance.now();
     const answer = await rawRequest(stack.apiUrl, Buffer.from(filled, 'latin1'), waitMs);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    process.stderr.write(
+    printError(
       `agent raw: sent ${Buffer.byteLength(filled, 'latin1')} bytes to ${new URL(stack.apiUrl).host}; ` +
         `${answer ? `${Buffer.byteLength(answer)} bytes came back` : 'nothing came back'} in ${seconds} s\n`,
     );
-    process.stdout.write(answer.replaceAll(stack.apiKey, '[API_KEY]'));
-    if (answer && !answer.endsWith('\n')) process.stdout.write('\n');
+    print(answer.replaceAll(stack.apiKey, '[API_KEY]'));
+    if (answer && !answer.endsWith('\n')) print('\n');
     return answer ? EXIT.ok : EXIT.taskFailed;
   } finally {
     await stack.close();

@@ -4,6 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { EXIT } from '../exit-codes.js';
 import { html, toText } from '../html.js';
+import { print } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 interface Row {
@@ -162,6 +163,6 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const traceIds = traceIdsOf(lines);
   await writeFile(values.html, renderReport(rows, ledger, traceIds));
   const traced = traceIds.length > 0 ? `, trace ${traceIds.join(', ')}` : ', not traced';
-  process.stdout.write(`${values.html}: ${rows.length} entries${traced}\n`);
+  print(`${values.html}: ${rows.length} entries${traced}\n`);
   return EXIT.ok;
 }

@@ -14,6 +14,7 @@ import {
 } from '@agentwire/mcp-gateway';
 import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { EXIT } from '../exit-codes.js';
+import { print, printError } from '../print.js';
 import { renderTable } from '../text-table.js';
 import { renderTools, type ToolView, tokenReport } from '../tool-rendering.js';
 import { McpBackend } from '../triage/mcp-backend.js';
@@ -101,15 +102,15 @@ export async function toolsCommand(argv: string[]): Promise<number> {
     const tokens = tokenReport(tools);
     const scale = values.only === undefined ? undefined : contextArithmetic(tokens);
     if (values.format === 'json') {
-      process.stdout.write(`${JSON.stringify({ via, tools, tokens, ...(scale ? { scale } : {}) }, null, 2)}\n`);
+      print(`${JSON.stringify({ via, tools, tokens, ...(scale ? { scale } : {}) }, null, 2)}\n`);
     } else {
-      process.stdout.write(`${renderTools(tools)}\n\n`);
-      process.stdout.write(
+      print(`${renderTools(tools)}\n\n`);
+      print(
         `${tokens.tools} tools. Tokens (o200k_base): the full tools/list JSON ${tokens.fullListTokens}; ` +
           `names and descriptions only ${tokens.namesAndDescriptionsTokens} (1/${tokens.ratio}).\n`,
       );
       if (scale) {
-        process.stdout.write(
+        print(
           `\nAt this size, ${scale.tokensPerTool} tokens a tool (${tokens.fullListTokens} / ${tokens.tools}):\n` +
             `  5 servers with ${scale.tools} tools in all: ${scale.tools} x ${scale.tokensPerTool} = ${scale.perStep} tokens, sent every step\n` +
             `  a ${scale.steps}-step task: ${scale.steps} x ${scale.perStep} = ${scale.perTask} tokens of tool descriptions\n`,
@@ -226,11 +227,11 @@ async function modesCommand(
     await gateway.close();
   }
   if (values.format === 'json') {
-    process.stdout.write(`${JSON.stringify({ spec, selection: summary, budget, modes: rows }, null, 2)}\n`);
+    print(`${JSON.stringify({ spec, selection: summary, budget, modes: rows }, null, 2)}\n`);
     return EXIT.ok;
   }
-  process.stdout.write(`${spec}: ${summary}\n\n`);
-  process.stdout.write(
+  print(`${spec}: ${summary}\n\n`);
+  print(
     `${renderTable(
       [
         { title: 'mode' },
@@ -248,7 +249,7 @@ async function modesCommand(
       ]),
     )}\n`,
   );
-  process.stdout.write(
+  print(
     `\n${rows.find((r) => r.mode === 'auto')?.why} (TOOLS_MODE=auto, the default). Tokens: o200k_base, of the list as the 2025-11-25 revision shows it.\n`,
   );
   return EXIT.ok;
@@ -289,7 +290,7 @@ export async function callCommand(argv: string[]): Promise<number> {
   );
   try {
     const result = await withMcp(stack, via, values.trace === true, (b) => b.rawCall(tool, args));
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    print(`${JSON.stringify(result, null, 2)}\n`);
     return result.isError ? EXIT.taskFailed : EXIT.ok;
   } finally {
     await stack.close();
@@ -350,18 +351,16 @@ export async function getCommand(argv: string[]): Promise<number> {
   try {
     const url = new URL(path, 'http://x');
     const response = await client.get(url.pathname, { query: Object.fromEntries(url.searchParams) });
-    process.stdout.write(
-      `${typeof response.data === 'string' ? response.data : JSON.stringify(response.data, null, 2)}\n`,
-    );
+    print(`${typeof response.data === 'string' ? response.data : JSON.stringify(response.data, null, 2)}\n`);
     return EXIT.ok;
   } catch (error) {
-    process.stdout.write(`${(error as Error).message}\n`);
+    print(`${(error as Error).message}\n`);
     return EXIT.taskFailed;
   } finally {
     if (retrySettings) {
       const waits = ledger.attempts.filter((a) => a.waitMs > 0).map((a) => a.waitMs / 1000);
       const waited = waits.reduce((sum, w) => sum + w, 0);
-      process.stderr.write(
+      printError(
         `attempts: ${ledger.attempts.length}; waits before the retries: [${waits.join(', ')}] s, ${Number(waited.toFixed(3))} s in all\n`,
       );
     }

@@ -8,8 +8,10 @@ import { inSpan, type Tracing } from '@agentwire/telemetry';
 import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { EXIT } from '../exit-codes.js';
 import { faultConfig, installFaults } from '../faults.js';
+import { print, printError } from '../print.js';
 import { plainOutput, type StepOutput, terminalOutput } from '../progress-output.js';
 import { RunRecord } from '../run-record.js';
+import { shownLine } from '../terminal-text.js';
 import { tokenReport } from '../tool-rendering.js';
 import { ApiBackend } from '../triage/api-backend.js';
 import type { TriageBackend } from '../triage/backend.js';
@@ -126,7 +128,7 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
         else if (values.faults !== 'none') out.step('(faults are only installed in the embedded stack)');
         const ledger = new Ledger();
         record.follow(ledger, mode);
-        if (values.trace) ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
+        if (values.trace) ledger.on('entry', (e) => printError(`${describeHttp(e)}\n`));
         const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
         const modeStart = Date.now();
         let backend: TriageBackend | undefined;
@@ -186,15 +188,15 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
   }
   const rows = summaryRows(record, [...walls.keys()], walls, toolTokens);
   if (quiet) {
-    process.stdout.write(
+    print(
       `${JSON.stringify({ exitCode: exit, stoppedBy: stoppedBy ?? null, ledger: ledgerPath, traceId: traceId ?? null, summary: rows })}\n`,
     );
   } else {
-    process.stdout.write('\n');
-    process.stdout.write(`${renderSummary(rows)}\n`);
-    if (stoppedBy) process.stdout.write(`stopped (exit ${exit}): ${stoppedBy}\n`);
-    process.stdout.write(`ledger: ${ledgerPath}\n`);
-    if (traceId) process.stdout.write(`trace: ${traceId}\n`);
+    print('\n');
+    print(`${renderSummary(rows)}\n`);
+    if (stoppedBy) print(`stopped (exit ${exit}): ${shownLine(stoppedBy)}\n`);
+    print(`ledger: ${ledgerPath}\n`);
+    if (traceId) print(`trace: ${traceId}\n`);
   }
   return exit;
 }

@@ -5,6 +5,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compileArgumentsValidator, invalidArgumentsText } from '@agentwire/mcp-gateway';
 import { EXIT } from '../exit-codes.js';
+import { print } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 /** A schema and its arguments are typed or kept in small files. */
@@ -55,9 +56,9 @@ export async function validateCommand(argv: string[]): Promise<number> {
   }
   const result = check(args);
   if (result.ok) {
-    process.stdout.write(`valid: ${name} takes ${JSON.stringify(args)}\n`);
+    print(`valid: ${name} takes ${JSON.stringify(args)}\n`);
     return EXIT.ok;
   }
-  process.stdout.write(`${invalidArgumentsText(name, result.errors)}\n`);
+  print(`${invalidArgumentsText(name, result.errors)}\n`);
   return EXIT.taskFailed;
 }

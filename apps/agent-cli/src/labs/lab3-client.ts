@@ -4,6 +4,7 @@
 import { HttpClient, isHttpClientError, Ledger } from '@agentwire/http-client';
 import type { Stack } from '../embedded-stack.js';
 import { installFaults } from '../faults.js';
+import { printError } from '../print.js';
 import { describeHttp } from '../wire-trace.js';
 import type { LabReport } from './lab-report.js';
 import { rawRequest } from './lab1-http.js';
@@ -20,7 +21,7 @@ const outcome = async (p: Promise<{ status: number }>) => {
 export async function lab3(stack: Stack, report: LabReport, trace = false): Promise<void> {
   // --trace: every client's attempts on stderr too.
   const watch = (ledger: Ledger) => {
-    if (trace) ledger.on('entry', (e) => process.stderr.write(`${describeHttp(e)}\n`));
+    if (trace) ledger.on('entry', (e) => printError(`${describeHttp(e)}\n`));
     return ledger;
   };
   const traced = () => (trace ? { ledger: watch(new Ledger()) } : {});
