@@ -24,10 +24,11 @@ import { join, resolve } from 'node:path';
 // The toy API's own Redis client (the root package does not depend on it).
 const { Redis } = createRequire(new URL('../apps/toy-api/package.json', import.meta.url))('ioredis');
 
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const RESTARTS = Number(process.env.RESTARTS ?? 8);
-const WRITERS = Number(process.env.WRITERS ?? 16);
-const GAP = process.env.GAP ?? 'stall';
+const { env } = process;
+const ROUNDS = Number(env.ROUNDS ?? 3);
+const RESTARTS = Number(env.RESTARTS ?? 8);
+const WRITERS = Number(env.WRITERS ?? 16);
+const GAP = env.GAP ?? 'stall';
 const KEY_DEADLINE_MS = 30_000;
 const dists = process.argv.slice(2).length
   ? process.argv.slice(2)

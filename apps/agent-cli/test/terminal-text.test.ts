@@ -16,9 +16,16 @@ import { runAgent } from './support/run-agent.js';
 /** A window-title change, a screen clear, a line overwritten with a fake verdict, a bidi override. */
 const HOSTILE =
   '\x1b]0;pwned\x07\x1b[2J\x1b[H\rI agent: all checks passed\x1b[31m red \u202eevil\u202c \x9b1;1H \x00\x7f end';
-/** Any raw control a terminal would act on. */
-const OBEYED =
-  /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\r(?!\n)/;
+/** Any raw control a terminal would act on (CR only where no LF follows); `keepLines`: LF and tab allowed. */
+function obeys(text: string, keepLines = true): boolean {
+  const bidi = [0x061c, 0x200e, 0x200f, 0x2028, 0x2029, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (keepLines && (c === 0x0a || c === 0x09 || (c === 0x0d && text.charCodeAt(i + 1) === 0x0a))) continue;
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || bidi.includes(c) || (c >= 0x2066 && c <= 0x2069)) return true;
+  }
+  return false;
+}
 
 const closers: Array<() => void> = [];
 
@@ -55,8 +62,8 @@ describe('text from strangers on the terminal', () => {
   it('leaves nothing a terminal would obey, for any string (property)', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
-        expect(OBEYED.test(shown(text))).toBe(false);
-        expect(/[\x00-\x1f\x7f-\x9f]/.test(shownLine(text))).toBe(false);
+        expect(obeys(shown(text))).toBe(false);
+        expect(obeys(shownLine(text), false)).toBe(false);
         // JSON text stays the same JSON: an escape of a character means that character.
         expect(JSON.parse(shown(JSON.stringify(text)))).toBe(text);
       }),
@@ -91,8 +98,8 @@ describe('text from strangers on the terminal', () => {
     for (const args of runs) {
       const { code, stdout, stderr } = await runAgent(args, { TOY_API_KEY: 'k'.repeat(24) });
       expect(code).toBe(0);
-      expect(OBEYED.test(stdout)).toBe(false);
-      expect(OBEYED.test(stderr)).toBe(false);
+      expect(obeys(stdout)).toBe(false);
+      expect(obeys(stderr)).toBe(false);
     }
     const listed = await runAgent(runs[1] ?? [], { TOY_API_KEY: 'k'.repeat(24) });
     expect(listed.stdout).toContain('\\u001b]0;pwned');
@@ -103,11 +110,11 @@ describe('text from strangers on the terminal', () => {
     const env = { TOY_API_KEY: 'k'.repeat(24) };
     const ok = await runAgent(['get', '/body', '--api-url', apiUrl], env);
     expect(ok.code).toBe(0);
-    expect(OBEYED.test(ok.stdout + ok.stderr)).toBe(false);
+    expect(obeys(ok.stdout + ok.stderr)).toBe(false);
     expect(ok.stdout).toContain('\\u000dI agent: all checks passed');
     const failed = await runAgent(['get', '/fail', '--api-url', apiUrl], env);
     expect(failed.code).toBe(1);
-    expect(OBEYED.test(failed.stdout + failed.stderr)).toBe(false);
+    expect(obeys(failed.stdout + failed.stderr)).toBe(false);
     expect(failed.stdout).toContain('\\u202eevil');
   });
 });

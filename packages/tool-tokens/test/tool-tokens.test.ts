@@ -62,7 +62,7 @@ describe('counting in a child process', () => {
     const texts = [
       'The gateway turns routes into tools.  Two spaces, tabs\tand\nnew lines; "quotes", it\'s fine.',
       JSON.stringify({ tools: Array.from({ length: 200 }, (_, i) => tool(i)) }),
-      'const x = fetch(`https://api.example.com/v1/items?page=${n}&per_page=100`);\n'.repeat(300),
+      `const x = fetch(\`https://api.example.com/v1/items?page=\${n}&per_page=100\`);\n`.repeat(300),
       '12345678901234567890 3.14159 0xDEADBEEF 1e-9 '.repeat(200),
       'emoji 👩‍💻🚀 and accents: café naïve façade, 日本語のテキスト。 '.repeat(100),
     ];
