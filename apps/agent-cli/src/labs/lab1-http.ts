@@ -1,21 +1,41 @@
 // Lab 1 (lecture sections 1 to 3): a raw HTTP request over a socket, keep-alive, GET vs POST,
 // the status-code table, and what a wrong Content-Length does, all against the running API.
-import { connect, type Socket } from 'node:net';
+import { connect, isIP, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import type { Stack } from '../embedded-stack.js';
+import { UsageError } from '../usage-error.js';
 import type { LabReport } from './lab-report.js';
 
 /** The request timeout lab 1 gives its embedded API, so that a body that never comes is seen in seconds. */
 export const LAB1_REQUEST_TIMEOUT_MS = 1500;
 
-/** Sends bytes over a plain TCP socket and returns what came back by the time the server closed (or `waitMs`). */
+/**
+ * Where raw bytes go for a URL: https speaks TLS (the key in the bytes never crosses in clear),
+ * and a URL without a port goes to the scheme's (80 or 443), not to port 0.
+ */
+export function rawTarget(url: string): { secure: boolean; host: string; port: number } {
+  const { protocol, hostname, port } = new URL(url);
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new UsageError(`raw requests go to an http:// or https:// URL, got '${protocol}'`);
+  }
+  const secure = protocol === 'https:';
+  return { secure, host: hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(port || (secure ? 443 : 80)) };
+}
+
+/** Sends bytes over TCP (TLS for an https URL) and returns what came back by the time the server closed (or `waitMs`). */
 export function rawRequest(url: string, bytes: string | Buffer, waitMs = 1500): Promise<string> {
-  const { hostname, port } = new URL(url);
+  const { secure, ...to } = rawTarget(url);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    const socket = secure
+      ? tlsConnect({ ...to, ...(isIP(to.host) ? {} : { servername: to.host }) }, () => socket.write(bytes))
+      : connect(to.port, to.host, () => socket.write(bytes));
     const timer = setTimeout(() => socket.destroy(), waitMs);
     socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', reject);
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
     socket.on('close', () => {
       clearTimeout(timer);
       resolve(Buffer.concat(chunks).toString());
