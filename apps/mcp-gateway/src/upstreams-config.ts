@@ -116,6 +116,32 @@ export function upstreamUrlProblem(url: string): string | undefined {
 }
 
 /** Reads and checks the file; `env` supplies the keys the file names. */
+/** The gateway's own secrets: never sent upstream, whatever a config file says. */
+const GATEWAY_SECRETS = new Set(['MCP_GATEWAY_TOKEN', 'REDIS_PASSWORD', 'REDIS_URL', 'OTEL_EXPORTER_OTLP_HEADERS']);
+/** Which variables may hold an upstream's key, unless UPSTREAM_KEY_ENVS says otherwise. */
+const DEFAULT_KEY_ENVS = '*_KEY,*_TOKEN,*_PAT';
+
+/**
+ * Why `name` may not be read as an upstream's key, or undefined. A config file names the variable
+ * whose value the gateway sends upstream, so only variables the operator marks as upstream keys
+ * may be named (UPSTREAM_KEY_ENVS: names, `PREFIX*` or `*SUFFIX`, comma-separated; by default
+ * `*_KEY,*_TOKEN,*_PAT`), and never one of the gateway's own secrets.
+ */
+export function keyEnvProblem(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (GATEWAY_SECRETS.has(name)) {
+    return `${name} is one of the gateway's own secrets and is never sent upstream; put the upstream's key in a variable of its own`;
+  }
+  const marks = (env.UPSTREAM_KEY_ENVS || DEFAULT_KEY_ENVS)
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean);
+  const marked = marks.some((m) =>
+    m.startsWith('*') ? name.endsWith(m.slice(1)) : m.endsWith('*') ? name.startsWith(m.slice(0, -1)) : name === m,
+  );
+  if (marked) return undefined;
+  return `${name} is not marked as an upstream key: UPSTREAM_KEY_ENVS (${marks.join(',')}) names the variables a config may send upstream; add it there, or use a name it allows`;
+}
+
 export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = process.env): Upstream[] {
   let text: string;
   try {
@@ -184,6 +210,8 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
     }
     let apiKey: string | undefined;
     if (auth.keyEnv) {
+      const refused = keyEnvProblem(auth.keyEnv, env);
+      if (refused) fail(at('auth', 'keyEnv'), refused);
       apiKey = env[auth.keyEnv] || undefined;
       if (!apiKey) fail(at('auth', 'keyEnv'), `${auth.keyEnv} is not set in the environment`);
       const problem = secretProblem(auth.keyEnv, apiKey as string, 1);

@@ -64,8 +64,17 @@ describe('the upstreams config file', () => {
         /:2 upstreams\[0\]\.name: a name is 1 to 20 letters, digits, _ or -/,
       ],
       [
-        'upstreams:\n  - name: gh\n    url: https://api.github.com\n    auth:\n      keyEnv: NOT_SET_HERE\n',
-        /:5 upstreams\[0\]\.auth\.keyEnv: NOT_SET_HERE is not set in the environment$/,
+        'upstreams:\n  - name: gh\n    url: https://api.github.com\n    auth:\n      keyEnv: NOT_SET_HERE_TOKEN\n',
+        /:5 upstreams\[0\]\.auth\.keyEnv: NOT_SET_HERE_TOKEN is not set in the environment$/,
+      ],
+      [
+        // A config may not send the gateway's own secrets upstream, nor any variable not marked as a key.
+        'upstreams:\n  - name: gh\n    url: https://api.github.com\n    auth:\n      keyEnv: MCP_GATEWAY_TOKEN\n',
+        /:5 upstreams\[0\]\.auth\.keyEnv: MCP_GATEWAY_TOKEN is one of the gateway's own secrets and is never sent upstream/,
+      ],
+      [
+        'upstreams:\n  - name: gh\n    url: https://api.github.com\n    auth:\n      keyEnv: HOME\n',
+        /:5 upstreams\[0\]\.auth\.keyEnv: HOME is not marked as an upstream key: UPSTREAM_KEY_ENVS \(\*_KEY,\*_TOKEN,\*_PAT\) names the variables/,
       ],
       [
         'upstreams:\n  - name: a\n    url: http://x\n  - name: a\n    url: http://y\n',
@@ -108,6 +117,29 @@ describe('the upstreams config file', () => {
     }
     expect(() => readUpstreamsConfig('/nonexistent.yaml', env)).toThrow(
       /cannot read the config file \/nonexistent\.yaml/,
+    );
+  });
+
+  it('reads a key only from a variable UPSTREAM_KEY_ENVS marks (names, PREFIX* or *SUFFIX)', () => {
+    const file = configFile(
+      'upstreams:\n  - name: acme\n    url: https://acme.example\n    auth:\n      keyEnv: ACME_CREDENTIAL\n',
+    );
+    const marked = { ...env, ACME_CREDENTIAL: 'acme-0123456789abcdef', UPSTREAM_KEY_ENVS: 'ACME_*, OTHER' };
+    expect(readUpstreamsConfig(file, marked)[0]?.apiKey).toBe('acme-0123456789abcdef');
+    expect(() => readUpstreamsConfig(file, { ...marked, UPSTREAM_KEY_ENVS: '' })).toThrow(
+      /ACME_CREDENTIAL is not marked as an upstream key/,
+    );
+    const github = configFile(
+      'upstreams:\n  - name: gh\n    url: https://api.github.com\n    auth:\n      keyEnv: GITHUB_TOKEN\n',
+    );
+    expect(() => readUpstreamsConfig(github, marked)).toThrow(
+      /GITHUB_TOKEN is not marked as an upstream key: UPSTREAM_KEY_ENVS \(ACME_\*,OTHER\)/,
+    );
+    const own = configFile(
+      'upstreams:\n  - name: gh\n    url: https://api.github.com\n    auth:\n      keyEnv: REDIS_PASSWORD\n',
+    );
+    expect(() => readUpstreamsConfig(own, { ...env, REDIS_PASSWORD: 'p'.repeat(20), UPSTREAM_KEY_ENVS: '*' })).toThrow(
+      /REDIS_PASSWORD is one of the gateway's own secrets/,
     );
   });
 });
