@@ -14,7 +14,10 @@ async function parseDocument(text: string, where: string): Promise<unknown> {
       const { parse: parseYaml } = await import('yaml');
       return parseYaml(text);
     } catch (error) {
-      throw new SpecLoadError(`${where} is neither JSON nor YAML: ${(error as Error).message}`);
+      // The parser's first line only ("... at line 3, column 1"): the lines after it quote the
+      // file, and a path named by mistake (or on purpose) may be any readable file.
+      const reason = (error as Error).message.split('\n')[0]?.replace(/:$/, '');
+      throw new SpecLoadError(`${where} is neither JSON nor YAML: ${reason}`);
     }
   }
 }

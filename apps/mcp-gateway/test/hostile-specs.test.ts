@@ -1,9 +1,13 @@
 // OpenAPI documents written to hurt the gateway: patterns that backtrack forever, parameters
 // that would let the model pick the Host or the framing, and shapes that crash or hang a
 // naive loader. Problems are reported per operation (or per part left out) and the rest loads.
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { heapMb } from '../../../test-support/heap.js';
+import { createGateway } from '../src/gateway.js';
 import { DOCUMENT_PATTERN_BUDGET } from '../src/openapi/json-schema.js';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
 import { ToolRegistry } from '../src/tool-registry.js';
@@ -363,5 +367,16 @@ describe('hostile documents', () => {
       { numRuns: Number(process.env.FUZZ_RUNS ?? 2_000), seed: Number(process.env.FUZZ_SEED ?? 20_261_201) },
     );
     expect(heapMb() - heapBefore).toBeLessThan(200);
+  });
+});
+
+describe('a spec path naming a file that is not a document', () => {
+  it('says where it failed to parse without quoting a line of the file', async () => {
+    const file = join(tmpdir(), `not-a-spec-${process.pid}.yaml`);
+    writeFileSync(file, 'user: app\ndb_password: hunter2-secret\n  bad: indent\n');
+    const failed = await createGateway({ upstreamUrl: 'http://127.0.0.1:9', openapi: file }).catch((e: Error) => e);
+    expect((failed as Error).message).toMatch(/is neither JSON nor YAML: .* at line \d+, column \d+$/);
+    expect((failed as Error).message).not.toContain('hunter2');
+    expect((failed as Error).message).not.toContain('db_password');
   });
 });
