@@ -116,6 +116,9 @@ export function upstreamUrlProblem(url: string): string | undefined {
 }
 
 /** Reads and checks the file; `env` supplies the keys the file names. */
+/** How many nodes a config file's YAML aliases may expand to (the yaml library's own default). */
+const MAX_ALIAS_COUNT = 100;
+
 /** The gateway's own secrets: never sent upstream, whatever a config file says. */
 const GATEWAY_SECRETS = new Set(['MCP_GATEWAY_TOKEN', 'REDIS_PASSWORD', 'REDIS_URL', 'OTEL_EXPORTER_OTLP_HEADERS']);
 /** Which variables may hold an upstream's key, unless UPSTREAM_KEY_ENVS says otherwise. */
@@ -170,7 +173,16 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       `${file}:${syntax.linePos?.[0].line ?? 1} is neither JSON nor YAML: ${syntax.message.split('\n')[0]}`,
     );
   }
-  const value = doc.toJS() as unknown;
+  let value: unknown;
+  try {
+    // Aliases are expanded here: a few lines of anchors can stand for billions of nodes.
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    if (!(error instanceof ReferenceError)) throw error;
+    throw new UpstreamsConfigError(
+      `${file}: its YAML aliases expand to more than ${MAX_ALIAS_COUNT} nodes (MAX_ALIAS_COUNT); write the repeated parts out`,
+    );
+  }
   const validate = createAjv({ useDefaults: false }).compile(SCHEMA);
   if (!validate(value)) {
     const error = validate.errors?.[0];
@@ -180,7 +192,8 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
     if (error?.keyword === 'additionalProperties') {
       const extra = String((error.params as { additionalProperty: string }).additionalProperty);
-      fail([...path, extra], FIELD_HINTS[extra] ?? `unknown field; allowed: ${allowedAt(path).join(', ')}`);
+      const hint = Object.hasOwn(FIELD_HINTS, extra) ? FIELD_HINTS[extra] : undefined;
+      fail([...path, extra], hint ?? `unknown field; allowed: ${allowedAt(path).join(', ')}`);
     }
     if (error?.keyword === 'pattern' && path.at(-1) === 'name' && path.length === 3) {
       fail(path, 'a name is 1 to 20 letters, digits, _ or - (it prefixes each tool name)');

@@ -106,6 +106,15 @@ describe('the upstreams config file', () => {
         /:4 upstreams\[0\]\.mode: must be equal to one of the allowed values \(\["auto","static","dynamic"\]\)/,
       ],
       [
+        // A billion laughs, in small: every alias expanded multiplies the nodes by ten.
+        'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\nupstreams:\n  - name: a\n    url: http://x\n    include: *d\n',
+        /: its YAML aliases expand to more than 100 nodes \(MAX_ALIAS_COUNT\); write the repeated parts out$/,
+      ],
+      [
+        'upstreams:\n  - name: a\n    url: http://x\n    __proto__: { polluted: true }\n',
+        /:4 upstreams\[0\]\.__proto__: unknown field; allowed: name, url/,
+      ],
+      [
         'upstreams:\n  - name: a\n    url: [http://x\n',
         /:4 is neither JSON nor YAML: Flow sequence in block collection/,
       ],
