@@ -24,6 +24,10 @@ async function parseDocument(text: string, where: string): Promise<unknown> {
 
 const MAX_SPEC_BYTES = 10 * 1024 * 1024;
 const ATTEMPTS = 3;
+/** The whole fetch of a document, every attempt and its wait included (a byte now and then never extends it). */
+export const SPEC_FETCH_DEADLINE_MS = 30_000;
+
+class DeadlineError extends Error {}
 
 class SpecHttpError extends Error {
   constructor(readonly status: number) {
@@ -35,13 +39,20 @@ class SpecHttpError extends Error {
  * One GET with node:http(s), not the resilient client: it answers before the client's undici
  * has loaded (about 120 ms), which is most of the gateway's start-up. Bounded in time and size.
  */
-async function getText(url: URL, headers: Record<string, string>): Promise<string> {
+async function getText(url: URL, headers: Record<string, string>, msLeft: number): Promise<string> {
   const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers, timeout: 30_000 }, (res) => {
+    // A total deadline, not only an idle one: an idle timeout starts again with every byte, and a
+    // server sending one byte every few seconds held the start (and every later reload) for good.
+    const total = setTimeout(() => req.destroy(new DeadlineError()), msLeft);
+    const fail = (error: Error) => {
+      clearTimeout(total);
+      reject(error);
+    };
+    const req = request(url, { headers, timeout: Math.min(msLeft, 30_000) }, (res) => {
       if ((res.statusCode ?? 0) >= 300) {
         res.resume();
-        reject(new SpecHttpError(res.statusCode ?? 0));
+        fail(new SpecHttpError(res.statusCode ?? 0));
         return;
       }
       const chunks: Buffer[] = [];
@@ -51,11 +62,14 @@ async function getText(url: URL, headers: Record<string, string>): Promise<strin
         if (size > MAX_SPEC_BYTES) req.destroy(new Error(`the document is larger than ${MAX_SPEC_BYTES} bytes`));
         else chunks.push(chunk);
       });
-      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      res.on('error', reject);
+      res.on('end', () => {
+        clearTimeout(total);
+        resolve(Buffer.concat(chunks).toString('utf8'));
+      });
+      res.on('error', fail);
     });
     req.on('timeout', () => req.destroy(new Error('no answer within 30 s')));
-    req.on('error', reject);
+    req.on('error', fail);
     req.end();
   });
 }
@@ -64,16 +78,26 @@ async function getText(url: URL, headers: Record<string, string>): Promise<strin
  * @param source an http(s) URL or a file path
  * @param headers sent with a URL fetch (the upstream key, when the document lives upstream)
  */
-export async function loadSpec(source: string, headers: Record<string, string> = {}): Promise<unknown> {
+export async function loadSpec(
+  source: string,
+  headers: Record<string, string> = {},
+  deadlineMs = SPEC_FETCH_DEADLINE_MS,
+): Promise<unknown> {
   if (/^https?:\/\//i.test(source)) {
     const url = new URL(source);
     const sent = { accept: 'application/json, application/yaml;q=0.9, */*;q=0.1', ...headers };
+    const deadline = Date.now() + deadlineMs;
     // A few tries with a short pause: the API may still be starting (connection refused, 5xx).
     for (let attempt = 1; ; attempt++) {
       try {
-        return await parseDocument(await getText(url, sent), source);
+        return await parseDocument(await getText(url, sent, Math.max(1, deadline - Date.now())), source);
       } catch (error) {
         if (error instanceof SpecLoadError) throw error;
+        if (error instanceof DeadlineError) {
+          throw new SpecLoadError(
+            `the OpenAPI document from ${source} did not arrive in full within ${deadlineMs / 1000} s (the spec fetch's deadline)`,
+          );
+        }
         const status = error instanceof SpecHttpError ? error.status : undefined;
         const retryable = status === undefined || status >= 500 || status === 429;
         if (!retryable || attempt >= ATTEMPTS) {
@@ -83,7 +107,13 @@ export async function loadSpec(source: string, headers: Record<string, string> =
               : `cannot fetch the OpenAPI document from ${source}: ${(error as Error).message}`,
           );
         }
-        await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+        const pause = 250 * 2 ** (attempt - 1);
+        if (Date.now() + pause >= deadline) {
+          throw new SpecLoadError(
+            `cannot fetch the OpenAPI document from ${source} within ${deadlineMs / 1000} s: ${(error as Error).message}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }

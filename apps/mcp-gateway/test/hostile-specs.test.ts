@@ -1,7 +1,10 @@
 // OpenAPI documents written to hurt the gateway: patterns that backtrack forever, parameters
 // that would let the model pick the Host or the framing, and shapes that crash or hang a
 // naive loader. Problems are reported per operation (or per part left out) and the rest loads.
+
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -10,6 +13,7 @@ import { heapMb } from '../../../test-support/heap.js';
 import { createGateway } from '../src/gateway.js';
 import { DOCUMENT_PATTERN_BUDGET } from '../src/openapi/json-schema.js';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
+import { loadSpec } from '../src/spec-loader.js';
 import { ToolRegistry } from '../src/tool-registry.js';
 
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
@@ -378,5 +382,27 @@ describe('a spec path naming a file that is not a document', () => {
     expect((failed as Error).message).toMatch(/is neither JSON nor YAML: .* at line \d+, column \d+$/);
     expect((failed as Error).message).not.toContain('hunter2');
     expect((failed as Error).message).not.toContain('db_password');
+  });
+});
+
+describe('a spec URL that answers one byte at a time', () => {
+  it('gives up at the fetch deadline, however often a byte arrives, and says so', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{');
+      // A byte every 100 ms, for ever: an idle timeout never fires on it.
+      const timer = setInterval(() => res.write(' '), 100);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/openapi.json`;
+      await expect(loadSpec(url, {}, 1500)).rejects.toThrow(
+        /the OpenAPI document from http:\/\/127\.0\.0\.1:\d+\/openapi\.json did not arrive in full within 1\.5 s \(the spec fetch's deadline\)/,
+      );
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
