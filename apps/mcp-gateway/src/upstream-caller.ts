@@ -15,6 +15,7 @@ import {
 import type { Context } from '@opentelemetry/api';
 import type { Tool } from './openapi/openapi-to-tools.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from './openapi/parameter-styles.js';
+import { queryNameRefusal } from './openapi/parameters.js';
 import { keepRawJson } from './protocol/raw-json.js';
 import { META } from './protocol/revisions.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './upstream-body.js';
@@ -66,7 +67,26 @@ export class UpstreamCaller {
         }
         path = path.replace(`{${p.name}}`, segment);
       } else if (p.in === 'query') {
-        for (const [name, text] of queryPairs(p, value)) query[name] = [...(query[name] ?? []), text];
+        for (const [name, text] of queryPairs(p, value)) {
+          // An exploded object's keys become query names: the model's choice, so checked like a
+          // declared parameter (never one that carries the key, never another parameter's).
+          if (name !== p.name && !name.startsWith(`${p.name}[`)) {
+            const refused =
+              queryNameRefusal(name, b.auth) ??
+              (b.params.some((other) => other !== p && other.in === 'query' && other.name === name)
+                ? `it is the operation's own parameter ${name}; set it by that name`
+                : undefined);
+            if (refused !== undefined) {
+              return errorResult(
+                `query name '${name}' from argument ${p.arg} is not the model's to set: ${refused}`,
+                false,
+                ledger,
+                started,
+              );
+            }
+          }
+          query[name] = [...(query[name] ?? []), text];
+        }
       } else if (p.in === 'cookie') {
         cookies.push(...cookiePairs(p, value));
       } else {

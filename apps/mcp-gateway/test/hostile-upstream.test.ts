@@ -22,6 +22,16 @@ const SPEC = {
     '/huge_stream': { get: { operationId: 'huge_stream', responses: { 200: { description: 'ok', content: stream } } } },
     '/echo': { get: { operationId: 'echo', responses: { 200: { description: 'ok', content: json } } } },
     '/echo_stream': { get: { operationId: 'echo_stream', responses: { 200: { description: 'ok', content: stream } } } },
+    '/search': {
+      get: {
+        operationId: 'search',
+        parameters: [
+          { name: 'filter', in: 'query', style: 'form', explode: true, schema: { type: 'object' } },
+          { name: 'limit', in: 'query', schema: { type: 'integer', maximum: 10 } },
+        ],
+        responses: { 200: { description: 'ok', content: json } },
+      },
+    },
     '/escaped': { get: { operationId: 'escaped', responses: { 200: { description: 'ok', content: json } } } },
     '/escaped_error': {
       get: { operationId: 'escaped_error', responses: { 200: { description: 'ok', content: json } } },
@@ -52,6 +62,10 @@ async function hostileUpstream() {
       case '/echo':
         res.writeHead(200, { 'content-type': 'application/json', link: `<${next}>; rel="next"` });
         res.end(JSON.stringify({ you_asked_for: req.url, next, items: [1, 2] }));
+        return;
+      case '/search':
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ query: [...url.searchParams] }));
         return;
       case '/escaped':
       case '/escaped_error': {
@@ -159,5 +173,28 @@ describe('a hostile upstream, through the gateway', () => {
       for (const item of part.content)
         if (item.text?.startsWith('{')) expect(JSON.stringify(JSON.parse(item.text))).not.toContain(key);
     }
+  });
+
+  it("an exploded object's keys never name the key's query parameter or another parameter", async () => {
+    const { client } = await setUp();
+    const call = async (filter: Record<string, unknown>) =>
+      (await client.callTool({ name: 'search', arguments: { filter } })) as Result;
+    const asKey = await call({ api_key: 'the-models-own' });
+    expect(asKey.isError).toBe(true);
+    expect(asKey.content[0]?.text).toBe(
+      "query name 'api_key' from argument filter is not the model's to set: the api_key query parameter carries the upstream key",
+    );
+    const asLimit = await call({ limit: 1000 });
+    expect(asLimit.content[0]?.text).toMatch(
+      /^query name 'limit' from argument filter is not the model's to set: it is the operation's own parameter limit/,
+    );
+    const fine = await call({ color: 'red' });
+    expect(fine.isError).toBe(false);
+    expect(fine.structuredContent).toEqual({
+      query: [
+        ['color', 'red'],
+        ['api_key', '[redacted]'],
+      ],
+    });
   });
 });

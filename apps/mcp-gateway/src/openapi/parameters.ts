@@ -44,9 +44,18 @@ function refusal(location: string, name: string, auth: readonly UpstreamAuth[]):
       return `the ${name} header carries the upstream key`;
     }
   }
-  if (location === 'query' && auth.some((a) => a.type === 'query' && a.name === name)) {
+  if (location === 'query') return queryNameRefusal(name, auth);
+  return undefined;
+}
+
+/**
+ * Why a query name may not be sent by the model, or undefined: the names that carry the upstream
+ * key. Also checked at call time for the names an exploded object argument brings (form style,
+ * explode: its keys become query names, which the model chooses).
+ */
+export function queryNameRefusal(name: string, auth: readonly UpstreamAuth[]): string | undefined {
+  if (auth.some((a) => a.type === 'query' && a.name === name))
     return `the ${name} query parameter carries the upstream key`;
-  }
   return undefined;
 }
 
