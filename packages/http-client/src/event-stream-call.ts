@@ -169,7 +169,7 @@ function scrubData(scrubber: Scrubber, data: string): string {
     return text; // Not JSON: no escapes to decode, the text scrub is the whole story.
   }
   try {
-    return scrubber.json(text, value);
+    return scrubber.json(text, value).text;
   } catch {
     return REDACTED; // Too deep to write out again: nothing of it, rather than the secret.
   }

@@ -47,7 +47,7 @@ export class ResponseBodies {
       throw fail(`the ${sent.status} response is not valid JSON`, cause);
     }
     // A secret hidden by a JSON escape is out of the parsed value, and of the text, too.
-    let clean: string;
+    let clean: { text: string; value: unknown };
     try {
       clean = scrubber.json(text, data);
     } catch (cause) {
@@ -57,7 +57,7 @@ export class ResponseBodies {
         cause,
       );
     }
-    return { data: this.#validated(call, sent, data, schema), text: clean };
+    return { data: this.#validated(call, sent, clean.value, schema), text: clean.text };
   }
 
   #validated(call: Call, sent: Buffered, data: unknown, schema: TSchema | undefined): unknown {

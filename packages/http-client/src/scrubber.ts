@@ -52,59 +52,54 @@ export class Scrubber {
   }
 
   /**
-   * Scrubs every string of a value parsed from JSON, keys included, in place; true if any
-   * changed. The bytes were scrubbed before parsing, but an escape (`\/` for `/`, `\u002B` for
-   * `+`, as PHP's and .NET's encoders write them) hides a secret from a byte search and JSON.parse
-   * then decodes it into the clear. Iterative: safe on any depth.
+   * A value parsed from JSON with every string scrubbed, keys included (in place where it is an
+   * object or an array), and whether anything changed. The bytes were scrubbed before parsing,
+   * but an escape (`\/` for `/`, `\u002B` for `+`, as PHP's and .NET's encoders write them) hides
+   * a secret from a byte search, and JSON.parse then decodes it into the clear. Iterative: safe
+   * on any depth.
    */
-  parsed(value: unknown): boolean {
-    if (!this.active) return false;
+  parsed(value: unknown): { value: unknown; changed: boolean } {
+    if (typeof value === 'string') {
+      const clean = this.text(value);
+      return { value: clean, changed: clean !== value };
+    }
     let changed = false;
     const stack: unknown[] = [value];
     for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
       if (typeof node !== 'object' || node === null) continue;
-      if (Array.isArray(node)) {
-        for (let i = 0; i < node.length; i++) {
-          const item: unknown = node[i];
-          if (typeof item === 'string') {
-            const clean = this.text(item);
-            if (clean !== item) {
-              node[i] = clean;
-              changed = true;
-            }
-          } else if (typeof item === 'object' && item !== null) stack.push(item);
-        }
-        continue;
-      }
       const object = node as Record<string, unknown>;
       for (const key of Object.keys(object)) {
-        let item = object[key];
+        const item = object[key];
         if (typeof item === 'string') {
           const clean = this.text(item);
           if (clean !== item) {
-            object[key] = item = clean;
+            object[key] = clean;
             changed = true;
           }
-        } else if (typeof item === 'object' && item !== null) stack.push(item);
-        const cleanKey = this.text(key);
-        if (cleanKey !== key) {
-          delete object[key];
-          object[cleanKey] = item;
-          changed = true;
-        }
+        } else stack.push(item);
+      }
+      if (Array.isArray(node)) continue;
+      for (const key of Object.keys(object)) {
+        const clean = this.text(key);
+        if (clean === key) continue;
+        const item = object[key];
+        delete object[key];
+        object[clean] = item;
+        changed = true;
       }
     }
-    return changed;
+    return { value, changed };
   }
 
   /**
-   * JSON text with no secret in it, escaped or not: `text` itself when its parsed `value` holds
-   * none (scrubbing `value` in place), else `value` written again. Only text with a backslash can
-   * hide one: without escapes every parsed string is a piece of the scrubbed text.
+   * JSON text and its parsed value with no secret in either, escaped or not: the text itself
+   * when the value holds none, else the cleaned value written again. Only text with a backslash
+   * can hide one: without escapes every parsed string is a piece of the scrubbed text.
    */
-  json(text: string, value: unknown): string {
-    if (!this.active || !text.includes('\\') || !this.parsed(value)) return text;
-    return JSON.stringify(value);
+  json(text: string, value: unknown): { text: string; value: unknown } {
+    if (!this.active || !text.includes('\\')) return { text, value };
+    const cleaned = this.parsed(value);
+    return cleaned.changed ? { text: JSON.stringify(cleaned.value), value: cleaned.value } : { text, value };
   }
 
   headers(headers: IncomingHttpHeaders): IncomingHttpHeaders {

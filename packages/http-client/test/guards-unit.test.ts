@@ -226,6 +226,37 @@ describe('Scrubber', () => {
     expect(none.text('abc')).toBe('abc');
   });
 
+  it('cleans a parsed value of a secret an escape hid, strings and keys, at any depth, and says whether it did', () => {
+    const scrubber = new Scrubber(['k/y+z']);
+    const value = JSON.parse('{"a":"k\\/y+z","k\\u002Fy+z":[["k/y\\u002bz",1,null,true]],"n":{"m":"plain"}}');
+    expect(scrubber.parsed(value)).toEqual({
+      value: { a: REDACTED, n: { m: 'plain' }, [REDACTED]: [[REDACTED, 1, null, true]] },
+      changed: true,
+    });
+    expect(scrubber.parsed(JSON.parse('["x", ["y"], {"z": 2}]'))).toEqual({
+      value: ['x', ['y'], { z: 2 }],
+      changed: false,
+    });
+    // A body that is one JSON string.
+    expect(scrubber.parsed(JSON.parse('"k\\/y+z"'))).toEqual({ value: REDACTED, changed: true });
+    expect(scrubber.parsed(7)).toEqual({ value: 7, changed: false });
+    // An array's indices are not keys to clean, even when a secret is made of digits.
+    expect(new Scrubber(['0']).parsed(['a'])).toEqual({ value: ['a'], changed: false });
+  });
+
+  it('gives JSON text back unchanged unless its parsed value hid a secret', () => {
+    const scrubber = new Scrubber(['k/y+z']);
+    const escapedOnly = '{"quote":"say \\"hi\\"","slash":"a\\/b"}';
+    const kept = scrubber.json(escapedOnly, JSON.parse(escapedOnly));
+    expect(kept.text).toBe(escapedOnly);
+    const hidden = '{"k":"k\\/y+z"}';
+    expect(scrubber.json(hidden, JSON.parse(hidden))).toEqual({ text: `{"k":"${REDACTED}"}`, value: { k: REDACTED } });
+    // No backslash: nothing can hide, and the value is not even looked at.
+    const plain = { k: 'k/y+z' };
+    expect(scrubber.json('{"k":"x"}', plain)).toEqual({ text: '{"k":"x"}', value: plain });
+    expect(new Scrubber([]).json(hidden, JSON.parse(hidden)).text).toBe(hidden);
+  });
+
   it('catches a secret percent-encoded or JSON-escaped', () => {
     const scrubber = new Scrubber(['k/y"z']);
     expect(scrubber.text(`?key=${encodeURIComponent('k/y"z')}`)).toBe(`?key=${REDACTED}`);
