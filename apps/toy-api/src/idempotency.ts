@@ -157,8 +157,8 @@ export function createIdempotency(
       await write(undefined);
       return reply.send(value);
     }
-    const body = reply.serialize(value);
-    if (typeof body !== 'string') throw new TypeError('commitWrite: the route must answer JSON');
+    // The route's response schema serializes it, as Fastify would on send (typed string | Buffer).
+    const body = String(reply.serialize(value));
     const commit: IdempotencyCommit = {
       lease: claim.lease,
       response: { status, body, contentType: JSON_TYPE },
