@@ -108,6 +108,17 @@ export const hostileBody: fc.Arbitrary<Buffer> = fc.oneof(
   fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)),
   fc.nat({ max: 20_000 }).map((depth) => Buffer.from(`${'['.repeat(depth)}${']'.repeat(depth)}`)),
   fc.nat({ max: 20_000 }).map((depth) => Buffer.from(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`)),
+  // A tool call whose argument nests up to 100,000 deep: JSON.parse takes it, JSON.stringify and
+  // every recursive walker overflow on it (written as text: the test's own stringify would too).
+  fc
+    .record({ depth: fc.nat({ max: 100_000 }), tool: fc.constantFrom(...TOOL_NAMES), array: fc.boolean() })
+    .map(({ depth, tool, array }) => {
+      const [open, close] = array ? ['[', ']'] : ['{"a":', '}'];
+      const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
+      return Buffer.from(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${tool}","arguments":{"employee_id":${deep}}}}`,
+      );
+    }),
 );
 
 /** Checks that `value` is one well-formed JSON-RPC response (or notification from the server). */
