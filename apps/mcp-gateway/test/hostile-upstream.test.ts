@@ -32,6 +32,21 @@ const SPEC = {
         responses: { 200: { description: 'ok', content: json } },
       },
     },
+    '/dupe': {
+      get: {
+        operationId: 'dupe',
+        responses: {
+          200: {
+            description: 'ok',
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { role: { type: 'string', enum: ['reader'] } } },
+              },
+            },
+          },
+        },
+      },
+    },
     '/escaped': { get: { operationId: 'escaped', responses: { 200: { description: 'ok', content: json } } } },
     '/escaped_error': {
       get: { operationId: 'escaped_error', responses: { 200: { description: 'ok', content: json } } },
@@ -62,6 +77,12 @@ async function hostileUpstream() {
       case '/echo':
         res.writeHead(200, { 'content-type': 'application/json', link: `<${next}>; rel="next"` });
         res.end(JSON.stringify({ you_asked_for: req.url, next, items: [1, 2] }));
+        return;
+      case '/dupe':
+        // Valid for the output schema as JSON.parse reads it (the last value wins); not as a
+        // parser that keeps the first reads it.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"role":"admin","role":"reader"}');
         return;
       case '/search':
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -196,5 +217,14 @@ describe('a hostile upstream, through the gateway', () => {
         ['api_key', '[redacted]'],
       ],
     });
+  });
+
+  it('an answer with a key written twice reaches the client with the one value that was checked', async () => {
+    const { client } = await setUp();
+    const result = (await client.callTool({ name: 'dupe', arguments: {} })) as Result;
+    expect(result.isError).toBe(false);
+    expect(result.content[0]?.text).toBe('{"role":"reader"}');
+    expect(result.structuredContent).toEqual({ role: 'reader' });
+    expect(JSON.stringify(result)).not.toContain('admin');
   });
 });

@@ -4,6 +4,7 @@ import { compileValidator, type Validate } from '@agentwire/schemas/validation';
 import type { TSchema } from 'typebox';
 import type { Buffered } from './attempt.js';
 import type { Call } from './call.js';
+import { hasDuplicateKeys } from './duplicate-keys.js';
 import { InvalidResponseError } from './errors/local-errors.js';
 import { firstHeader } from './headers.js';
 import type { Scrubber } from './scrubber.js';
@@ -57,7 +58,10 @@ export class ResponseBodies {
         cause,
       );
     }
-    return { data: this.#validated(call, sent, clean.value, schema), text: clean.text };
+    // One meaning only: a key written twice is handed on as the value that was checked, written
+    // again, not as the server's text (which other parsers read with the first value).
+    const handedOn = hasDuplicateKeys(clean.text, clean.value) ? JSON.stringify(clean.value) : clean.text;
+    return { data: this.#validated(call, sent, clean.value, schema), text: handedOn };
   }
 
   #validated(call: Call, sent: Buffered, data: unknown, schema: TSchema | undefined): unknown {
