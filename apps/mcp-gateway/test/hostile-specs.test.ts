@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { heapMb } from '../../../test-support/heap.js';
 import { createGateway } from '../src/gateway.js';
+import { MAX_DOCUMENT_DEPTH } from '../src/json-depth.js';
 import { DOCUMENT_PATTERN_BUDGET } from '../src/openapi/json-schema.js';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
 import { loadSpec } from '../src/spec-loader.js';
@@ -347,15 +348,26 @@ describe('hostile documents', () => {
       ),
       schemas: fc.dictionary(fc.constantFrom('A', 'B', 'Self'), schemaArb, { maxKeys: 3 }),
       P: paramArb,
+      // Now and then an extension nested up to 100,000 deep (JSON.parse takes it; JSON.stringify
+      // and recursive walkers do not): the document is refused whole, by name.
+      deep: fc.oneof({ weight: 9, arbitrary: fc.constant(0) }, fc.nat({ max: 100_000 })),
     });
     const heapBefore = heapMb();
     fc.assert(
-      fc.property(docArb, ({ paths, schemas, P }) => {
+      fc.property(docArb, ({ paths, schemas, P, deep }) => {
         const document = spec(paths, {
           schemas,
           parameters: { P },
           securitySchemes: { key: { type: 'apiKey', in: 'header', name: 'X-Key' } },
-        });
+        }) as { info: Record<string, unknown> };
+        let nested: unknown = 1;
+        for (let i = 0; i < deep; i++) nested = [nested];
+        document.info['x-deep'] = nested;
+        // The document and the info object, then the extension's own levels.
+        if (deep + 2 > MAX_DOCUMENT_DEPTH) {
+          expect(() => openApiToTools(document)).toThrow(/nests deeper than 256 levels .*\(MAX_DOCUMENT_DEPTH\)/);
+          return;
+        }
         const loaded = openApiToTools(document);
         expect(loaded.tools.some((t) => t.name.startsWith('good'))).toBe(true);
         const registry = new ToolRegistry(loaded.tools);
