@@ -36,18 +36,7 @@ describe('agent report', () => {
       .map((l) => JSON.parse(l));
     const drawable = ledger.filter((e) => e.kind === 'attempt' || e.kind === 'tool_call').length;
 
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
     try {
       const page = await browser.newPage();
       await page.goto(pathToFileURL(`${base}.html`).href);

@@ -6,11 +6,10 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../src/json-depth.js';
-import { spawnGateway, startHttpGateway, startToyApi } from './support/stack.js';
+import { initializedStdio, startHttpGateway, startToyApi } from './support/stack.js';
 
 /** `[[[...]]]` n levels deep, as text (JSON.stringify of it would overflow the stack). */
 const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
@@ -63,19 +62,11 @@ describe('deep nesting', () => {
   it('a running gateway that reloads a 100,000-deep document keeps serving its tools and says why', async () => {
     const api = await startToyApi();
     const file = specFile(documentText(['alpha'], 'none'));
-    const { child, stderr } = await spawnGateway({ UPSTREAM_URL: api.url, OPENAPI_URL: file, OPENAPI_WATCH: 'off' }, [
-      '--stdio',
-    ]);
-    const lines: Array<{ id?: number; result?: { tools?: Array<{ name: string }> } }> = [];
-    createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
-    const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-    send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    const { child, stderr, lines, send } = await initializedStdio({
+      UPSTREAM_URL: api.url,
+      OPENAPI_URL: file,
+      OPENAPI_WATCH: 'off',
     });
-    await expect.poll(() => lines.length).toBe(1);
 
     writeFileSync(file, documentText(['alpha', 'beta'], 'info'));
     child.kill('SIGHUP');
@@ -85,7 +76,13 @@ describe('deep nesting', () => {
         /reload \(SIGHUP\) failed; still serving the previous tools: .*nests deeper than 256 levels \(at \$\.info\[\\*"x-deep\\*"\]\[0\]/,
       );
     send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    await expect.poll(() => lines.find((l) => l.id === 1)?.result?.tools?.map((t) => t.name)).toEqual(['alpha']);
+    const listed = (id: number) =>
+      (
+        lines.find((l) => (l as { id?: number }).id === id) as
+          | { result?: { tools?: Array<{ name: string }> } }
+          | undefined
+      )?.result?.tools?.map((t) => t.name);
+    await expect.poll(() => listed(1)).toEqual(['alpha']);
     expect(child.exitCode).toBeNull();
     child.stdin!.end();
     await once(child, 'exit');

@@ -6,11 +6,10 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
-import { httpV1, onCleanup, spawnGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
+import { httpV1, initializedStdio, onCleanup, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
 const specWith = (...operationIds: string[]) => ({
@@ -18,23 +17,6 @@ const specWith = (...operationIds: string[]) => ({
   info: { title: 'Reloaded', version: '1' },
   paths: Object.fromEntries(operationIds.map((id) => [`/${id}`, { get: { operationId: id, responses: ok } }])),
 });
-/** A gateway over stdio, initialized (2025-11-25): what it writes, parsed, and how to send to it. */
-async function initializedStdio(env: Record<string, string>) {
-  const { child, stderr } = await spawnGateway(env, ['--stdio']);
-  const lines: unknown[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
-  const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
-  send({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-  });
-  await expect.poll(() => lines.length).toBe(1);
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  return { child, stderr, lines, send };
-}
-
 let files = 0;
 function specFile(document: unknown): string {
   const file = join(tmpdir(), `agentwire-reload-${process.pid}-${files++}.json`);

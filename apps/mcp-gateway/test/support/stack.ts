@@ -4,6 +4,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type App, buildApp } from '@agentwire/toy-api';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
@@ -12,7 +13,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { createGateway, type GatewayOptions } from '../../src/gateway.js';
 import { type HttpOptions, type HttpServer, serveHttp } from '../../src/transports/http.js';
 
@@ -179,4 +180,21 @@ export async function stdioV2(api: ToyApi, mode: 'auto' | 'legacy' = 'auto') {
   await client.connect(transport);
   cleanups.push(() => client.close());
   return { client, transport };
+}
+
+/** A gateway over stdio, initialized (2025-11-25): what it writes, parsed, and how to send to it. */
+export async function initializedStdio(env: Record<string, string>) {
+  const { child, stderr } = await spawnGateway(env, ['--stdio']);
+  const lines: unknown[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => lines.push(JSON.parse(line)));
+  const send = (message: unknown) => child.stdin!.write(`${JSON.stringify(message)}\n`);
+  send({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  });
+  await expect.poll(() => lines.length).toBe(1);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return { child, stderr, lines, send };
 }
