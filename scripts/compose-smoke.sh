@@ -83,8 +83,15 @@ for _ in $(seq 1 30); do
 done
 [ -n "$calls" ] && [ "$calls" != 0 ] || { echo "compose-smoke: Prometheus has no tool calls after the run ($query)" >&2; dc logs --tail 20 prometheus >&2; exit 1; }
 echo "$query = $calls"
-targets=$(curl -fsS "http://127.0.0.1:$prometheus_port/api/v1/targets" | grep -o '"health":"up"' | wc -l)
-[ "$targets" = 2 ] || { echo "compose-smoke: $targets of 2 scrape targets up" >&2; exit 1; }
+# A target's health is the result of its last scrape: poll until both are up
+# (one may not have been scraped since it started), as the count above does.
+targets=0
+for _ in $(seq 1 30); do
+  targets=$(curl -fsS "http://127.0.0.1:$prometheus_port/api/v1/targets" | grep -o '"health":"up"' | wc -l)
+  [ "$targets" = 2 ] && break
+  sleep 1
+done
+[ "$targets" = 2 ] || { echo "compose-smoke: $targets of 2 scrape targets up after 30 s" >&2; curl -fsS "http://127.0.0.1:$prometheus_port/api/v1/targets" >&2 || true; exit 1; }
 echo "scrape targets up: $targets of 2"
 
 log "down"
