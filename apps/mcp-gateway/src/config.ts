@@ -1,10 +1,15 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { parseArgs } from 'node:util';
 import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
-import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
-import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
-import { readUpstreamsConfig, type Upstream, UpstreamsConfigError, upstreamUrlProblem } from './upstreams-config.js';
+import { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
+import type { UpstreamAuth } from './tools/tool.js';
+import {
+  readUpstreamsConfig,
+  type Upstream,
+  UpstreamsConfigError,
+  upstreamUrlProblem,
+} from './upstream/config-file.js';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';

@@ -1,21 +1,30 @@
-// Puts the gateway together: the upstream client, the OpenAPI document turned into tools,
-// and the MCP server core that both transports use.
-
-import { createHash } from 'node:crypto';
+// Puts the gateway together: the upstreams (their clients and callers), the catalog of tools
+// made from their documents, the tool-call pipeline, the MCP core that both transports use, and
+// the metrics; and reloads the catalog when a document changes. Composition only: each part
+// lives in its room (protocol/, tools/, openapi/, upstream/, observability/).
 import type { HttpClient } from '@agentwire/http-client';
-import { listTokensApart, TOKENIZER } from '@agentwire/tool-tokens';
 import type { Tracer } from '@opentelemetry/api';
-import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
-import { GatewayMetrics } from './metrics.js';
-import { openApiToTools, type SkippedOperation, type Tool, type UpstreamAuth } from './openapi/openapi-to-tools.js';
-import { MAX_TOOL_NAME, NameRegistry } from './openapi/tool-names.js';
+import { GatewayMetrics } from './observability/metrics.js';
+import { tracing } from './observability/request-span.js';
+import type { SkippedOperation } from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
-import { LATEST_LEGACY } from './protocol/revisions.js';
-import { DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
-import { isMetaTool, type ToolPart, ToolRegistry, type ToolsMode } from './tool-registry.js';
-import { SELECT_ALL, SelectionError, type SelectionReport, selectTools, type ToolSelection } from './tool-selection.js';
-import { type Source, sourceOf, UpstreamRouter } from './upstream-sources.js';
-import type { Upstream } from './upstreams-config.js';
+import {
+  buildCatalog,
+  type Catalog,
+  instructionsFor,
+  type ToolListCost,
+  type ToolsModeChoice,
+  type UpstreamTools,
+} from './tools/catalog.js';
+import type { ToolRegistry } from './tools/registry.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './tools/result-limits.js';
+import { SELECT_ALL, type SelectionReport, type ToolSelection } from './tools/selection.js';
+import type { ToolsMode, UpstreamAuth } from './tools/tool.js';
+import { ToolCalls } from './tools/tool-calls.js';
+import type { Upstream } from './upstream/config-file.js';
+import { type Source, sourceOf, UpstreamRouter } from './upstream/sources.js';
+
+export { DEFAULT_TOOLS_TOKEN_BUDGET, type ToolListCost, type ToolsModeChoice } from './tools/catalog.js';
 
 export const GATEWAY_VERSION = '0.1.0';
 
@@ -66,32 +75,6 @@ export interface GatewayOptions {
   tracer?: Tracer | undefined;
 }
 
-export const DEFAULT_TOOLS_TOKEN_BUDGET = 20_000;
-/**
- * Auto mode decides without a tokenizer when bytes settle it: a token is at least one byte, so a
- * list of at most `budget` bytes fits; and no tool JSON comes near 16 bytes a token (GitHub's
- * list averages 4), so a list of more than 16 times the budget in bytes does not. Only a list in
- * between is counted before serving.
- */
-const SURELY_OVER_BYTES_PER_TOKEN = 16;
-
-/** How the mode was chosen. */
-export interface ToolsModeChoice {
-  /** `mixed`: several upstreams, not all in one mode. */
-  mode: ToolsMode | 'mixed';
-  why: string;
-  budget: number;
-}
-
-/** What the tool list served costs a model, counted with the shared tokenizer. */
-export interface ToolListCost {
-  /** Tokens of the list served (all pages together), as the latest session revision shows it. */
-  listTokens: number;
-  /** Bytes of the same JSON. */
-  listBytes: number;
-  tokenizer: string;
-}
-
 export interface Gateway {
   server: McpServer;
   tools: ToolRegistry;
@@ -120,53 +103,11 @@ export interface Gateway {
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
-  const sources: Source[] = options.upstreams
-    ? options.upstreams.map((u) =>
-        sourceOf(
-          u,
-          u.spec,
-          {
-            name: u.name,
-            mode: u.mode,
-            auth: u.auth,
-            selection: u.selection,
-            deadlineMs: u.deadlineMs,
-            resultLimits:
-              u.maxResultBytes === undefined && u.maxResultTokens === undefined
-                ? undefined
-                : {
-                    maxBytes: u.maxResultBytes ?? options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-                    maxTokens: u.maxResultTokens ?? options.maxResultTokens,
-                    names: { bytes: `${u.name}'s maxResultBytes`, tokens: `${u.name}'s maxResultTokens` },
-                  },
-          },
-          options.tracer,
-        ),
-      )
-    : [
-        sourceOf(
-          {
-            url: options.upstreamUrl,
-            apiKey: options.upstreamApiKey,
-            timeoutMs: options.upstreamTimeoutMs,
-            maxRetries: undefined,
-            maxResponseBytes: options.maxResponseBytes,
-            maxUploadBytes: options.maxUploadBytes,
-          },
-          options.openapi,
-          {
-            name: undefined,
-            mode: undefined,
-            auth: options.upstreamAuth,
-            selection: options.selection ?? SELECT_ALL,
-            deadlineMs: undefined,
-            resultLimits: undefined,
-          },
-          options.tracer,
-        ),
-      ];
+  const upstreams = upstreamsOf(options);
+  const sources: Source[] = upstreams.map((u) => sourceOf(u, options.tracer));
+  const toolSettings = upstreams.map((u) => toolsOf(u, options));
   const loadAll = () => Promise.all(sources.map((s) => s.load()));
-  let current = await buildTools(await loadAll(), sources, options);
+  let current = await buildCatalog(await loadAll(), toolSettings, options);
   const metrics = new GatewayMetrics();
   metrics.gaugeBy(
     'mcp_gateway_retry_budget_tokens',
@@ -180,20 +121,23 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     async () => (await current.listCost()).listTokens,
   );
   metrics.gauge('mcp_gateway_tools_listed', 'Tools in tools/list.', () => current.tools.listed.length);
-  const server = new McpServer({
-    metrics,
-    tracer: options.tracer,
-    name: 'agentwire-mcp-gateway',
-    title: `${current.title} (via agentwire)`,
-    version: GATEWAY_VERSION,
-    instructions: instructionsFor(current),
+  const calls = new ToolCalls({
     tools: current.tools,
     upstream: new UpstreamRouter(sources),
-    ...(options.defaultDeadlineMs ? { defaultDeadlineMs: options.defaultDeadlineMs } : {}),
+    observer: metrics,
+    defaultDeadlineMs: options.defaultDeadlineMs || undefined,
     resultLimits: {
       maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       ...(options.maxResultTokens === undefined ? {} : { maxTokens: options.maxResultTokens }),
     },
+  });
+  const server = new McpServer({
+    name: 'agentwire-mcp-gateway',
+    title: `${current.title} (via agentwire)`,
+    version: GATEWAY_VERSION,
+    instructions: instructionsFor(current),
+    tools: calls,
+    wrap: options.tracer ? tracing(options.tracer, (name) => calls.tools.get(name) !== undefined) : undefined,
   });
   // One reload at a time: a SIGHUP during a file-change reload waits for it.
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ changed: false, tools: 0, summary: '' });
@@ -202,13 +146,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       // Everything in the try: a document that cannot be used, whatever fails on it, leaves the
       // tools as they were (a reload is started by strangers' documents, with OPENAPI_POLL_MS).
       try {
-        const next = await buildTools(await loadAll(), sources, options);
+        const next = await buildCatalog(await loadAll(), toolSettings, options);
         if (next.fingerprint() === current.fingerprint()) {
           return { changed: false, tools: current.tools.tools.length, summary: current.selection.summary, reason };
         }
         // One step: calls already running keep the tool they started with.
         current = next;
-        server.setTools(next.tools, instructionsFor(next));
+        calls.use(next.tools);
+        server.toolsChanged(instructionsFor(next));
         return { changed: true, tools: next.tools.tools.length, summary: next.selection.summary, reason };
       } catch (error) {
         return {
@@ -262,162 +207,48 @@ export interface ReloadOutcome {
   error?: string;
 }
 
-interface BuiltTools {
-  title: string;
-  problems: string[];
-  skipped: SkippedOperation[];
-  selection: SelectionReport;
-  choice: ToolsModeChoice;
-  tools: ToolRegistry;
-  /** Tells a changed document from the same one read again (computed on first use: a reload). */
-  fingerprint(): string;
-  listCost(): Promise<ToolListCost>;
+/** An upstream of the config file, or the environment's single one (no name, maybe a document given whole). */
+type Configured = Omit<Upstream, 'name'> & { name: string | undefined; document?: object | undefined };
+
+/** The upstreams: the config file's, or the one the environment settings describe (unnamed). */
+function upstreamsOf(options: GatewayOptions): Configured[] {
+  if (options.upstreams) return options.upstreams;
+  return [
+    {
+      name: undefined,
+      url: options.upstreamUrl,
+      spec: typeof options.openapi === 'string' ? options.openapi : undefined,
+      document: typeof options.openapi === 'object' ? options.openapi : undefined,
+      apiKey: options.upstreamApiKey,
+      auth: options.upstreamAuth,
+      selection: options.selection ?? SELECT_ALL,
+      deadlineMs: undefined,
+      timeoutMs: options.upstreamTimeoutMs,
+      maxRetries: undefined,
+      maxResponseBytes: options.maxResponseBytes,
+      maxUploadBytes: options.maxUploadBytes,
+      maxResultBytes: undefined,
+      maxResultTokens: undefined,
+      mode: undefined,
+    },
+  ];
 }
 
-/**
- * From the documents to the registry served: conversion, selection (per upstream), names
- * (`<upstream>.<tool>` when there are several), mode. Throws when a document is unusable.
- */
-async function buildTools(
-  documents: unknown[],
-  sources: readonly Source[],
-  options: GatewayOptions,
-): Promise<BuiltTools> {
-  const several = sources.length > 1 || sources[0]?.name !== undefined;
-  const names = new NameRegistry();
-  const kept: Tool[] = [];
-  const problems: string[] = [];
-  const skipped: SkippedOperation[] = [];
-  const summaries: string[] = [];
-  const titles: string[] = [];
-  const leftOut = new Map<string, number>();
-  const parts: Array<{ source: Source; title: string; tools: Tool[] }> = [];
-  let total = 0;
-  for (const [i, source] of sources.entries()) {
-    const label = source.name === undefined ? '' : `${source.name}: `;
-    let loaded: ReturnType<typeof openApiToTools>;
-    try {
-      loaded = openApiToTools(documents[i], { auth: source.auth });
-    } catch (error) {
-      throw Object.assign(new Error(`${label}${(error as Error).message}`), { name: (error as Error).name });
-    }
-    titles.push(source.name ?? loaded.title);
-    problems.push(...loaded.problems.map((p) => `${label}${p}`));
-    skipped.push(...loaded.skipped);
-    const tools =
-      options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
-    const selection = selectTools(tools, source.selection);
-    if (selection.kept.length === 0 && tools.length > 0) {
-      throw new SelectionError(
-        `${several ? `upstream ${source.name}: ` : ''}the tool selection keeps nothing: ${selection.summary}`,
-      );
-    }
-    summaries.push(`${label}${selection.summary}`);
-    total += tools.length;
-    for (const l of selection.leftOut) leftOut.set(l.reason, (leftOut.get(l.reason) ?? 0) + l.count);
-    const partTools: Tool[] = [];
-    parts.push({ source, title: source.name ?? loaded.title, tools: partTools });
-    for (const tool of selection.kept) {
-      partTools.push(tool);
-      if (several) {
-        tool.name = names.claim(`${source.name}.${tool.name}`.slice(0, MAX_TOOL_NAME));
-        tool.binding.upstream = source.name;
-      }
-      if (source.deadlineMs !== undefined) tool.binding.deadlineMs = source.deadlineMs;
-      if (source.resultLimits !== undefined) tool.binding.resultLimits = source.resultLimits;
-      kept.push(tool);
-    }
-  }
-  const selection: SelectionReport = {
-    kept,
-    leftOut: [...leftOut].map(([reason, count]) => ({ reason, count })),
-    summary: sources.length > 1 ? summaries.join('; ') : (summaries[0] ?? `kept 0 of ${total} tools`),
+/** An upstream's say in its tools; its own result limits fall back to the gateway's per field. */
+function toolsOf(u: Configured, options: GatewayOptions): UpstreamTools {
+  const own = u.maxResultBytes !== undefined || u.maxResultTokens !== undefined;
+  return {
+    name: u.name,
+    auth: u.auth,
+    selection: u.selection,
+    mode: u.mode,
+    deadlineMs: u.deadlineMs,
+    resultLimits: own
+      ? {
+          maxBytes: u.maxResultBytes ?? options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+          maxTokens: u.maxResultTokens ?? options.maxResultTokens,
+          names: { bytes: `${u.name}'s maxResultBytes`, tokens: `${u.name}'s maxResultTokens` },
+        }
+      : undefined,
   };
-  const title = titles.join(' and ');
-  const budget = options.toolsTokenBudget ?? DEFAULT_TOOLS_TOKEN_BUDGET;
-  const compact = { descriptionMax: options.descriptionMax, listOutputSchemas: options.outputSchemas !== 'unlisted' };
-  // Each upstream in its own mode (its config's, else TOOLS_MODE); auto weighs its own list.
-  const toolParts: ToolPart[] = [];
-  const whys: string[] = [];
-  for (const part of parts) {
-    const staticList = new ToolRegistry(part.tools, options.pageSize ?? 100, { ...compact, title: part.title });
-    const chosen = await chooseMode(staticList, part.source.mode ?? options.toolsMode ?? 'auto', budget);
-    toolParts.push({ scope: part.source.name, title: part.title, mode: chosen.mode, tools: part.tools });
-    whys.push(several ? `${part.source.name}: ${chosen.mode} (${chosen.why})` : chosen.why);
-  }
-  const tools = new ToolRegistry(kept, options.pageSize ?? 100, { ...compact, title, parts: toolParts });
-  const choice: ToolsModeChoice = { mode: tools.mode, why: whys.join('; '), budget };
-  let cost: Promise<ToolListCost> | undefined;
-  const listCost = () => {
-    cost ??= (async () => {
-      const listed = tools.describeAll(LATEST_LEGACY);
-      const counted = await listTokensApart(listed);
-      return {
-        listTokens: counted.tokens,
-        listBytes: Buffer.byteLength(JSON.stringify({ tools: listed })),
-        tokenizer: TOKENIZER,
-      };
-    })();
-    return cost;
-  };
-  let hash: string | undefined;
-  // The settings do not change between reloads, so the same documents make the same tools.
-  const fingerprint = () => {
-    hash ??= createHash('sha256').update(JSON.stringify(documents)).digest('hex');
-    return hash;
-  };
-  return { title, problems, skipped, selection, choice, tools, fingerprint, listCost };
-}
-
-function instructionsFor(built: BuiltTools): string {
-  const title = built.title;
-  const searched = built.tools.listed.filter((t) => isMetaTool(t) && t.meta === 'search' && t.scope !== undefined);
-  if (searched.length > 0) {
-    return `Tools for ${title}. Where a tool is not listed, find it with ${searched.map((t) => t.name).join(' or ')}, read its arguments with the matching describe_operation and call it with the matching call_operation. Errors come back as results with isError and say whether trying again could help.`;
-  }
-  return built.choice.mode === 'static'
-    ? `Tools for ${title}. Each tool calls one HTTP operation of the API; errors come back as results with isError and say whether trying again could help.`
-    : `Tools for ${title}, an API of ${built.selection.kept.length} operations: find one with ${SEARCH_TOOL}, read its arguments with ${DESCRIBE_TOOL}, call it with ${CALL_TOOL}. Errors come back as results with isError and say whether trying again could help.`;
-}
-
-async function chooseMode(
-  staticList: ToolRegistry,
-  requested: ToolsMode | 'auto',
-  budget: number,
-): Promise<ToolsModeChoice & { mode: ToolsMode }> {
-  const tools = staticList.listed;
-  if (requested !== 'auto') return { mode: requested, why: `TOOLS_MODE=${requested}`, budget };
-  // Bytes first, tool by tool, stopping once the list is surely over: a thousand-tool list
-  // is ruled out after a few dozen tools, without a tokenizer.
-  const surelyOver = budget * SURELY_OVER_BYTES_PER_TOKEN;
-  const described: Record<string, unknown>[] = [];
-  let bytes = Buffer.byteLength('{"tools":[]}');
-  for (const tool of tools) {
-    const one = staticList.view(tool, LATEST_LEGACY);
-    described.push(one);
-    bytes += Buffer.byteLength(JSON.stringify(one)) + 1;
-    if (bytes > surelyOver) {
-      return {
-        mode: 'dynamic',
-        why: `auto: the static list is over ${surelyOver} bytes after ${described.length} of ${tools.length} tools, far over the budget of ${budget} tokens`,
-        budget,
-      };
-    }
-  }
-  if (bytes <= budget) {
-    return {
-      mode: 'static',
-      why: `auto: the static list is ${bytes} bytes, so within the budget of ${budget} tokens`,
-      budget,
-    };
-  }
-  // Counted only until past the budget.
-  const counted = await listTokensApart(described, budget);
-  return counted.tokens > budget
-    ? { mode: 'dynamic', why: `auto: the static list would cost more than ${budget} tokens (the budget)`, budget }
-    : {
-        mode: 'static',
-        why: `auto: the static list costs ${counted.tokens} tokens, within the budget of ${budget}`,
-        budget,
-      };
 }

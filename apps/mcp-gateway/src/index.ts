@@ -8,13 +8,16 @@ export {
   type Gateway,
   type GatewayOptions,
 } from './gateway.js';
-export { type LoadResult, openApiToTools, type Tool } from './openapi/openapi-to-tools.js';
-export { invalidArgumentsText, McpServer, type SessionState } from './protocol/mcp-server.js';
+export { type LoadResult, openApiToTools } from './openapi/openapi-to-tools.js';
+export { McpServer } from './protocol/mcp-server.js';
+export type { SessionState } from './protocol/messages.js';
 export { ALL_REVISIONS, LATEST_LEGACY, META, type Revision } from './protocol/revisions.js';
 export { createSessionStore, type SessionStoreOptions } from './sessions/create-session-store.js';
 export type { SessionStore } from './sessions/session-store.js';
-export { compileArgumentsValidator, describeTool, type ToolsMode } from './tool-registry.js';
-export { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
+export { compileArgumentsValidator, describeTool } from './tools/registry.js';
+export { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
+export type { Tool, ToolsMode } from './tools/tool.js';
+export { invalidArgumentsText } from './tools/tool-calls.js';
 export { type HttpOptions, type HttpServer, serveHttp } from './transports/http.js';
 export { serveStdio } from './transports/stdio.js';
 

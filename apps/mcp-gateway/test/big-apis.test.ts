@@ -5,10 +5,10 @@
 // reads and calls an operation in three calls; what a selection left out cannot be called.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from '../src/dynamic-tools.js';
 import { createGateway, DEFAULT_TOOLS_TOKEN_BUDGET, type GatewayOptions } from '../src/gateway.js';
 import { META } from '../src/protocol/revisions.js';
-import { parseSelectors } from '../src/tool-selection.js';
+import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from '../src/tools/dynamic-tools.js';
+import { parseSelectors } from '../src/tools/selection.js';
 import { startPrism } from './support/prism.js';
 import { httpV2, onCleanup, startHttpGatewayFor, startToyApi } from './support/stack.js';
 

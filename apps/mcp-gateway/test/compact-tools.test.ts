@@ -2,7 +2,7 @@
 // a describe_operation call away), and output schemas left out of the list while results still
 // carry structuredContent. Checked with the official client, which validates what it receives.
 import { describe, expect, it } from 'vitest';
-import { compactDescription, DESCRIBE_TOOL } from '../src/dynamic-tools.js';
+import { compactDescription, DESCRIBE_TOOL } from '../src/tools/dynamic-tools.js';
 import { httpV1, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 describe('compact descriptions', () => {
@@ -62,7 +62,7 @@ describe('a compact static list', () => {
 
   it('lists describe_operation beside the static part of a gateway whose other upstream is dynamic', async () => {
     const { openApiToTools } = await import('../src/openapi/openapi-to-tools.js');
-    const { ToolRegistry } = await import('../src/tool-registry.js');
+    const { ToolRegistry } = await import('../src/tools/registry.js');
     const ok = { '200': { description: 'ok' } };
     const one = (id: string) =>
       openApiToTools({

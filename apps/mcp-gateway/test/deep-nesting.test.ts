@@ -7,8 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../src/common/json-depth.js';
 import { createGateway } from '../src/gateway.js';
-import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../src/json-depth.js';
 import { initializedStdio, startHttpGateway, startToyApi } from './support/stack.js';
 
 /** `[[[...]]]` n levels deep, as text (JSON.stringify of it would overflow the stack). */

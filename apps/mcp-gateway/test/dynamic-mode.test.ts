@@ -4,8 +4,8 @@
 
 import { countTokens } from '@agentwire/tool-tokens';
 import { describe, expect, it } from 'vitest';
-import { CALL_TOOL, DESCRIBE_TOOL, MAX_QUERY_LENGTH, SEARCH_TOOL } from '../src/dynamic-tools.js';
 import { META } from '../src/protocol/revisions.js';
+import { CALL_TOOL, DESCRIBE_TOOL, MAX_QUERY_LENGTH, SEARCH_TOOL } from '../src/tools/dynamic-tools.js';
 import { httpV1, httpV2, startHttpGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 type Result = {

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { heapMb } from '../../../test-support/heap.js';
+import { MAX_DOCUMENT_DEPTH } from '../src/common/json-depth.js';
 import { createGateway } from '../src/gateway.js';
-import { MAX_DOCUMENT_DEPTH } from '../src/json-depth.js';
 import { DOCUMENT_PATTERN_BUDGET } from '../src/openapi/json-schema.js';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
-import { loadSpec } from '../src/spec-loader.js';
-import { ToolRegistry } from '../src/tool-registry.js';
+import { ToolRegistry } from '../src/tools/registry.js';
+import { loadSpec } from '../src/upstream/spec-loader.js';
 
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
 const GOOD = { '/good': { get: { operationId: 'good', responses: ok } } };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
-import { ToolRegistry } from '../src/tool-registry.js';
+import { ToolRegistry } from '../src/tools/registry.js';
 
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
 

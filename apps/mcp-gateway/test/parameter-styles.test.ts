@@ -1,14 +1,8 @@
 // Each style and explode of OpenAPI 3.x, checked against the examples of the specification's
 // style table (a string "blue", an array of three colours, an object of R, G and B).
 import { describe, expect, it } from 'vitest';
-import {
-  cookiePairs,
-  headerValue,
-  type ParamStyle,
-  pathValue,
-  queryPairs,
-  styleOf,
-} from '../src/openapi/parameter-styles.js';
+import { cookiePairs, headerValue, pathValue, queryPairs, styleOf } from '../src/openapi/parameter-styles.js';
+import type { ParamStyle } from '../src/tools/tool.js';
 
 const blue = 'blue';
 const colours = ['blue', 'black', 'brown'];

@@ -3,7 +3,7 @@
 // spacing; and never a line break on stdio.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { keepRawJson, serializeBody, serializeMessage } from '../src/protocol/raw-json.js';
+import { keepRawJson, serializeBody, serializeMessage } from '../src/common/raw-json.js';
 
 const message = (structuredContent: unknown, extra: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',

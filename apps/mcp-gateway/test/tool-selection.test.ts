@@ -2,7 +2,7 @@
 // method and path glob, and the read-only switch, on a small document that has one of each.
 import { describe, expect, it } from 'vitest';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
-import { parseSelectors, SelectionError, selectTools } from '../src/tool-selection.js';
+import { parseSelectors, SelectionError, selectTools } from '../src/tools/selection.js';
 
 const ok = { '200': { description: 'ok' } };
 const id = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }];

@@ -2,8 +2,8 @@
 // URLSearchParams): forms with arrays and objects, multipart with files and arrays of files,
 // text and bytes; bad base64 and the upload limit answer with errors that say what is wrong.
 import { describe, expect, it } from 'vitest';
-import type { BodyBinding } from '../src/openapi/openapi-to-tools.js';
-import { BodyError, encodeBody } from '../src/upstream-body.js';
+import type { BodyBinding } from '../src/tools/tool.js';
+import { BodyError, encodeBody } from '../src/upstream/body.js';
 
 const merged = (names: string[], rest: Omit<BodyBinding, 'mode' | 'props' | 'required'>): BodyBinding => ({
   mode: 'merged',

@@ -4,7 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readUpstreamsConfig } from '../src/upstreams-config.js';
+import { readUpstreamsConfig } from '../src/upstream/config-file.js';
 
 let n = 0;
 function configFile(text: string): string {

@@ -40,6 +40,12 @@ export {
   SlowQuery,
 } from './requests.js';
 export { secretProblem } from './secrets.js';
+export {
+  readUpstreamReport,
+  UPSTREAM_REPORT_KEY,
+  UpstreamAttemptReport,
+  UpstreamReport,
+} from './upstream-report.js';
 export { formatValidationErrors, jsonPath, jsonType } from './validation-messages.js';
 export {
   compileValidator,

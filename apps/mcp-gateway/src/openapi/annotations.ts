@@ -1,7 +1,7 @@
 // A tool's hints from its HTTP method: GET reads; PUT is idempotent; DELETE destroys, and
 // is idempotent; POST is neither. `x-mcp.annotations` overrides them, and a summary is the title.
 
-import type { ToolAnnotations } from './openapi-to-tools.js';
+import type { ToolAnnotations } from '../tools/tool.js';
 import type { OperationContext } from './operation-context.js';
 
 function annotationsFor(method: string): Omit<ToolAnnotations, 'title'> {

@@ -1,8 +1,9 @@
 // The tool's one flat input: path, query and header parameters and the body's properties side
 // by side. A name used in two locations gets the location as a suffix on every side of the
 // clash (`id__path`, `id__query`), and the binding remembers where each argument goes.
+
+import type { ToolBinding } from '../tools/tool.js';
 import type { JsonSchema } from './json-schema.js';
-import type { ToolBinding } from './openapi-to-tools.js';
 import type { Parameter } from './parameters.js';
 import type { RequestBody } from './request-body.js';
 

@@ -4,7 +4,9 @@
 // oneOf is read as anyOf, and external $refs are refused rather than fetched.
 import { MAX_PATTERN_COST, patternCost, patternProblem } from '@agentwire/schemas/validation';
 
-export type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from '../tools/tool.js';
+
+export type { JsonSchema };
 
 /** A part of an operation left out while the rest of it loaded, and why. */
 export interface DroppedPart {

@@ -3,80 +3,18 @@
 // 2xx response, annotations from the method, and the binding needed to call it back.
 // An operation that cannot be used is reported by name with the reason; the rest still load.
 
-import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../json-depth.js';
+import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../common/json-depth.js';
+import type { BodyEncoding, ParamStyle, Tool, ToolBinding, UpstreamAuth } from '../tools/tool.js';
 import { annotationsOf } from './annotations.js';
 import { inputOf } from './input-schema.js';
 import { deref, type JsonSchema, PatternChecks, SpecError } from './json-schema.js';
 import { type OperationContext, operationContext } from './operation-context.js';
 import { outputOf } from './output-schema.js';
-import type { ParamStyle } from './parameter-styles.js';
 import { parametersOf } from './parameters.js';
-import { type BodyEncoding, requestBodyOf } from './request-body.js';
+import { requestBodyOf } from './request-body.js';
 import { securityFor } from './security.js';
 import { NameRegistry } from './tool-names.js';
 import { toolTextOf } from './tool-text.js';
-
-export type { ParamLocation } from './parameter-styles.js';
-
-export interface ToolAnnotations {
-  title?: string;
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint?: boolean;
-}
-
-export type UpstreamAuth = { type: 'bearer' } | { type: 'header'; name: string } | { type: 'query'; name: string };
-
-export interface ToolBinding {
-  method: string;
-  /** The path template, e.g. `/emails/{id}/reply`. */
-  path: string;
-  /** Each argument that is a parameter: where it goes and how it is serialized. */
-  params: Array<ParamStyle & { arg: string; required: boolean }>;
-  body: BodyBinding | undefined;
-  output: { kind: 'json'; wrapped: boolean } | { kind: 'image' } | { kind: 'binary' } | { kind: 'text' };
-  /** The operation can answer with an event stream (progress can be forwarded). */
-  streams: boolean;
-  /** The Accept header for the operation's answers. */
-  accept: string;
-  /** How the upstream key is sent, from the spec's security scheme; empty: no auth. */
-  auth: UpstreamAuth[];
-  /** The argument that carries an Idempotency-Key header, when the operation has one. */
-  idempotencyKeyArg: string | undefined;
-  /** Which upstream the tool calls, when the gateway has several (their names prefix the tools). */
-  upstream?: string | undefined;
-  /** The upstream's default deadline for a call, when its config sets one. */
-  deadlineMs?: number | undefined;
-  /** The upstream's own result limits, when its config sets them (else the gateway's). */
-  resultLimits?:
-    | { maxBytes: number; maxTokens?: number | undefined; names?: { bytes: string; tokens: string } | undefined }
-    | undefined;
-}
-
-/** Where the body's arguments are, and how it is sent. */
-export type BodyBinding = (
-  | { mode: 'merged'; props: Array<{ arg: string; name: string }> }
-  | { mode: 'whole'; arg: string }
-) & {
-  required: boolean;
-  mediaType: string;
-  encoding: BodyEncoding;
-  /** Multipart: the properties that are files, and whether each is an array of files. */
-  files?: Record<string, { many: boolean }>;
-};
-
-export interface Tool {
-  name: string;
-  title?: string;
-  description: string;
-  inputSchema: JsonSchema;
-  outputSchema?: JsonSchema;
-  annotations: ToolAnnotations;
-  binding: ToolBinding;
-  /** Where the tool came from in the document, for choosing tools (tool-selection.ts) and search. */
-  source: { operationId?: string; tags: string[] };
-}
 
 /** An operation that could not become a tool, or a part left out of one that did, and why. */
 export interface SkippedOperation {

@@ -13,8 +13,9 @@
 //   with the reason and the body, never a result a client would reject;
 // - an operation whose success has no body (204, or no content) advertises no schema;
 // - text answers are text, images image content, other binary an embedded resource.
+
+import type { ToolBinding } from '../tools/tool.js';
 import { deref, type JsonSchema, targetOf, withoutNull } from './json-schema.js';
-import type { ToolBinding } from './openapi-to-tools.js';
 import type { OperationContext } from './operation-context.js';
 
 export interface Output {

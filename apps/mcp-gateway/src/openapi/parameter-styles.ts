@@ -12,16 +12,7 @@
 // percent-encoded (so a value cannot add segments), cookie values too (so a value cannot add
 // cookies); query pairs are encoded by the URL builder.
 
-export type ParamLocation = 'path' | 'query' | 'header' | 'cookie';
-
-export interface ParamStyle {
-  in: ParamLocation;
-  name: string;
-  style: string;
-  explode: boolean;
-  /** Sent as JSON text (a parameter described by `content`). */
-  json?: boolean | undefined;
-}
+import type { ParamLocation, ParamStyle } from '../tools/tool.js';
 
 const DEFAULT_STYLE: Record<ParamLocation, string> = {
   path: 'simple',

@@ -3,10 +3,11 @@
 // (style and explode, or JSON for one described by `content`). Path parameters are always
 // required and must all be declared. A parameter that would let the model set what the gateway
 // owns (the Host, the framing, the key) is left out and reported; the tool loads without it.
+
+import type { ParamLocation, ParamStyle, UpstreamAuth } from '../tools/tool.js';
 import { deref, type JsonSchema, SpecError } from './json-schema.js';
-import type { UpstreamAuth } from './openapi-to-tools.js';
 import type { OperationContext } from './operation-context.js';
-import { type ParamLocation, type ParamStyle, styleOf } from './parameter-styles.js';
+import { styleOf } from './parameter-styles.js';
 
 export interface Parameter extends ParamStyle {
   required: boolean;

@@ -5,10 +5,10 @@
 // - Multipart: a file property (format binary, or a contentMediaType) becomes an argument
 //   `{data (base64), filename?, mediaType?}`, an array of files an array of those.
 // - Text: one `body` string. Bytes: one `body` string of base64.
+
+import type { BodyEncoding } from '../tools/tool.js';
 import { deref, type JsonSchema, SpecError, targetOf } from './json-schema.js';
 import type { OperationContext } from './operation-context.js';
-
-export type BodyEncoding = 'json' | 'form' | 'multipart' | 'text' | 'binary';
 
 export interface RequestBody {
   schema: JsonSchema;

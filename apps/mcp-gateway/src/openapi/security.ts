@@ -1,8 +1,9 @@
 // How the upstream key is sent for an operation, from its security requirements (or the
 // document's): a bearer token, or an API key in a header or the query. An operation that needs
 // something else (basic auth, mutual TLS, a cookie) cannot be called and is reported.
+
+import type { UpstreamAuth } from '../tools/tool.js';
 import { deref, SpecError } from './json-schema.js';
-import type { UpstreamAuth } from './openapi-to-tools.js';
 
 export function securityFor(document: Record<string, unknown>, operation: Record<string, unknown>): UpstreamAuth[] {
   const requirements = (operation.security ?? document.security ?? []) as Array<Record<string, unknown>>;

@@ -1,8 +1,9 @@
 // The `x-mcp` extension on an operation: a name, title, description or annotations of the
 // spec author's choosing, or `hidden` to leave the operation out. Checked strictly: a typo
 // is an error that names the field, not a silent default.
+
+import type { ToolAnnotations } from '../tools/tool.js';
 import { SpecError } from './json-schema.js';
-import type { ToolAnnotations } from './openapi-to-tools.js';
 
 export interface XMcp {
   name?: string;

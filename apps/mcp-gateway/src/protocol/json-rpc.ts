@@ -1,6 +1,6 @@
 // JSON-RPC 2.0 as MCP uses it: message shapes, the standard error codes, and a classifier
 // that tells a request from a notification from a response, or says what is wrong.
-import { MAX_MESSAGE_DEPTH, tooDeepAt } from '../json-depth.js';
+import { MAX_MESSAGE_DEPTH, tooDeepAt } from '../common/json-depth.js';
 
 export type JsonRpcId = string | number;
 

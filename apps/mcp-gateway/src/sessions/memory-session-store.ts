@@ -2,7 +2,7 @@
 // open sessions is capped, so a client that never closes its sessions cannot fill memory.
 import { EventEmitter } from 'node:events';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
-import type { SessionState } from '../protocol/mcp-server.js';
+import type { SessionState } from '../protocol/messages.js';
 import {
   MAX_EVENTS_PER_SESSION,
   newSessionId,

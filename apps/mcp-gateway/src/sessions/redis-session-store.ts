@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
-import type { SessionState } from '../protocol/mcp-server.js';
+import type { SessionState } from '../protocol/messages.js';
 import {
   MAX_EVENTS_PER_SESSION,
   newSessionId,

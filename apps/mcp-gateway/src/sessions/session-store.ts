@@ -5,7 +5,7 @@
 // carries cancellations to whichever replica runs the request.
 import { randomBytes } from 'node:crypto';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
-import type { SessionState } from '../protocol/mcp-server.js';
+import type { SessionState } from '../protocol/messages.js';
 
 export interface StoredEvent {
   id: string;

@@ -262,10 +262,10 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
 
   // A reload changed the tools: each session whose GET stream is open here hears it (stored
   // with an event id like any server message, so a stream cut meanwhile gets it on resume).
-  const stopListening = gateway.server.onToolsChanged(() => {
+  const stopListening = gateway.server.onToolsChanged((notification) => {
     for (const sessionId of ctx.getStreams.keys()) {
       ctx.store
-        .appendEvent(sessionId, { jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+        .appendEvent(sessionId, notification)
         .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not tell a session its tools changed'));
     }
   });

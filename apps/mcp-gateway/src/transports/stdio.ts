@@ -4,6 +4,7 @@
 // notifications come from the core (protocol/message-intake.ts).
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { serializeMessage } from '../common/raw-json.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import {
   errorResponse,
@@ -14,9 +15,9 @@ import {
   type JsonRpcResponse,
   PARSE_ERROR,
 } from '../protocol/json-rpc.js';
-import type { McpServer, SessionState } from '../protocol/mcp-server.js';
+import type { McpServer } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS, mapLimited, takeIn } from '../protocol/message-intake.js';
-import { serializeMessage } from '../protocol/raw-json.js';
+import type { SessionState } from '../protocol/messages.js';
 
 export interface StdioOptions {
   input: Readable;
@@ -98,8 +99,8 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   };
 
   // A reload changed the tools: the client hears it once it has initialized.
-  const stopListening = server.onToolsChanged(() => {
-    if (session?.initialized) write({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  const stopListening = server.onToolsChanged((notification) => {
+    if (session?.initialized) write(notification);
   });
 
   return new Promise((resolve) => {

@@ -9,8 +9,9 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
 } from '../../protocol/json-rpc.js';
-import type { McpServer, Outcome, SessionState } from '../../protocol/mcp-server.js';
+import type { McpServer } from '../../protocol/mcp-server.js';
 import type { BatchLimits } from '../../protocol/message-intake.js';
+import type { Outcome, SessionState } from '../../protocol/messages.js';
 import type { SessionStore } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 

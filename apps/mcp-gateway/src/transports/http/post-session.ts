@@ -11,8 +11,8 @@ import {
   type JsonRpcRequest,
   SESSION_NOT_FOUND,
 } from '../../protocol/json-rpc.js';
-import type { Outcome } from '../../protocol/mcp-server.js';
 import { mapLimited, takeIn } from '../../protocol/message-intake.js';
+import type { Outcome } from '../../protocol/messages.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { SessionLimitError } from '../../sessions/session-store.js';
 import { openEventStream } from './event-stream.js';

@@ -1,8 +1,8 @@
 // Small helpers for the HTTP handlers: reading a header, checking Accept, and answering with
 // JSON or a JSON-RPC error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { serializeBody } from '../../common/raw-json.js';
 import { errorResponse, INVALID_REQUEST, type JsonRpcId } from '../../protocol/json-rpc.js';
-import { serializeBody } from '../../protocol/raw-json.js';
 
 export function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];

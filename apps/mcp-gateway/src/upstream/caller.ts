@@ -12,30 +12,13 @@ import {
   ResponseTooLargeError,
   type SseEvent,
 } from '@agentwire/http-client';
+import { UPSTREAM_REPORT_KEY, type UpstreamReport } from '@agentwire/schemas/upstream-report';
 import type { Context } from '@opentelemetry/api';
-import type { Tool } from './openapi/openapi-to-tools.js';
-import { cookiePairs, headerValue, pathValue, queryPairs } from './openapi/parameter-styles.js';
-import { queryNameRefusal } from './openapi/parameters.js';
-import { keepRawJson } from './protocol/raw-json.js';
-import { META } from './protocol/revisions.js';
-import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './upstream-body.js';
-
-export interface CallContext {
-  signal: AbortSignal;
-  deadlineMs: number;
-  /** Called per upstream event when the caller asked for progress and the operation streams. */
-  onProgress: ((progress: number, message: string) => void) | undefined;
-  structured: boolean;
-  /** The MCP request's span context: the upstream attempts' spans are its children. */
-  traceContext?: Context | undefined;
-}
-
-export interface ToolResult {
-  content: Array<Record<string, unknown>>;
-  structuredContent?: unknown;
-  isError: boolean;
-  _meta: Record<string, unknown>;
-}
+import { keepRawJson } from '../common/raw-json.js';
+import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/parameter-styles.js';
+import { queryNameRefusal } from '../openapi/parameters.js';
+import type { CallContext, Tool, ToolResult } from '../tools/tool.js';
+import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
 
 export class UpstreamCaller {
   readonly #client: HttpClient;
@@ -201,7 +184,7 @@ export class UpstreamCaller {
     started: number,
     bodyText?: string,
   ): ToolResult {
-    const meta = { [META.upstream]: upstreamMeta(ledger, started, status) };
+    const meta = { [UPSTREAM_REPORT_KEY]: upstreamMeta(ledger, started, status) };
     const type = String((Array.isArray(contentType) ? contentType[0] : contentType) ?? '').split(';')[0] ?? '';
     const result: ToolResult = { content: [], isError: false, _meta: meta };
     if (Buffer.isBuffer(data)) {
@@ -247,7 +230,8 @@ function describeError(error: HttpClientError): string {
   return `upstream call failed (${error.type}): ${error.message} (${hint})`;
 }
 
-function upstreamMeta(ledger: Ledger, started: number, status: number | null) {
+/** The upstream report (packages/schemas: UpstreamReport) of one call, from its ledger. */
+function upstreamMeta(ledger: Ledger, started: number, status: number | null): UpstreamReport {
   const totals = ledger.totals();
   return {
     status,
@@ -278,6 +262,11 @@ function errorResult(text: string, retryable: boolean, ledger: Ledger, started: 
   return {
     content: [{ type: 'text', text }],
     isError: true,
-    _meta: { [META.upstream]: { ...upstreamMeta(ledger, started, last?.status ?? null), retryable } },
+    _meta: {
+      [UPSTREAM_REPORT_KEY]: {
+        ...upstreamMeta(ledger, started, last?.status ?? null),
+        retryable,
+      } satisfies UpstreamReport,
+    },
   };
 }

@@ -2,11 +2,9 @@
 // bounded set of values: tool names come from the served list (a name a caller made up counts
 // as 'unknown'), outcomes and status classes are fixed words, upstreams are the configured ones.
 import { createRequire } from 'node:module';
+import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Outcome } from './protocol/mcp-server.js';
-import { META } from './protocol/revisions.js';
-
-export type CallOutcome = 'ok' | 'error' | 'invalid_arguments' | 'unknown_tool' | 'cancelled';
+import type { CallOutcome, ToolCallObserver } from '../tools/tool-calls.js';
 
 /** What one upstream attempt ended as: its status class, or `network` when no status came. */
 function statusClass(status: number | null | undefined): string {
@@ -29,7 +27,7 @@ interface Made {
   Gauge: typeof Gauge;
 }
 
-export class GatewayMetrics {
+export class GatewayMetrics implements ToolCallObserver {
   #made: Made | undefined;
   /** Gauges declared before the metrics were made, added when they are (by name: the newer wins). */
   readonly #gauges = new Map<string, (made: Made) => void>();
@@ -80,45 +78,21 @@ export class GatewayMetrics {
     add(this.#made);
   }
 
-  /** A tool call's outcome, its duration and the upstream attempts behind it. */
+  /** A tool call's outcome, its duration and the upstream attempts behind it (from its report). */
   toolCall(
     tool: string,
     outcome: CallOutcome,
     seconds: number,
-    upstream?: { name: string | undefined; attempts: Array<{ status: number | null }>; retries: number },
+    upstream?: { name: string | undefined; report: UpstreamReport },
   ): void {
     const made = this.#make();
     made.toolCalls.inc({ tool, outcome });
     made.duration.observe({ tool }, seconds);
     if (!upstream) return;
     const name = upstream.name ?? 'default';
-    for (const attempt of upstream.attempts)
+    for (const attempt of upstream.report.attemptLog)
       made.attempts.inc({ upstream: name, status_class: statusClass(attempt.status) });
-    if (upstream.retries > 0) made.retries.inc({ upstream: name }, upstream.retries);
-  }
-
-  /** A tool call that was answered (or cancelled): its outcome read from the answer itself. */
-  answered(tool: string, upstreamName: string | undefined, outcome: Outcome, seconds: number): void {
-    if (outcome.kind === 'cancelled') {
-      this.toolCall(tool, 'cancelled', seconds);
-      return;
-    }
-    const result = ('result' in outcome.response ? outcome.response.result : undefined) as
-      | { isError?: boolean; content?: Array<{ text?: string }>; _meta?: Record<string, unknown> }
-      | undefined;
-    const upstream = result?._meta?.[META.upstream] as
-      | { attemptLog?: Array<{ status: number | null }>; retries?: number }
-      | undefined;
-    // Invalid arguments answered as a result (from 2025-11-25 on): the text invalidArgumentsText makes.
-    const invalid = result?.isError === true && /^Invalid arguments for tool /.test(result.content?.[0]?.text ?? '');
-    this.toolCall(
-      tool,
-      result?.isError ? (invalid ? 'invalid_arguments' : 'error') : 'ok',
-      seconds,
-      upstream?.attemptLog
-        ? { name: upstreamName, attempts: upstream.attemptLog, retries: upstream.retries ?? 0 }
-        : undefined,
-    );
+    if (upstream.report.retries > 0) made.retries.inc({ upstream: name }, upstream.report.retries);
   }
 
   /** A gauge whose value is read when Prometheus scrapes. */

@@ -4,39 +4,35 @@
 
 import { HttpClient, RetryBudget } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
-import type { Tool, UpstreamAuth } from './openapi/openapi-to-tools.js';
-import type { ResultLimits } from './result-limits.js';
+import type { CallContext, Tool, ToolCaller, ToolResult } from '../tools/tool.js';
+import { UpstreamCaller } from './caller.js';
+import type { Upstream } from './config-file.js';
 import { loadSpec } from './spec-loader.js';
-import type { ToolsMode } from './tool-registry.js';
-import type { ToolSelection } from './tool-selection.js';
-import { type CallContext, type ToolResult, UpstreamCaller } from './upstream-caller.js';
-import type { Upstream } from './upstreams-config.js';
+
+/** What the upstream layer needs to know of one upstream: where, with which key, and its limits. */
+export type SourceSettings = Pick<
+  Upstream,
+  'url' | 'apiKey' | 'timeoutMs' | 'maxRetries' | 'maxResponseBytes' | 'maxUploadBytes' | 'spec'
+> & {
+  /** The tool-name prefix; undefined for the single upstream of the environment settings. */
+  name: string | undefined;
+  /** The parsed document itself, instead of a place to read it from. */
+  document?: object | undefined;
+};
 
 /** One upstream as the gateway runs it: its client and caller, and how to read its document. */
 export interface Source {
-  /** The tool-name prefix; undefined for the single upstream of the environment settings. */
   name: string | undefined;
   client: HttpClient;
   /** The client's retry budget, kept here so that its state can be reported (/metrics). */
   retryBudget: RetryBudget;
   caller: UpstreamCaller;
-  auth: UpstreamAuth | undefined;
-  selection: ToolSelection;
-  deadlineMs: number | undefined;
-  /** This upstream's result limits, when its config sets one (else the gateway's). */
-  resultLimits: ResultLimits | undefined;
-  /** This upstream's mode, when its config sets one (else TOOLS_MODE). */
-  mode: ToolsMode | 'auto' | undefined;
+  /** The document's URL or file, when it is read from one (what a reload reads). */
   where: string | undefined;
   load(): Promise<unknown>;
 }
 
-export function sourceOf(
-  upstream: Pick<Upstream, 'url' | 'apiKey' | 'timeoutMs' | 'maxRetries' | 'maxResponseBytes' | 'maxUploadBytes'>,
-  spec: string | object | undefined,
-  rest: Omit<Source, 'client' | 'caller' | 'load' | 'where' | 'retryBudget'>,
-  tracer?: Tracer,
-): Source {
+export function sourceOf(upstream: SourceSettings, tracer?: Tracer): Source {
   const retryBudget = new RetryBudget();
   const client = new HttpClient({
     retryBudget,
@@ -49,7 +45,7 @@ export function sourceOf(
     // Each upstream attempt a span (a child of the MCP request's), when the gateway traces.
     tracer,
   });
-  const source = spec ?? `${client.baseUrl}/openapi.json`;
+  const source = upstream.document ?? upstream.spec ?? `${client.baseUrl}/openapi.json`;
   const load = async (): Promise<unknown> => {
     if (typeof source !== 'string') return source;
     const sameOrigin = /^https?:/i.test(source) && new URL(source).origin === new URL(client.baseUrl).origin;
@@ -58,7 +54,7 @@ export function sourceOf(
     return loadSpec(source, headers);
   };
   return {
-    ...rest,
+    name: upstream.name,
     client,
     retryBudget,
     caller: new UpstreamCaller(client, upstream.apiKey, upstream.maxUploadBytes),
@@ -68,7 +64,7 @@ export function sourceOf(
 }
 
 /** Sends each tool's call through the client of the upstream it came from. */
-export class UpstreamRouter {
+export class UpstreamRouter implements ToolCaller {
   readonly #callers: Map<string | undefined, UpstreamCaller>;
   constructor(sources: readonly Source[]) {
     this.#callers = new Map(sources.map((s) => [s.name, s.caller]));

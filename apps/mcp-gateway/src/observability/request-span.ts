@@ -4,10 +4,16 @@
 // has a tracer.
 import { incomingContext, otelApi, settleSpan } from '@agentwire/telemetry';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
-import type { JsonRpcRequest } from './json-rpc.js';
-import type { Outcome } from './mcp-server.js';
+import type { JsonRpcRequest } from '../protocol/json-rpc.js';
+import type { Outcome, RequestWrapper } from '../protocol/messages.js';
 
 type Headers = Record<string, string | string[] | undefined>;
+
+/** The core's request wrapper that traces: `served` tells a served tool's name from a made-up one. */
+export function tracing(tracer: Tracer, served: (name: string) => boolean): RequestWrapper {
+  return (request, ctx, next) =>
+    inRequestSpan(tracer, request, ctx.headers, served, (traceContext) => next({ ...ctx, traceContext }));
+}
 
 export async function inRequestSpan(
   tracer: Tracer,

@@ -6,6 +6,8 @@
 // Either way only the operations the selection kept are here at all, so a left-out operation
 // cannot be called by any route.
 import { compileValidator, createAjv, type Validate } from '@agentwire/schemas/validation';
+import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
+import { features, type Revision } from '../protocol/revisions.js';
 import {
   compactDescription,
   DESCRIBE_TOOL,
@@ -14,9 +16,7 @@ import {
   metaTools,
   OperationIndex,
 } from './dynamic-tools.js';
-import type { Tool } from './openapi/openapi-to-tools.js';
-import { INVALID_PARAMS, RpcError } from './protocol/json-rpc.js';
-import { features, type Revision } from './protocol/revisions.js';
+import type { Tool, ToolsMode } from './tool.js';
 
 let ajv: ReturnType<typeof createAjv> | undefined;
 // Schemas come from a document we may not have written: every pattern runs in linear time.
@@ -30,8 +30,6 @@ export function compileArgumentsValidator(inputSchema: object): Validate<Record<
   ajv ??= newAjv();
   return compileValidator<Record<string, unknown>>(inputSchema, ajv);
 }
-
-export type ToolsMode = 'static' | 'dynamic';
 
 /** One upstream's operations, served in its own mode (a gateway of several upstreams has several). */
 export interface ToolPart {

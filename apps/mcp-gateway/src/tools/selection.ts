@@ -8,7 +8,7 @@
 //   TOOLS_EXCLUDE=method:DELETE,path:/admin/**   then drop what matches one of these
 //   TOOLS_READ_ONLY=on                           then keep only safe methods and read-only operations
 import picomatch from 'picomatch';
-import type { Tool } from './openapi/openapi-to-tools.js';
+import type { Tool } from './tool.js';
 
 export const SELECTOR_KINDS = ['op', 'tag', 'method', 'path'] as const;
 export type SelectorKind = (typeof SELECTOR_KINDS)[number];

@@ -1,8 +1,8 @@
 // A tool call's request body as bytes, in the media type its binding chose: JSON, a
 // URL-encoded form, a multipart form (files given as base64), text, or bytes (base64). Decoded
 // bytes are counted against a limit, so one call cannot make the gateway hold a huge upload.
-import type { BodyBinding } from './openapi/openapi-to-tools.js';
-import { queryPairs } from './openapi/parameter-styles.js';
+import { queryPairs } from '../openapi/parameter-styles.js';
+import type { BodyBinding } from '../tools/tool.js';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 10 * 1024 * 1024;
 

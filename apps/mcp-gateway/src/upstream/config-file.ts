@@ -19,8 +19,8 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { secretProblem } from '@agentwire/schemas/settings';
 import { createAjv } from '@agentwire/schemas/validation';
-import type { UpstreamAuth } from './openapi/openapi-to-tools.js';
-import { parseSelectors, SelectionError, type ToolSelection } from './tool-selection.js';
+import { parseSelectors, SelectionError, type ToolSelection } from '../tools/selection.js';
+import type { UpstreamAuth } from '../tools/tool.js';
 
 // The YAML parser (about 50 ms to load) is loaded when a config file is read: a gateway started
 // without one (most are) does not pay for it at start-up.

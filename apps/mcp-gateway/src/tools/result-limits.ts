@@ -4,19 +4,10 @@
 // its first items, as many as fit, and a note says how many of how many, and how to ask for the
 // rest when the operation pages. A result that cannot be cut that way becomes an error result
 // that says why: a client never receives structuredContent that breaks its schema.
-import { countTokens, tokensWithin } from '@agentwire/tool-tokens';
-import type { Tool } from './openapi/openapi-to-tools.js';
-import { META } from './protocol/revisions.js';
-import type { ToolResult } from './upstream-caller.js';
 
-export interface ResultLimits {
-  /** The most bytes of text one result may carry (MAX_RESULT_BYTES). */
-  maxBytes: number;
-  /** The most tokens (o200k_base) of text one result may carry (MAX_RESULT_TOKENS); unset: no token cap. */
-  maxTokens?: number | undefined;
-  /** What the notes call the two limits. Default MAX_RESULT_BYTES and MAX_RESULT_TOKENS. */
-  names?: { bytes: string; tokens: string } | undefined;
-}
+import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
+import { countTokens, tokensWithin } from '@agentwire/tool-tokens';
+import type { ResultLimits, Tool, ToolResult } from './tool.js';
 
 export const DEFAULT_MAX_RESULT_BYTES = 100_000;
 
@@ -57,7 +48,7 @@ export function boundResult(
   const texts = result.content.filter((c) => c.type === 'text').map((c) => String(c.text));
   const size = sizeOf(texts.join(''), limits);
   if (size.within) return result;
-  const upstream = (result._meta[META.upstream] ?? {}) as Record<string, unknown>;
+  const upstream = readUpstreamReport(result._meta) ?? {};
   const what = `${size.bytes} bytes${size.tokens === undefined ? '' : `, ${size.tokens} tokens`}`;
   const limitText = limitsText(limits);
 
@@ -70,7 +61,7 @@ export function boundResult(
         content: [...cut.result.content, { type: 'text', text: note }],
         _meta: {
           ...result._meta,
-          [META.upstream]: { ...upstream, cut: { ...cut.cut, bytes: size.bytes, limitBytes: limits.maxBytes } },
+          [UPSTREAM_REPORT_KEY]: { ...upstream, cut: { ...cut.cut, bytes: size.bytes, limitBytes: limits.maxBytes } },
         },
       };
     }
@@ -88,7 +79,7 @@ export function boundResult(
     content: [...(result.isError ? [{ type: 'text', text }] : []), { type: 'text', text: why }],
     _meta: {
       ...result._meta,
-      [META.upstream]: { ...upstream, cut: { bytes: size.bytes, limitBytes: limits.maxBytes } },
+      [UPSTREAM_REPORT_KEY]: { ...upstream, cut: { bytes: size.bytes, limitBytes: limits.maxBytes } },
     },
   };
 }

@@ -1,0 +1,65 @@
+// What the protocol core and its callers exchange: the session a legacy client initialized, the
+// context a transport hands in with each request, the outcome it gets back, and the port through
+// which the core reaches the tools (tools/ implements it; the core knows nothing else of them).
+import type { Context } from '@opentelemetry/api';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './json-rpc.js';
+import type { LogLevel, Revision } from './revisions.js';
+
+/** What a legacy (initialize-based) session remembers. Serializable: it may live in Redis. */
+export interface SessionState {
+  protocolVersion: Revision;
+  initialized: boolean;
+  logLevel?: LogLevel | undefined;
+  clientName?: string | undefined;
+}
+
+export interface RequestContext {
+  /** The legacy session, if the client initialized one. */
+  session: SessionState | undefined;
+  /** Aborted when the request is cancelled or its client goes away. */
+  signal: AbortSignal;
+  /** Sends a notification that belongs to this request (progress, logs). */
+  notify: (notification: JsonRpcNotification) => void;
+  /** The HTTP request's headers (its trace context), over HTTP. */
+  headers?: Record<string, string | string[] | undefined> | undefined;
+  /** The request's span context, when the gateway traces (handed on, not kept in async state). */
+  traceContext?: Context | undefined;
+}
+
+export type Outcome =
+  | { kind: 'response'; response: JsonRpcResponse; session?: SessionState }
+  /** The request was cancelled: per the spec, nothing is sent. */
+  | { kind: 'cancelled' };
+
+/** One tools/call as the core hands it to the tool layer, its revision already settled. */
+export interface ToolCallRequest {
+  params: Record<string, unknown> | undefined;
+  revision: Revision;
+  /** The level the client asked logs at (notifications/message), if any. */
+  logLevel: LogLevel | undefined;
+  signal: AbortSignal;
+  notify: (notification: JsonRpcNotification) => void;
+  traceContext?: Context | undefined;
+}
+
+/** A tool call's result, or nothing to send because it was cancelled. */
+export type ToolCallAnswer = { kind: 'result'; result: Record<string, unknown> } | { kind: 'cancelled' };
+
+/**
+ * The core's port to the tools: a page of the list, and a call. A call refused before it runs
+ * (no such tool, arguments it cannot take in a revision that says so by error) throws RpcError.
+ */
+export interface ToolService {
+  list(cursor: unknown, revision: Revision): Record<string, unknown>;
+  call(request: ToolCallRequest): Promise<ToolCallAnswer>;
+}
+
+/**
+ * Runs around every request (a span per request, for one): gets the request and its context,
+ * and must call `next` (with the context it may have extended) exactly once.
+ */
+export type RequestWrapper = (
+  request: JsonRpcRequest,
+  ctx: RequestContext,
+  next: (ctx: RequestContext) => Promise<Outcome>,
+) => Promise<Outcome>;

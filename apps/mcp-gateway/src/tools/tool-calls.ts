@@ -1,0 +1,291 @@
+// The tool layer behind the protocol core's port: tools/list pages, and the tool-call pipeline.
+// A call goes: the tool by name, its arguments against its input schema, the meta tools of
+// dynamic mode answered here (call_operation reaches the operation it names), the deadline
+// clamped, progress forwarded when asked, the upstream call, the answer checked against the
+// output schema and bounded to the result limits, a log notification when the client wants
+// one. Each call ends as one typed outcome, which the observer (the metrics) counts.
+import { readUpstreamReport, type UpstreamReport } from '@agentwire/schemas/upstream-report';
+import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
+import type { ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
+import { features, LOG_LEVELS, type LogLevel, META, metaOf, type Revision } from '../protocol/revisions.js';
+import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, scopedName, unknownOperation } from './dynamic-tools.js';
+import { describeTool, isMetaTool, type ToolRegistry } from './registry.js';
+import { boundResult, DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
+import type { ResultLimits, Tool, ToolCaller, ToolResult } from './tool.js';
+
+/** What a tool call ended as. */
+export type CallOutcome = 'ok' | 'error' | 'invalid_arguments' | 'unknown_tool' | 'cancelled';
+
+/** Counts tool calls (observability/metrics.ts is one). */
+export interface ToolCallObserver {
+  /**
+   * One call: the listed tool's name (`unknown` for a name not served), its outcome, how long
+   * it took, and the upstream the operation belongs to with its report, when it was called.
+   */
+  toolCall(
+    tool: string,
+    outcome: CallOutcome,
+    seconds: number,
+    upstream?: { name: string | undefined; report: UpstreamReport },
+  ): void;
+}
+
+export interface ToolCallOptions {
+  tools: ToolRegistry;
+  upstream: ToolCaller;
+  /** A tool call's deadline when the caller sets none. Default 30 000 ms. */
+  defaultDeadlineMs?: number | undefined;
+  /** The longest deadline a caller may ask for. Default 300 000 ms. */
+  maxDeadlineMs?: number | undefined;
+  /** What one result may cost a model (result-limits.ts). Default 100 000 bytes, no token cap. */
+  resultLimits?: ResultLimits | undefined;
+  observer?: ToolCallObserver | undefined;
+}
+
+/** A call's answer and what it ended as. */
+interface Ended {
+  answer: ToolCallAnswer;
+  outcome: CallOutcome;
+  /** The operation called upstream, when one was. */
+  called?: { tool: Tool; result: ToolResult };
+}
+
+const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
+
+export class ToolCalls implements ToolService {
+  #tools: ToolRegistry;
+  readonly #upstream: ToolCaller;
+  readonly #defaultDeadlineMs: number;
+  readonly #maxDeadlineMs: number;
+  readonly #resultLimits: ResultLimits;
+  readonly #observer: ToolCallObserver | undefined;
+
+  constructor(options: ToolCallOptions) {
+    this.#tools = options.tools;
+    this.#upstream = options.upstream;
+    this.#defaultDeadlineMs = options.defaultDeadlineMs ?? 30_000;
+    this.#maxDeadlineMs = options.maxDeadlineMs ?? 300_000;
+    this.#resultLimits = options.resultLimits ?? { maxBytes: DEFAULT_MAX_RESULT_BYTES };
+    this.#observer = options.observer;
+  }
+
+  /** The tools served now. */
+  get tools(): ToolRegistry {
+    return this.#tools;
+  }
+
+  /** Serves another set of tools from now on (a reload); calls already running keep the tool they started with. */
+  use(tools: ToolRegistry): void {
+    this.#tools = tools;
+  }
+
+  list(cursor: unknown, revision: Revision): Record<string, unknown> {
+    return this.#tools.page(cursor, revision);
+  }
+
+  async call(request: ToolCallRequest): Promise<ToolCallAnswer> {
+    const observer = this.#observer;
+    if (!observer) return (await this.#run(request)).answer;
+    const started = performance.now();
+    const requested = request.params?.name;
+    const served = typeof requested === 'string' ? this.#tools.get(requested) : undefined;
+    // A name the caller made up is not a label value: the label set stays the served tools.
+    const label = served ? (requested as string) : 'unknown';
+    const seconds = () => (performance.now() - started) / 1000;
+    let ended: Ended;
+    try {
+      ended = await this.#run(request);
+    } catch (error) {
+      // Refused before any call: a tool that is not served, or arguments it cannot take.
+      observer.toolCall(label, served ? 'invalid_arguments' : 'unknown_tool', seconds());
+      throw error;
+    }
+    const report = ended.called && readUpstreamReport(ended.called.result._meta);
+    observer.toolCall(
+      label,
+      ended.outcome,
+      seconds(),
+      report ? { name: ended.called?.tool.binding.upstream, report } : undefined,
+    );
+    return ended.answer;
+  }
+
+  async #run(request: ToolCallRequest): Promise<Ended> {
+    const { params, revision } = request;
+    const f = features(revision);
+    const name = params?.name;
+    if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'tools/call: params.name must be a string');
+    const listed = this.#tools.get(name);
+    if (!listed) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    const checked = this.#checkArguments(listed, params?.arguments ?? {});
+    if (!checked.ok) {
+      if (checked.unusable || f.argumentErrorsAsResults) return errorAnswer(checked);
+      throw new RpcError(INVALID_PARAMS, checked.text, { errors: checked.errors });
+    }
+    if (!isMetaTool(listed)) return this.#callOperation(request, listed, checked.value);
+    if (listed.meta !== 'call') {
+      const result = this.#answerLocally(listed, checked.value, revision);
+      return { answer: { kind: 'result', result }, outcome: result.isError === true ? 'error' : 'ok' };
+    }
+    // call_operation: the operation named, with its own arguments, exactly as if it were listed.
+    const target = this.#tools.operation(String(checked.value.name), listed.scope);
+    if (!target) {
+      return {
+        answer: { kind: 'result', result: unknownOperation(String(checked.value.name), listed.scope) },
+        outcome: 'error',
+      };
+    }
+    const inner = this.#checkArguments(target, checked.value.arguments ?? {});
+    if (!inner.ok) return errorAnswer(inner);
+    return this.#callOperation(request, target, inner.value);
+  }
+
+  /** A tool's arguments against its input schema; the error text is what the model reads. */
+  #checkArguments(
+    tool: Tool | MetaTool,
+    args: unknown,
+  ): { ok: true; value: Record<string, unknown> } | ArgumentProblem {
+    let checked: ReturnType<ToolRegistry['validate']>;
+    try {
+      checked = this.#tools.validate(tool, args);
+    } catch (error) {
+      // The spec gave this operation a schema our validator cannot compile: the operator's
+      // problem, reported to the caller as a failed call rather than a crash.
+      const text = `tool ${tool.name} cannot check its arguments: its input schema from the OpenAPI document is not usable (${(error as Error).message})`;
+      return { ok: false, text, errors: [], unusable: true };
+    }
+    if (checked.ok) return checked;
+    const text = invalidArgumentsText(tool.name, checked.errors);
+    return { ok: false, text, errors: checked.errors, unusable: false };
+  }
+
+  /** search_operations and describe_operation: answered from the registry, no upstream call. */
+  #answerLocally(tool: MetaTool, args: Record<string, unknown>, revision: Revision): Record<string, unknown> {
+    const f = features(revision);
+    if (tool.meta === 'search') {
+      const hits = this.#tools.indexFor(tool.scope)?.search(String(args.query), args.limit as number | undefined) ?? [];
+      const lines = hits.map((h) => `${h.name}: ${h.method} ${h.path}${h.title ? ` - ${h.title}` : ''}`);
+      const text =
+        hits.length === 0
+          ? `No operation matches "${String(args.query)}". Try other words, or fewer.`
+          : `${lines.join('\n')}\n\n${scopedName(CALL_TOOL, tool.scope)} {name, arguments} calls one; ${scopedName(DESCRIBE_TOOL, tool.scope)} {name} gives its arguments.`;
+      return {
+        content: [{ type: 'text', text }],
+        ...(f.structuredOutput ? { structuredContent: { results: hits } } : {}),
+        isError: false,
+      };
+    }
+    const target = this.#tools.operation(String(args.name), tool.scope);
+    if (!target) return unknownOperation(String(args.name), tool.scope);
+    const described = describeTool(target, revision);
+    return { content: [{ type: 'text', text: JSON.stringify(described) }], isError: false };
+  }
+
+  async #callOperation(request: ToolCallRequest, tool: Tool, args: Record<string, unknown>): Promise<Ended> {
+    const f = features(request.revision);
+    const m = metaOf(request.params);
+    const requested = m[META.deadlineMs];
+    if (requested !== undefined && !(typeof requested === 'number' && requested > 0 && Number.isFinite(requested))) {
+      throw new RpcError(INVALID_PARAMS, `_meta["${META.deadlineMs}"] must be a positive number of milliseconds`);
+    }
+    const deadlineMs = Math.min(requested ?? tool.binding.deadlineMs ?? this.#defaultDeadlineMs, this.#maxDeadlineMs);
+    const token = m.progressToken;
+    const onProgress =
+      typeof token === 'string' || typeof token === 'number'
+        ? (progress: number, message: string) =>
+            request.notify({
+              jsonrpc: '2.0',
+              method: 'notifications/progress',
+              params: { progressToken: token, progress, ...(f.progressMessage ? { message } : {}) },
+            })
+        : undefined;
+    const result = await this.#upstream.call(tool, args, {
+      signal: request.signal,
+      deadlineMs,
+      onProgress,
+      structured: f.structuredOutput,
+      traceContext: request.traceContext,
+    });
+    if (request.signal.aborted) return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
+    const limits = tool.binding.resultLimits ?? this.#resultLimits;
+    const answer = boundResult(this.#checkStructured(tool, result), tool, limits, (value) => {
+      try {
+        return this.#tools.checkOutput(tool, value).ok;
+      } catch {
+        return false;
+      }
+    });
+    this.#log(request, tool.name, answer);
+    return {
+      answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
+      outcome: answer.isError ? 'error' : 'ok',
+      called: { tool, result: answer },
+    };
+  }
+
+  /**
+   * A result whose structuredContent fails the advertised schema would make a client throw:
+   * it becomes an error result that says why, with the body as it came.
+   */
+  #checkStructured(tool: Tool, result: ToolResult): ToolResult {
+    if (result.isError || result.structuredContent === undefined) return result;
+    let problems: string[];
+    try {
+      const checked = this.#tools.checkOutput(tool, result.structuredContent);
+      if (checked.ok) return result;
+      problems = checked.errors;
+    } catch (error) {
+      problems = [`its output schema from the OpenAPI document is not usable (${(error as Error).message})`];
+    }
+    const shown = problems.slice(0, 10);
+    const more = problems.length > shown.length ? `\n... and ${problems.length - shown.length} more` : '';
+    const text = `The upstream answer does not match the output schema of tool ${tool.name}:\n${shown.join('\n')}${more}\nThe body as received follows.`;
+    const { structuredContent: _dropped, ...rest } = result;
+    return { ...rest, isError: true, content: [{ type: 'text', text }, ...result.content] };
+  }
+
+  /** Tells a client that asked for logs what happened upstream when it was not plain sailing. */
+  #log(request: ToolCallRequest, tool: string, result: ToolResult): void {
+    const level = request.logLevel;
+    if (level === undefined) return;
+    const upstream = readUpstreamReport(result._meta);
+    const eventLevel: LogLevel = result.isError ? 'warning' : upstream && upstream.retries > 0 ? 'info' : 'debug';
+    if ((LEVEL_RANK.get(eventLevel) ?? 0) < (LEVEL_RANK.get(level) ?? 0)) return;
+    request.notify({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: {
+        level: eventLevel,
+        logger: 'upstream',
+        data: {
+          tool,
+          isError: result.isError,
+          attempts: upstream?.attempts,
+          retries: upstream?.retries,
+          waitMs: upstream?.waitMs,
+        },
+      },
+    });
+  }
+}
+
+interface ArgumentProblem {
+  ok: false;
+  text: string;
+  errors: string[];
+  /** The schema itself could not be compiled (not the caller's fault). */
+  unusable: boolean;
+}
+
+/** Arguments refused as a result (isError) rather than a protocol error. */
+function errorAnswer(problem: ArgumentProblem): Ended {
+  return {
+    answer: { kind: 'result', result: { content: [{ type: 'text', text: problem.text }], isError: true } },
+    outcome: problem.unusable ? 'error' : 'invalid_arguments',
+  };
+}
+
+/** What a model reads when its arguments fail the tool's schema (as an error or an isError result). */
+export function invalidArgumentsText(toolName: string, errors: readonly string[]): string {
+  return `Invalid arguments for tool ${toolName}:\n${errors.join('\n')}`;
+}

@@ -1,0 +1,118 @@
+// The tool model every room of the gateway shares: a tool as MCP lists it, the binding that
+// says how its HTTP operation is called, and the result a call gives. The OpenAPI conversion
+// (openapi/) makes tools, the upstream layer (upstream/) calls them, the tool layer (tools/)
+// lists, checks and bounds them; all three read these types and none of them owns them.
+import type { Context } from '@opentelemetry/api';
+
+/** A JSON Schema as a plain object (2020-12 once converted). */
+export type JsonSchema = Record<string, unknown>;
+
+export type ParamLocation = 'path' | 'query' | 'header' | 'cookie';
+
+/** How one parameter is serialized, as its OpenAPI `style` and `explode` say. */
+export interface ParamStyle {
+  in: ParamLocation;
+  name: string;
+  style: string;
+  explode: boolean;
+  /** Sent as JSON text (a parameter described by `content`). */
+  json?: boolean | undefined;
+}
+
+/** The media type a request body is sent in. */
+export type BodyEncoding = 'json' | 'form' | 'multipart' | 'text' | 'binary';
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint?: boolean;
+}
+
+export type UpstreamAuth = { type: 'bearer' } | { type: 'header'; name: string } | { type: 'query'; name: string };
+
+/** static: one tool per operation; dynamic: search, describe and call tools. */
+export type ToolsMode = 'static' | 'dynamic';
+
+/** What one tool result may cost a model (tools/result-limits.ts). */
+export interface ResultLimits {
+  /** The most bytes of text one result may carry (MAX_RESULT_BYTES). */
+  maxBytes: number;
+  /** The most tokens (o200k_base) of text one result may carry (MAX_RESULT_TOKENS); unset: no token cap. */
+  maxTokens?: number | undefined;
+  /** What the notes call the two limits. Default MAX_RESULT_BYTES and MAX_RESULT_TOKENS. */
+  names?: { bytes: string; tokens: string } | undefined;
+}
+
+export interface ToolBinding {
+  method: string;
+  /** The path template, e.g. `/emails/{id}/reply`. */
+  path: string;
+  /** Each argument that is a parameter: where it goes and how it is serialized. */
+  params: Array<ParamStyle & { arg: string; required: boolean }>;
+  body: BodyBinding | undefined;
+  output: { kind: 'json'; wrapped: boolean } | { kind: 'image' } | { kind: 'binary' } | { kind: 'text' };
+  /** The operation can answer with an event stream (progress can be forwarded). */
+  streams: boolean;
+  /** The Accept header for the operation's answers. */
+  accept: string;
+  /** How the upstream key is sent, from the spec's security scheme; empty: no auth. */
+  auth: UpstreamAuth[];
+  /** The argument that carries an Idempotency-Key header, when the operation has one. */
+  idempotencyKeyArg: string | undefined;
+  /** Which upstream the tool calls, when the gateway has several (their names prefix the tools). */
+  upstream?: string | undefined;
+  /** The upstream's default deadline for a call, when its config sets one. */
+  deadlineMs?: number | undefined;
+  /** The upstream's own result limits, when its config sets them (else the gateway's). */
+  resultLimits?: ResultLimits | undefined;
+}
+
+/** Where the body's arguments are, and how it is sent. */
+export type BodyBinding = (
+  | { mode: 'merged'; props: Array<{ arg: string; name: string }> }
+  | { mode: 'whole'; arg: string }
+) & {
+  required: boolean;
+  mediaType: string;
+  encoding: BodyEncoding;
+  /** Multipart: the properties that are files, and whether each is an array of files. */
+  files?: Record<string, { many: boolean }>;
+};
+
+export interface Tool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations: ToolAnnotations;
+  binding: ToolBinding;
+  /** Where the tool came from in the document, for choosing tools (tools/selection.ts) and search. */
+  source: { operationId?: string; tags: string[] };
+}
+
+/** A tool call's result as MCP sends it; `_meta` carries the upstream report. */
+export interface ToolResult {
+  content: Array<Record<string, unknown>>;
+  structuredContent?: unknown;
+  isError: boolean;
+  _meta: Record<string, unknown>;
+}
+
+/** What the tool layer hands the upstream layer with a call. */
+export interface CallContext {
+  signal: AbortSignal;
+  deadlineMs: number;
+  /** Called per upstream event when the caller asked for progress and the operation streams. */
+  onProgress: ((progress: number, message: string) => void) | undefined;
+  structured: boolean;
+  /** The MCP request's span context: the upstream attempts' spans are its children. */
+  traceContext?: Context | undefined;
+}
+
+/** Makes the upstream call of a tool (one upstream's caller, or a router over several). */
+export interface ToolCaller {
+  call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
+}

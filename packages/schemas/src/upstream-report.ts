@@ -1,0 +1,68 @@
+// The upstream report: what the gateway did upstream for one tool call (attempts, retries,
+// waits, bytes, the request ids), carried in the tool result's `_meta` under
+// UPSTREAM_REPORT_KEY. The gateway's upstream layer writes it; the gateway's metrics and result
+// limits, and the agent's backend and run record, read it through readUpstreamReport: one
+// schema, one key, no casts. A report that does not match (another server's, a broken one) is
+// read as none.
+import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+export const UPSTREAM_REPORT_KEY = 'agentwire.dev/upstream';
+
+const Count = Type.Integer({ minimum: 0 });
+const Status = Type.Union([Type.Integer({ minimum: 100, maximum: 599 }), Type.Null()], {
+  description: 'The HTTP status, or null when none came (a network error, a timeout).',
+});
+
+export const UpstreamAttemptReport = Type.Object({
+  attempt: Type.Integer({ minimum: 1 }),
+  status: Status,
+  errorType: Type.Union([Type.String(), Type.Null()]),
+  waitMs: Type.Number({ minimum: 0, description: 'The wait before this attempt.' }),
+  waitReason: Type.Union([Type.String(), Type.Null()]),
+  durationMs: Type.Number({ minimum: 0 }),
+  bytesSent: Count,
+  bytesReceived: Count,
+  traceId: Type.Optional(Type.String()),
+  spanId: Type.Optional(Type.String()),
+});
+export type UpstreamAttemptReport = Static<typeof UpstreamAttemptReport>;
+
+export const UpstreamReport = Type.Object({
+  status: Status,
+  attempts: Count,
+  retries: Count,
+  waitMs: Type.Number({ minimum: 0 }),
+  bytesSent: Count,
+  bytesReceived: Count,
+  durationMs: Type.Number({ minimum: 0 }),
+  requestIds: Type.Array(Type.String()),
+  attemptLog: Type.Array(UpstreamAttemptReport),
+  /** On an error result: whether trying the call again may help. */
+  retryable: Type.Optional(Type.Boolean()),
+  /** The result was cut to the result limits: what it was and what they are. */
+  cut: Type.Optional(
+    Type.Object({
+      bytes: Count,
+      limitBytes: Count,
+      at: Type.Optional(Type.String()),
+      kept: Type.Optional(Count),
+      of: Type.Optional(Count),
+    }),
+  ),
+});
+export type UpstreamReport = Static<typeof UpstreamReport>;
+
+let check: ((value: unknown) => boolean) | undefined;
+
+/** The upstream report in a result's `_meta`, or undefined when there is none or it does not match. */
+export function readUpstreamReport(meta: unknown): UpstreamReport | undefined {
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const report = (meta as Record<string, unknown>)[UPSTREAM_REPORT_KEY];
+  if (report === undefined) return undefined;
+  if (!check) {
+    const compiled = Compile(UpstreamReport);
+    check = (value) => compiled.Check(value);
+  }
+  return check(report) ? (report as UpstreamReport) : undefined;
+}
