@@ -10,7 +10,6 @@ import type { SkippedOperation } from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
 import {
   buildCatalog,
-  type Catalog,
   instructionsFor,
   type ToolListCost,
   type ToolsModeChoice,

@@ -4,10 +4,10 @@
 // An operation that cannot be used is reported by name with the reason; the rest still load.
 
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../common/json-depth.js';
-import type { BodyEncoding, ParamStyle, Tool, ToolBinding, UpstreamAuth } from '../tools/tool.js';
+import type { Tool, ToolBinding, UpstreamAuth } from '../tools/tool.js';
 import { annotationsOf } from './annotations.js';
 import { inputOf } from './input-schema.js';
-import { deref, type JsonSchema, PatternChecks, SpecError } from './json-schema.js';
+import { deref, PatternChecks, SpecError } from './json-schema.js';
 import { type OperationContext, operationContext } from './operation-context.js';
 import { outputOf } from './output-schema.js';
 import { parametersOf } from './parameters.js';

@@ -13,7 +13,6 @@ import {
   type SseEvent,
 } from '@agentwire/http-client';
 import { UPSTREAM_REPORT_KEY, type UpstreamReport } from '@agentwire/schemas/upstream-report';
-import type { Context } from '@opentelemetry/api';
 import { keepRawJson } from '../common/raw-json.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/parameter-styles.js';
 import { queryNameRefusal } from '../openapi/parameters.js';
