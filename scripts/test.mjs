@@ -21,7 +21,8 @@ const dashes = given.indexOf('--');
 const args = dashes < 0 ? given : [...given.slice(0, dashes), ...given.slice(dashes + 1)];
 const turboArgs = args.filter((a) => !OWN_FLAGS.includes(a));
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = (name) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url));
+const bin = (name) =>
+  name === 'node' ? process.execPath : fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url));
 const say = (line) => process.stdout.write(`pnpm test: ${line}\n`);
 
 // Whatever runs (a Redis, a suite) is stopped on Ctrl-C or SIGTERM, even while it is starting.
@@ -77,6 +78,7 @@ let status = 0;
 try {
   if (!args.includes('--check')) {
     status = await run('biome', ['ci', '--colors=off', '.']);
+    if (status === 0 && !interrupted) status = await run('node', ['scripts/import-cycles.mjs']);
     if (status === 0 && !interrupted) status = await run('turbo', ['run', 'typecheck', 'test', ...turboArgs]);
   }
 } finally {

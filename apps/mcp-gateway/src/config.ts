@@ -1,6 +1,7 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { parseArgs } from 'node:util';
 import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
+import { ConfigError } from './common/config-error.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
 import type { UpstreamAuth } from './tools/tool.js';
@@ -69,9 +70,7 @@ export interface GatewayConfig {
   upstreamAuth: UpstreamAuth | undefined;
 }
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError };
 
 export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--config FILE] [--host H] [--port N]
   [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]

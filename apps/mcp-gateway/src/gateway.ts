@@ -8,6 +8,7 @@ import { GatewayMetrics } from './observability/metrics.js';
 import { tracing } from './observability/request-span.js';
 import type { SkippedOperation } from './openapi/openapi-to-tools.js';
 import { McpServer } from './protocol/mcp-server.js';
+import type { SessionBackend } from './sessions/session-store.js';
 import {
   buildCatalog,
   instructionsFor,
@@ -20,6 +21,7 @@ import { DEFAULT_MAX_RESULT_BYTES } from './tools/result-limits.js';
 import { SELECT_ALL, type SelectionReport, type ToolSelection } from './tools/selection.js';
 import type { ToolsMode, UpstreamAuth } from './tools/tool.js';
 import { ToolCalls } from './tools/tool-calls.js';
+import type { HttpOptions, HttpServer } from './transports/http.js';
 import type { Upstream } from './upstream/config-file.js';
 import { type Source, sourceOf, UpstreamRouter } from './upstream/sources.js';
 
@@ -98,6 +100,8 @@ export interface Gateway {
   client: HttpClient;
   /** Tool calls, upstream attempts, retry budgets, the list's size: served at /metrics over HTTP. */
   metrics: GatewayMetrics;
+  /** What /health reports: the tools served, the mode, and what the list costs when counted. */
+  health(): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -184,6 +188,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return current.choice;
     },
     listCost: () => current.listCost(),
+    health: async () => ({
+      tools: current.tools.tools.length,
+      toolsMode: current.choice.mode,
+      listed: current.tools.listed.length,
+      // What the list served costs a model; counted once, in a child process.
+      ...(await current.listCost().then(
+        (cost) => ({ listTokens: cost.listTokens, listBytes: cost.listBytes }),
+        () => ({}),
+      )),
+    }),
     reload,
     sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
     client: (sources[0] as Source).client,
@@ -249,5 +263,47 @@ function toolsOf(u: Configured, options: GatewayOptions): UpstreamTools {
           names: { bytes: `${u.name}'s maxResultBytes`, tokens: `${u.name}'s maxResultTokens` },
         }
       : undefined,
+  };
+}
+
+/** The HTTP transport's options; without a `store`, sessions live in memory (this server's own). */
+export type ServeHttpOptions = Omit<HttpOptions, 'store'> & {
+  store?: SessionBackend | undefined;
+  /** For the memory store made when no `store` is given. */
+  sessionIdleMs?: number | undefined;
+  maxSessions?: number | undefined;
+};
+
+/**
+ * Serves a gateway over Streamable HTTP. The transport and the memory store are loaded here, on
+ * first use, so that a gateway serving stdio never loads Fastify.
+ */
+export async function serveHttp(gateway: Gateway, options: ServeHttpOptions): Promise<HttpServer> {
+  // The transport makes no Redis client: a caller that still passes the URL would otherwise
+  // get sessions in memory without a word.
+  if ((options as { redisUrl?: unknown }).redisUrl && options.store === undefined) {
+    throw new TypeError(
+      'serveHttp: redisUrl is not an option of the transport; pass store: await createSessionStore({ redisUrl })',
+    );
+  }
+  const [{ listenHttp }, { MemorySessionStore }] = await Promise.all([
+    import('./transports/http.js'),
+    import('./sessions/memory-session-store.js'),
+  ]);
+  if (options.store) return listenHttp(gateway, { ...options, store: options.store });
+  const store = new MemorySessionStore({
+    ...(options.sessionIdleMs ? { idleMs: options.sessionIdleMs } : {}),
+    ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
+  });
+  const http = await listenHttp(gateway, { ...options, store }).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  return {
+    ...http,
+    close: async () => {
+      await http.close();
+      await store.close();
+    },
   };
 }

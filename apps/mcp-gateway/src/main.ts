@@ -10,8 +10,8 @@ import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
 import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import { type Logger, pino } from 'pino';
 import { ConfigError, type GatewayConfig, readConfig } from './config.js';
-import { createGateway, type Gateway } from './gateway.js';
-import type { SessionStore } from './sessions/session-store.js';
+import { createGateway, type Gateway, serveHttp } from './gateway.js';
+import type { ReplicaBus } from './sessions/session-store.js';
 import { serveStdio } from './transports/stdio.js';
 
 async function main(): Promise<void> {
@@ -87,7 +87,6 @@ async function main(): Promise<void> {
     exit(0);
     return;
   }
-  const { serveHttp } = await import('./transports/http.js');
   const { createSessionStore } = await import('./sessions/create-session-store.js');
   // The composition root: the session store (memory, or Redis shared by replicas) is made here.
   const store = await createSessionStore(config);
@@ -116,7 +115,7 @@ async function main(): Promise<void> {
  */
 function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger) {
   // Replicas sharing a Redis tell each other (peers is set once the session store exists).
-  let peers: { store: SessionStore; self: string } | undefined;
+  let peers: { store: ReplicaBus; self: string } | undefined;
   const reload = (reason: string, announce = true) =>
     gateway
       .reload(reason)
@@ -144,7 +143,7 @@ function watchSpec(gateway: Gateway, config: GatewayConfig, logger: Logger) {
   for (const source of gateway.sources) watchOne(source, config, logger, reload);
   return {
     /** From now on, a reload here makes the other replicas on this store reload too, and the other way round. */
-    shareWith(store: SessionStore): void {
+    shareWith(store: ReplicaBus): void {
       const self = randomUUID();
       peers = { store, self };
       store.onReload((from) => {

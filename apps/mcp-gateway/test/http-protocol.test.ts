@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createGateway } from '../src/gateway.js';
-import { serveHttp } from '../src/transports/http.js';
+import { createGateway, serveHttp } from '../src/gateway.js';
 import { type HttpGateway, startHttpGateway, startToyApi } from './support/stack.js';
 
 const ACCEPT = 'application/json, text/event-stream';

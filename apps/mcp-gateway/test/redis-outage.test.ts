@@ -3,9 +3,8 @@
 // once it is back, new sessions work again without a restart.
 import { describe, expect, it } from 'vitest';
 import { startRedis } from '../../../test-support/redis-server.js';
-import { createGateway } from '../src/gateway.js';
+import { createGateway, serveHttp } from '../src/gateway.js';
 import { createSessionStore } from '../src/sessions/create-session-store.js';
-import { serveHttp } from '../src/transports/http.js';
 import { onCleanup, spawnGateway, startToyApi } from './support/stack.js';
 
 describe('the gateway when Redis goes away', () => {

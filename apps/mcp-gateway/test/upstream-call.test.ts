@@ -220,7 +220,7 @@ describe('calling the upstream', () => {
       openapi: bearerSpec,
     });
     onCleanup(() => gateway.close());
-    const { serveHttp } = await import('../src/transports/http.js');
+    const { serveHttp } = await import('../src/gateway.js');
     const http = await serveHttp(gateway, {
       host: '127.0.0.1',
       port: 0,

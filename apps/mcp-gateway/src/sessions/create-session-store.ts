@@ -2,10 +2,10 @@
 // connection, closed with the store), in memory otherwise. Called by the composition root
 // (main.ts), never by a transport.
 import { Redis } from 'ioredis';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../common/config-error.js';
 import { MemorySessionStore } from './memory-session-store.js';
 import { RedisSessionStore } from './redis-session-store.js';
-import type { SessionStore } from './session-store.js';
+import type { SessionBackend } from './session-store.js';
 
 export interface SessionStoreOptions {
   redisUrl?: string | undefined;
@@ -18,7 +18,7 @@ export interface SessionStoreOptions {
   redisPassword?: string | undefined;
 }
 
-export async function createSessionStore(options: SessionStoreOptions = {}): Promise<SessionStore> {
+export async function createSessionStore(options: SessionStoreOptions = {}): Promise<SessionBackend> {
   if (!options.redisUrl) {
     return new MemorySessionStore({
       ...(options.sessionIdleMs ? { idleMs: options.sessionIdleMs } : {}),

@@ -6,8 +6,8 @@ import type { SessionState } from '../protocol/messages.js';
 import {
   MAX_EVENTS_PER_SESSION,
   newSessionId,
+  type SessionBackend,
   SessionLimitError,
-  type SessionStore,
   type StoredEvent,
 } from './session-store.js';
 
@@ -23,7 +23,7 @@ interface MemorySession {
   seq: number;
 }
 
-export class MemorySessionStore implements SessionStore {
+export class MemorySessionStore implements SessionBackend {
   readonly kind = 'memory';
   readonly #sessions = new Map<string, MemorySession>();
   readonly #bus = new EventEmitter();

@@ -9,9 +9,10 @@ import type { SessionState } from '../protocol/messages.js';
 import {
   MAX_EVENTS_PER_SESSION,
   newSessionId,
+  type SessionBackend,
   SessionLimitError,
-  type SessionStore,
   type StoredEvent,
+  StoreUnavailableError,
 } from './session-store.js';
 
 // Admits a new session if there is room. Expired entries are dropped before, by a command of
@@ -54,7 +55,7 @@ export interface RedisSessionStoreOptions {
   now?: () => number;
 }
 
-export class RedisSessionStore implements SessionStore {
+export class RedisSessionStore implements SessionBackend {
   readonly kind = 'redis';
   readonly #redis: Redis;
   readonly #subscriber: Redis;
@@ -131,7 +132,11 @@ export class RedisSessionStore implements SessionStore {
     return `${this.#prefix}sessions`;
   }
 
-  async create(state: SessionState): Promise<string> {
+  create(state: SessionState): Promise<string> {
+    return available(() => this.#create(state));
+  }
+
+  async #create(state: SessionState): Promise<string> {
     const id = newSessionId();
     const now = this.#now();
     await this.#redis.zremrangebyscore(this.#index, '-inf', now);
@@ -151,12 +156,20 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /** Sessions open now, on every replica. */
-  async count(): Promise<number> {
+  count(): Promise<number> {
+    return available(() => this.#count());
+  }
+
+  async #count(): Promise<number> {
     await this.#redis.zremrangebyscore(this.#index, '-inf', this.#now());
     return this.#redis.zcard(this.#index);
   }
 
-  async get(id: string): Promise<SessionState | undefined> {
+  get(id: string): Promise<SessionState | undefined> {
+    return available(() => this.#get(id));
+  }
+
+  async #get(id: string): Promise<SessionState | undefined> {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
     const raw = await this.#redis.get(this.#key(id, 'state'));
     if (raw === null) return undefined;
@@ -171,11 +184,19 @@ export class RedisSessionStore implements SessionStore {
     return JSON.parse(raw) as SessionState;
   }
 
-  async update(id: string, state: SessionState): Promise<void> {
+  update(id: string, state: SessionState): Promise<void> {
+    return available(() => this.#update(id, state));
+  }
+
+  async #update(id: string, state: SessionState): Promise<void> {
     await this.#redis.set(this.#key(id, 'state'), JSON.stringify(state), 'PX', this.#idleMs, 'XX');
   }
 
-  async delete(id: string): Promise<boolean> {
+  delete(id: string): Promise<boolean> {
+    return available(() => this.#delete(id));
+  }
+
+  async #delete(id: string): Promise<boolean> {
     const [deleted] =
       (await this.#redis
         .multi()
@@ -185,7 +206,11 @@ export class RedisSessionStore implements SessionStore {
     return Number(deleted?.[1] ?? 0) > 0;
   }
 
-  async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
+  appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
+    return available(() => this.#appendEvent(id, message));
+  }
+
+  async #appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
     const seq = await this.#redis.eval(
       APPEND,
       2,
@@ -200,7 +225,11 @@ export class RedisSessionStore implements SessionStore {
     return { id: String(seq), message };
   }
 
-  async eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
+  eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
+    return available(() => this.#eventsAfter(id, lastEventId));
+  }
+
+  async #eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
     if (lastEventId === undefined) return [];
     const after = Number(lastEventId);
     const raw = await this.#redis.lrange(this.#key(id, 'events'), 0, -1);
@@ -214,7 +243,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   subscribed(): Promise<void> {
-    return this.#subscribed ?? this.#subscribeEvents();
+    return available(() => this.#subscribed ?? this.#subscribeEvents());
   }
 
   onResync(listener: () => void): () => void {
@@ -222,7 +251,11 @@ export class RedisSessionStore implements SessionStore {
     return () => this.#bus.off('resync', listener);
   }
 
-  async publishCancel(sessionId: string, requestId: string): Promise<void> {
+  publishCancel(sessionId: string, requestId: string): Promise<void> {
+    return available(() => this.#publishCancel(sessionId, requestId));
+  }
+
+  async #publishCancel(sessionId: string, requestId: string): Promise<void> {
     await this.#redis.publish(`${this.#prefix}cancel`, JSON.stringify({ session: sessionId, request: requestId }));
   }
 
@@ -231,7 +264,11 @@ export class RedisSessionStore implements SessionStore {
     return () => this.#bus.off('cancel', listener);
   }
 
-  async publishReload(from: string): Promise<void> {
+  publishReload(from: string): Promise<void> {
+    return available(() => this.#publishReload(from));
+  }
+
+  async #publishReload(from: string): Promise<void> {
     await this.#redis.publish(`${this.#prefix}reload`, JSON.stringify({ from }));
   }
 
@@ -244,4 +281,23 @@ export class RedisSessionStore implements SessionStore {
     this.#subscriber.disconnect();
     if (this.#quitOnClose) await this.#redis.quit().catch(() => undefined);
   }
+}
+
+/** Runs a command; ioredis giving up (the server gone, the connection down) becomes StoreUnavailableError. */
+async function available<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw isRedisUnavailable(error as Error) ? new StoreUnavailableError(error) : error;
+  }
+}
+
+/** ioredis gave up on a command: the server is gone or the connection is down. */
+function isRedisUnavailable(error: Error): boolean {
+  return (
+    error?.name === 'MaxRetriesPerRequestError' ||
+    /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(
+      error?.message ?? '',
+    )
+  );
 }

@@ -1,9 +1,10 @@
-// Where legacy (initialize-based) sessions live, as one interface with two stores: in memory
-// (memory-session-store.ts) by default, in Redis (redis-session-store.ts) when several gateway
-// replicas must share them. Besides the session state, each session keeps the recent events of
-// its GET stream, so a client can resume with Last-Event-ID on any replica, and the store
-// carries cancellations to whichever replica runs the request.
+// Where legacy (initialize-based) sessions live, and what replicas share, as three jobs: the
+// sessions (SessionStore), the recent events of each session's GET stream, so a client can
+// resume with Last-Event-ID on any replica (EventLog), and the bus that carries cancellations
+// and reloads between replicas (ReplicaBus). One backend does all three: in memory
+// (memory-session-store.ts) by default, in Redis (redis-session-store.ts) for several replicas.
 import { randomBytes } from 'node:crypto';
+import type { CancelBus } from '../protocol/in-flight-requests.js';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
 
@@ -12,6 +13,7 @@ export interface StoredEvent {
   message: JsonRpcNotification;
 }
 
+/** The sessions themselves. */
 export interface SessionStore {
   readonly kind: 'memory' | 'redis';
   create(state: SessionState): Promise<string>;
@@ -22,6 +24,11 @@ export interface SessionStore {
   delete(id: string): Promise<boolean>;
   /** Sessions open now (every replica's, for a shared store). */
   count(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The recent events of each session's GET stream, stored so that a stream resumes on any replica. */
+export interface EventLog {
   appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent>;
   /** Events after `lastEventId` (all kept ones when undefined). */
   eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]>;
@@ -39,16 +46,18 @@ export interface SessionStore {
    * again. Returns the unsubscribe function.
    */
   onResync(listener: () => void): () => void;
-  /** Tells every replica that a request was cancelled (it runs on whichever one received it). */
-  publishCancel(sessionId: string, requestId: string): Promise<void>;
-  /** Cancellations from any replica. Returns the unsubscribe function. */
-  onCancel(listener: (sessionId: string, requestId: string) => void): () => void;
+}
+
+/** What replicas tell each other: cancellations (to whichever runs the request) and reloads. */
+export interface ReplicaBus extends CancelBus {
   /** Tells the other replicas that this one (`from`) reloaded its tools, so that they reload too. */
   publishReload(from: string): Promise<void>;
   /** Reloads announced by a replica; the listener gets its id. Returns the unsubscribe function. */
   onReload(listener: (from: string) => void): () => void;
-  close(): Promise<void>;
 }
+
+/** The three jobs together, as one backend does them (memory for one replica, Redis for several). */
+export type SessionBackend = SessionStore & EventLog & ReplicaBus;
 
 export const MAX_EVENTS_PER_SESSION = 500;
 
@@ -59,3 +68,11 @@ export function newSessionId(): string {
 
 /** The memory store is full: the client is told to try again later. */
 export class SessionLimitError extends Error {}
+
+/** The backend cannot be reached (Redis is down or the connection is lost): try again shortly. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the session store is unavailable (${(cause as Error)?.message ?? String(cause)})`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}

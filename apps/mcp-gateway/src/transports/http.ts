@@ -2,34 +2,27 @@
 // (2024-11-05 to 2025-11-25: Mcp-Session-Id, GET stream with resumption, DELETE) and the
 // stateless 2026-07-28 requests. This file puts the Fastify app together: body parsing and error
 // answers, the guards in front (http/request-guards.ts), and one handler per verb in http/.
-// The session store comes from the caller (main.ts makes it); without one, sessions live in
-// memory here.
+// The session backend comes from the caller (gateway.ts's serveHttp makes a memory one when
+// none is given); the transport knows only its interfaces.
 
 import type { Socket } from 'node:net';
 import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
-import Fastify, { type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Gateway } from '../gateway.js';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { GatewayMetrics } from '../observability/metrics.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
+import type { McpServer } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../protocol/message-intake.js';
 import { isStateless } from '../protocol/revisions.js';
-import { MemorySessionStore } from '../sessions/memory-session-store.js';
-import type { SessionStore } from '../sessions/session-store.js';
+import { type SessionBackend, StoreUnavailableError } from '../sessions/session-store.js';
 import { deleteSession } from './http/delete-session.js';
 import type { HttpContext } from './http/exchange.js';
 import { getStream } from './http/get-stream.js';
 import { postSession } from './http/post-session.js';
 import { postStateless } from './http/post-stateless.js';
 import { accepts, header, rpcError, sendJson } from './http/replies.js';
-import {
-  allowedHosts,
-  allowedOrigins,
-  bearerMatches,
-  hostOf,
-  isOriginAllowed,
-  tokenDigest,
-} from './http/request-guards.js';
+import { type Guards, guardsFor, refusalOf } from './http/request-guards.js';
 
 export interface HttpOptions {
   host: string;
@@ -37,8 +30,8 @@ export interface HttpOptions {
   token: string | undefined;
   allowedOrigins: string[];
   allowedHosts?: string[] | undefined;
-  /** Where sessions live; the caller closes it. Default: a memory store of this server's own. */
-  store?: SessionStore | undefined;
+  /** Where sessions, their stream events and the replicas' messages live; the caller closes it. */
+  store: SessionBackend;
   /** Default 1 MiB. */
   bodyLimit?: number | undefined;
   /**
@@ -46,9 +39,6 @@ export interface HttpOptions {
    * main port. Unset: /metrics on the main port, behind the token.
    */
   metricsPort?: number | undefined;
-  /** For the memory store made when no `store` is given. */
-  sessionIdleMs?: number | undefined;
-  maxSessions?: number | undefined;
   /** Interval of the heartbeat comments on event streams (GET streams, streamed answers). Default 15 000 ms. */
   heartbeatMs?: number | undefined;
   /** pino options for request logs (the shared redaction list is always added), or false. */
@@ -69,9 +59,17 @@ export interface HttpOptions {
   batchLimits?: BatchLimits | undefined;
 }
 
+/** What the transport serves: the MCP core, the metrics, and what /health reports. */
+export interface HttpGateway {
+  server: McpServer;
+  metrics: Pick<GatewayMetrics, 'gauge' | 'text' | 'contentType'>;
+  /** The tools served and what their list costs (counted once, in a child process). */
+  health(): Promise<Record<string, unknown>>;
+}
+
 export interface HttpServer {
   url: string;
-  store: SessionStore;
+  store: SessionBackend;
   /** Client connections open now (for health checks and leak tests). */
   openConnections(): Promise<number>;
   /** Where /metrics is served when it has its own port (METRICS_PORT). */
@@ -81,25 +79,9 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
-  // The transport makes no Redis client: a caller that still passes the URL would otherwise
-  // get sessions in memory without a word.
-  if ((options as { redisUrl?: unknown }).redisUrl && options.store === undefined) {
-    throw new TypeError(
-      'serveHttp: redisUrl is not an option of the transport; pass store: await createSessionStore({ redisUrl })',
-    );
-  }
-  const ownStore = options.store === undefined;
-  const store: SessionStore =
-    options.store ??
-    new MemorySessionStore({
-      ...(options.sessionIdleMs ? { idleMs: options.sessionIdleMs } : {}),
-      ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
-    });
-  const hosts = allowedHosts(options.host, options.allowedHosts);
-  const origins = allowedOrigins(options.allowedOrigins);
-  const token = options.token ? tokenDigest(options.token) : undefined;
-
+export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
+  const { store } = options;
+  const guards: Guards = guardsFor(options);
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     ...(options.loggerInstance
@@ -152,7 +134,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
       return rpcError(reply, 415, INVALID_REQUEST, 'Unsupported Content-Type: send application/json');
     }
     if (error.statusCode === 400) return rpcError(reply, 400, PARSE_ERROR, `Parse error: ${error.message}`);
-    if (isRedisUnavailable(error)) {
+    if (error instanceof StoreUnavailableError) {
       reply.header('retry-after', '1');
       return rpcError(reply, 503, INTERNAL_ERROR, 'The session store (Redis) is unavailable; try again shortly');
     }
@@ -167,39 +149,18 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     ),
   );
 
-  // Security first: DNS rebinding (Host), browsers from other sites (Origin), then the token.
-  // A callback hook, not an async one: no promise per request for checks that never wait.
-  const refused = (request: FastifyRequest, reply: FastifyReply): boolean => {
-    const hostHeader = header(request, 'host');
-    if (hostHeader === undefined) {
-      rpcError(reply, 400, INVALID_REQUEST, 'Bad Request: a Host header is required');
-      return true;
-    }
-    const host = hostOf(hostHeader);
-    if (!hosts.has(host)) {
-      rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Host '${host}' is not allowed`);
-      return true;
-    }
-    const origin = header(request, 'origin');
-    if (!isOriginAllowed(origin, origins)) {
-      rpcError(reply, 403, INVALID_REQUEST, `Forbidden: Origin '${origin?.slice(0, 100)}' is not allowed`);
-      return true;
-    }
-    if (request.url === '/health') return false;
-    if (token && !bearerMatches(header(request, 'authorization'), token)) {
-      sendJson(
-        reply,
-        401,
-        errorResponse(null, INVALID_REQUEST, 'Unauthorized: send the gateway token as "Authorization: Bearer <token>"'),
-        { 'www-authenticate': 'Bearer realm="mcp-gateway"' },
-      );
-      return true;
-    }
-    return false;
-  };
-  // Answered (refused): the reply is sent and the request goes no further, so done is not called.
+  // Security first: DNS rebinding (Host), browsers from other sites (Origin), then the token
+  // (request-guards.ts decides). A callback hook, not an async one: no promise per request for
+  // checks that never wait. Refused: the reply is sent and done is not called.
   app.addHook('onRequest', (request, reply, done) => {
-    if (!refused(request, reply)) done();
+    const refusal = refusalOf(guards, {
+      url: request.url,
+      host: header(request, 'host'),
+      origin: header(request, 'origin'),
+      authorization: header(request, 'authorization'),
+    });
+    if (refusal === undefined) return done();
+    sendJson(reply, refusal.status, errorResponse(null, INVALID_REQUEST, refusal.message), refusal.headers);
   });
 
   // Prometheus: behind the token like every route but /health, unless a separate metrics port
@@ -222,18 +183,7 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     );
   }
 
-  app.get('/health', async () => ({
-    ok: true,
-    tools: gateway.tools.tools.length,
-    toolsMode: gateway.toolsMode.mode,
-    listed: gateway.tools.listed.length,
-    // What the list served costs a model; counted once, at start-up, in a child process.
-    ...(await gateway.listCost().then(
-      (cost) => ({ listTokens: cost.listTokens, listBytes: cost.listBytes }),
-      () => ({}),
-    )),
-    sessions: store.kind,
-  }));
+  app.get('/health', async () => ({ ok: true, ...(await gateway.health()), sessions: store.kind }));
 
   // Event streams: the GET stream, and POST answers that stream. Both routes decide for
   // themselves whether to stream ('manual'), and answer JSON-RPC errors as JSON.
@@ -275,13 +225,13 @@ export async function buildHttpApp(gateway: Gateway, options: HttpOptions) {
     ctx.inFlight.close();
     for (const sse of ctx.getStreams.values()) sse.close();
     ctx.inFlight.abortAll('server closing');
-    if (ownStore) await store.close();
   });
 
   return { app, store, openStreams: () => ctx.getStreams.size };
 }
 
-export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise<HttpServer> {
+/** Serves MCP over Streamable HTTP on `options.host`:`options.port` (0: any free port). */
+export async function listenHttp(gateway: HttpGateway, options: HttpOptions): Promise<HttpServer> {
   const { app, store, openStreams } = await buildHttpApp(gateway, options);
   app.server.maxConnections = options.maxConnections ?? 1_000;
   await app.listen({ host: options.host, port: options.port });
@@ -307,7 +257,7 @@ export async function serveHttp(gateway: Gateway, options: HttpOptions): Promise
 }
 
 /** /metrics alone on its own port, without the token: for a network only Prometheus reaches. */
-async function serveMetrics(gateway: Gateway, options: HttpOptions) {
+async function serveMetrics(gateway: HttpGateway, options: HttpOptions) {
   const { createServer } = await import('node:http');
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
@@ -336,14 +286,6 @@ async function serveMetrics(gateway: Gateway, options: HttpOptions) {
 function withRedaction(logger: boolean | object): boolean | object {
   if (logger === false) return false;
   return { ...(logger === true ? {} : logger), redact: [...LOG_REDACT_PATHS] };
-}
-
-/** ioredis gave up on a command: the server is gone or the connection is down. */
-function isRedisUnavailable(error: Error): boolean {
-  return (
-    error.name === 'MaxRetriesPerRequestError' ||
-    /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(error.message)
-  );
 }
 
 /** Malformed or too slow HTTP never reaches the routes; it still gets a JSON-RPC error. */

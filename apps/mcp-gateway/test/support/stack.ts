@@ -14,8 +14,8 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterEach, expect } from 'vitest';
-import { createGateway, type GatewayOptions } from '../../src/gateway.js';
-import { type HttpOptions, type HttpServer, serveHttp } from '../../src/transports/http.js';
+import { createGateway, type GatewayOptions, type ServeHttpOptions, serveHttp } from '../../src/gateway.js';
+import type { HttpServer } from '../../src/transports/http.js';
 
 export const GATEWAY_BIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -74,14 +74,14 @@ export interface HttpGateway {
   close(): Promise<void>;
 }
 
-export function startHttpGateway(api: ToyApi, extra: Partial<HttpOptions> = {}): Promise<HttpGateway> {
+export function startHttpGateway(api: ToyApi, extra: Partial<ServeHttpOptions> = {}): Promise<HttpGateway> {
   return startHttpGatewayFor({ upstreamUrl: api.url, upstreamApiKey: api.key, pageSize: 5 }, extra);
 }
 
 /** A gateway over HTTP for any upstream and spec (the options of createGateway and serveHttp). */
 export async function startHttpGatewayFor(
   options: GatewayOptions,
-  extra: Partial<HttpOptions> = {},
+  extra: Partial<ServeHttpOptions> = {},
 ): Promise<HttpGateway> {
   const token = `gw-${randomBytes(16).toString('hex')}`;
   const gateway = await createGateway(options);

@@ -12,12 +12,12 @@ import {
 import type { McpServer } from '../../protocol/mcp-server.js';
 import type { BatchLimits } from '../../protocol/message-intake.js';
 import type { Outcome, SessionState } from '../../protocol/messages.js';
-import type { SessionStore } from '../../sessions/session-store.js';
+import type { SessionBackend } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 
 export interface HttpContext {
   server: McpServer;
-  store: SessionStore;
+  store: SessionBackend;
   inFlight: InFlightRequests;
   /** The open GET stream of each session on this replica (one at a time: events go to one stream). */
   getStreams: Map<string, EventStream>;

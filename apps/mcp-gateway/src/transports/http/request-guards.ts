@@ -1,6 +1,7 @@
 // The checks in front of every HTTP request, as plain functions: the Host header against DNS
-// rebinding, the Origin header against pages from other sites, and the bearer token. The
-// transport's onRequest hook calls them in that order; each is tested on its own.
+// rebinding, the Origin header against pages from other sites, and the bearer token. One
+// function, refusalOf, runs them in that order and decides the refusal (status, message,
+// headers); the transport's onRequest hook only sends it. Each check is tested on its own.
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /** Names of this machine that a browser cannot be tricked into using for another site. */
@@ -47,4 +48,57 @@ export function tokenDigest(token: string): Buffer {
 export function bearerMatches(authorization: string | undefined, expected: Buffer): boolean {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
   return match !== null && timingSafeEqual(tokenDigest(match[1] ?? ''), expected);
+}
+
+/** The guards' settings, prepared once per server. */
+export interface Guards {
+  hosts: Set<string>;
+  origins: Set<string>;
+  /** The token's digest; undefined: no token is asked for. */
+  token: Buffer | undefined;
+}
+
+export function guardsFor(options: {
+  host: string;
+  allowedHosts?: string[] | undefined;
+  allowedOrigins: string[];
+  token: string | undefined;
+}): Guards {
+  return {
+    hosts: allowedHosts(options.host, options.allowedHosts),
+    origins: allowedOrigins(options.allowedOrigins),
+    token: options.token ? tokenDigest(options.token) : undefined,
+  };
+}
+
+/** Why a request is refused before it reaches a route, as the answer to send. */
+export interface Refusal {
+  status: 400 | 401 | 403;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * The one decision in front of every route: Host first (DNS rebinding), then Origin (pages of
+ * other sites), then the token (every route but /health). Undefined: the request may pass.
+ */
+export function refusalOf(
+  guards: Guards,
+  request: { url: string; host: string | undefined; origin: string | undefined; authorization: string | undefined },
+): Refusal | undefined {
+  if (request.host === undefined) return { status: 400, message: 'Bad Request: a Host header is required' };
+  const host = hostOf(request.host);
+  if (!guards.hosts.has(host)) return { status: 403, message: `Forbidden: Host '${host}' is not allowed` };
+  if (!isOriginAllowed(request.origin, guards.origins)) {
+    return { status: 403, message: `Forbidden: Origin '${request.origin?.slice(0, 100)}' is not allowed` };
+  }
+  if (request.url === '/health') return undefined;
+  if (guards.token && !bearerMatches(request.authorization, guards.token)) {
+    return {
+      status: 401,
+      message: 'Unauthorized: send the gateway token as "Authorization: Bearer <token>"',
+      headers: { 'www-authenticate': 'Bearer realm="mcp-gateway"' },
+    };
+  }
+  return undefined;
 }
