@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // The agent command: reads the command name and hands the rest to it (commands/).
 import { startTracing, TracingConfigError } from '@agentwire/telemetry';
+import { callCommand } from './commands/call.js';
+import { getCommand } from './commands/get.js';
 import { labCommand } from './commands/lab.js';
 import { rawCommand } from './commands/raw.js';
 import { reportCommand } from './commands/report.js';
-import { callCommand, getCommand, toolsCommand } from './commands/tools.js';
+import { toolsCommand } from './commands/tools.js';
 import { triageCommand } from './commands/triage.js';
 import { validateCommand } from './commands/validate.js';
 import { EXIT } from './exit-codes.js';

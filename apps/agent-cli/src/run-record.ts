@@ -4,7 +4,26 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AttemptRecord, Ledger, LedgerEntry } from '@agentwire/http-client';
-import type { ToolCallRecord } from './triage/mcp-backend.js';
+import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
+
+/** One tool call, as the MCP backends record it. */
+export interface ToolCallRecord {
+  kind: 'tool_call';
+  time: string;
+  layer: string;
+  tool: string;
+  durationMs: number;
+  isError: boolean;
+  /** The call's span, when the agent traces: joins this line with the trace. */
+  traceId?: string;
+  spanId?: string;
+  /**
+   * What the gateway did upstream for this call: the result's _meta read with
+   * readUpstreamReport, so a report that does not match its schema (any server may fill _meta)
+   * is none.
+   */
+  upstream: UpstreamReport | null;
+}
 
 export interface UpstreamAttempt {
   kind: 'attempt';
@@ -51,18 +70,15 @@ export class RunRecord {
         kind: 'attempt',
         layer: 'gateway',
         tool: record.tool,
-        // Typed here: the fields come from the MCP server's _meta, which any server may fill.
-        attempt: count(a.attempt),
-        status: typeof a.status === 'number' && Number.isInteger(a.status) ? a.status : null,
-        errorType: typeof a.errorType === 'string' ? a.errorType : null,
-        waitMs: count(a.waitMs),
-        waitReason: typeof a.waitReason === 'string' ? a.waitReason : null,
-        durationMs: count(a.durationMs),
-        bytesSent: count(a.bytesSent),
-        bytesReceived: count(a.bytesReceived),
-        ...(typeof a.spanId === 'string' && typeof a.traceId === 'string'
-          ? { traceId: a.traceId, spanId: a.spanId }
-          : {}),
+        attempt: a.attempt,
+        status: a.status,
+        errorType: a.errorType,
+        waitMs: a.waitMs,
+        waitReason: a.waitReason,
+        durationMs: a.durationMs,
+        bytesSent: a.bytesSent,
+        bytesReceived: a.bytesReceived,
+        ...(a.spanId !== undefined && a.traceId !== undefined ? { traceId: a.traceId, spanId: a.spanId } : {}),
         via,
       });
     }
@@ -71,11 +87,6 @@ export class RunRecord {
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.#file.end(resolve));
   }
-}
-
-/** A non-negative finite number from a stranger's field, else 0. */
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
 }
 
 export interface LayerSummary {

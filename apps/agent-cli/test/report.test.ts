@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { RunRecord } from '../src/run-record.js';
@@ -122,31 +123,40 @@ describe('agent report', () => {
     }
   }, 60_000);
 
-  it("keeps only numbers where the run record wants numbers, whatever a server's _meta says", async () => {
+  it("records a server's upstream report only when it matches the schema, whole or not at all", async () => {
     const file = join(tmpdir(), `record-${randomBytes(4).toString('hex')}.jsonl`);
     const record = new RunRecord(file);
+    const call = (upstream: unknown) => ({
+      kind: 'tool_call' as const,
+      layer: 'mcp-http',
+      tool: 'x',
+      time: new Date().toISOString(),
+      durationMs: 1,
+      isError: false,
+      upstream: readUpstreamReport({ [UPSTREAM_REPORT_KEY]: upstream }) ?? null,
+    });
+    const attempt = { attempt: 1, status: 200, errorType: null, waitMs: 0, waitReason: null, durationMs: 3 };
+    const report = {
+      status: 200,
+      attempts: 1,
+      retries: 0,
+      waitMs: 0,
+      bytesSent: 10,
+      bytesReceived: 20,
+      durationMs: 3,
+      requestIds: [],
+      attemptLog: [{ ...attempt, bytesSent: 10, bytesReceived: 20 }],
+    };
+    // A stranger's fields of the wrong kinds: the report is dropped, nothing of it is recorded.
     record.toolCall(
-      {
-        kind: 'tool_call',
-        layer: 'mcp-http',
-        tool: 'x',
-        time: new Date().toISOString(),
-        durationMs: 1,
-        isError: false,
-        upstream: {
-          attemptLog: [{ attempt: '1', status: '<b>', errorType: 7, waitMs: -5, waitReason: {}, durationMs: 'x' }],
-        },
-      } as never,
+      call({ ...report, attemptLog: [{ attempt: '1', status: '<b>', errorType: 7, waitMs: -5, waitReason: {} }] }),
       'mcp-http',
     );
+    record.toolCall(call({ ...report, retries: -1 }), 'mcp-http');
+    record.toolCall(call(report), 'mcp-http');
     await record.close();
-    expect(record.entries[1]).toMatchObject({
-      attempt: 0,
-      status: null,
-      errorType: null,
-      waitMs: 0,
-      waitReason: null,
-      durationMs: 0,
-    });
+    expect(record.entries.map((e) => e.kind)).toEqual(['tool_call', 'tool_call', 'tool_call', 'attempt']);
+    expect(record.entries[0]).toMatchObject({ upstream: null });
+    expect(record.entries[3]).toMatchObject({ ...attempt, layer: 'gateway', tool: 'x', via: 'mcp-http' });
   });
 });

@@ -9,7 +9,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { McpBackend, type ToolCallRecord } from '../src/triage/mcp-backend.js';
+import type { ToolCallRecord } from '../src/run-record.js';
+import { McpBackend } from '../src/triage/mcp-backend.js';
 
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { ErrorEnvelope, Health, LOG_REDACT_PATHS } from '@agentwire/schemas';
+import { ErrorEnvelope, Health } from '@agentwire/schemas';
+import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -79,8 +80,6 @@ declare module 'fastify' {
   }
 }
 
-const REDACT = [...LOG_REDACT_PATHS];
-
 /** Request logs include the headers (user agent, idempotency key, ...), with the secrets redacted. */
 const LOG_SERIALIZERS = {
   req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
@@ -92,11 +91,9 @@ const LOG_SERIALIZERS = {
 };
 
 function withRedaction(logger: FastifyServerOptions['logger']): NonNullable<FastifyServerOptions['logger']> {
-  if (!logger) return false;
-  if (logger === true) return { redact: REDACT, serializers: LOG_SERIALIZERS };
-  if (typeof logger === 'object' && !('info' in logger))
-    return { ...logger, redact: REDACT, serializers: LOG_SERIALIZERS };
-  return logger;
+  return withLogRedaction(logger ?? false, { serializers: LOG_SERIALIZERS }) as NonNullable<
+    FastifyServerOptions['logger']
+  >;
 }
 
 // randomUUID draws from a cached pool of entropy; randomBytes(12) per request was a syscall
@@ -332,16 +329,13 @@ function injectFaultHooks(route: RouteOptions, faults: FaultInjector): void {
 
 /** Malformed HTTP never reaches Fastify's router; answer it with our envelope anyway. */
 function writeClientError(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
-  const [status, reason, type, message] =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'invalid_request_error', 'the request did not arrive in time']
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'request_too_large', 'the request headers are too large']
-        : [400, 'Bad Request', 'invalid_request_error', `malformed HTTP request (${error.code ?? 'parse error'})`];
-  const body = JSON.stringify(envelope(type as 'invalid_request_error', message));
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nrequest-id: ${newRequestId()}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  const answer = clientErrorAnswer(error, socket);
+  if (!answer) return;
+  const [type, message] =
+    answer.kind === 'timeout'
+      ? (['invalid_request_error', 'the request did not arrive in time'] as const)
+      : answer.kind === 'headers_too_large'
+        ? (['request_too_large', 'the request headers are too large'] as const)
+        : (['invalid_request_error', `malformed HTTP request (${answer.code})`] as const);
+  endWithJson(socket, answer, envelope(type, message), { 'request-id': newRequestId() });
 }

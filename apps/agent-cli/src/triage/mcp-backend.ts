@@ -2,41 +2,20 @@
 // (spawning the gateway) or Streamable HTTP (with packages/http-client as its fetch).
 
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { type HttpClient, isHttpClientError, type RunBudget } from '@agentwire/http-client';
+import { type HttpClient, type RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
+import { readUpstreamReport } from '@agentwire/schemas/upstream-report';
 import { settleSpan, traceMeta } from '@agentwire/telemetry';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
+import type { ToolCallRecord } from '../run-record.js';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
-import { AnswerStreamCut, watched, watchingAnswers } from './answer-watch.js';
+import { watched, watchingAnswers } from './answer-watch.js';
 import { TaskError, type TriageBackend } from './backend.js';
-
-export interface ToolCallRecord {
-  kind: 'tool_call';
-  time: string;
-  layer: string;
-  tool: string;
-  durationMs: number;
-  isError: boolean;
-  /** The call's span, when the agent traces: joins this line with the trace. */
-  traceId?: string;
-  spanId?: string;
-  /** What the gateway did upstream for this call (from the result's _meta). */
-  upstream: {
-    attempts: number;
-    retries: number;
-    waitMs: number;
-    bytesSent: number;
-    bytesReceived: number;
-    attemptLog: Array<Record<string, unknown>>;
-    /** The gateway's word on whether the same call may succeed later. */
-    retryable?: boolean;
-  } | null;
-}
+import { repeatLostInTransit } from './transit-retry.js';
 
 /** Rejects when the run's deadline passes first, so starting up counts against it too. */
 async function withinDeadline<T>(work: Promise<T>, deadline: number | undefined, what: string): Promise<T> {
@@ -61,43 +40,6 @@ type ToolResult = {
   structuredContent?: unknown;
   _meta?: Record<string, unknown>;
 };
-
-/**
- * The call may not have reached the gateway, or its answer was lost: the connection failed or
- * closed, or a balancer in front answered 502/503/504 for a replica that went away.
- */
-function isLostInTransit(error: unknown, depth = 0): boolean {
-  if (error instanceof AnswerStreamCut) return true;
-  if (isHttpClientError(error)) return error.retryable && (error.status === undefined || error.status >= 500);
-  const e = error as { status?: unknown; code?: unknown; cause?: unknown };
-  const status = typeof e?.status === 'number' ? e.status : typeof e?.code === 'number' ? e.code : undefined;
-  if (status === 502 || status === 503 || status === 504) return true;
-  // The SDK wraps what went wrong ("Version negotiation probe failed: ..."): look underneath.
-  return depth < 3 && e?.cause !== undefined && isLostInTransit(e.cause, depth + 1);
-}
-
-/** Transit failures a call that is safe to repeat gets sent again for, with these waits before each. */
-const TRANSIT_RETRY_WAITS_MS = [200, 500, 1000];
-
-/** Runs `work` again after a transit failure, with the waits above, while the deadline allows. */
-async function repeatLostInTransit<T>(
-  work: () => Promise<T>,
-  deadline: number | undefined,
-  beforeRetry?: () => void,
-): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      const wait = TRANSIT_RETRY_WAITS_MS[attempt];
-      const late = deadline !== undefined && Date.now() + (wait ?? 0) >= deadline;
-      const retryableResult = error instanceof TaskError && error.retryable;
-      if (wait === undefined || late || !(isLostInTransit(error) || retryableResult)) throw error;
-      await sleep(wait);
-      beforeRetry?.();
-    }
-  }
-}
 
 /** The gateway no longer knows the session: HTTP 404 to a request that carried one. */
 function isSessionLost(error: unknown): boolean {
@@ -195,7 +137,7 @@ export class McpBackend implements TriageBackend {
     };
     // Connecting (discover or initialize) is safe to repeat: a replica that died under it is
     // no reason to give up.
-    const backend = new McpBackend('mcp-http', await repeatLostInTransit(connect, deadline), record, deadline);
+    const backend = new McpBackend('mcp-http', await repeatLostInTransit(connect, { deadline }), record, deadline);
     backend.#reconnect = connect;
     backend.#tracer = options.tracer;
     return backend;
@@ -229,7 +171,7 @@ export class McpBackend implements TriageBackend {
   ): Promise<unknown> {
     const once = () => this.#callOnce(name, args, options.onProgress);
     if (!options.safeToRepeat) return once();
-    return repeatLostInTransit(once, this.#deadline, options.onRetry);
+    return repeatLostInTransit(once, { deadline: this.#deadline, beforeRetry: options.onRetry });
   }
 
   /** One call, in a span of its own when the agent traces. */
@@ -288,7 +230,7 @@ export class McpBackend implements TriageBackend {
       }
       throw error;
     }
-    const upstream = (result._meta?.['agentwire.dev/upstream'] as ToolCallRecord['upstream']) ?? null;
+    const upstream = readUpstreamReport(result._meta) ?? null;
     this.#record({
       kind: 'tool_call',
       time,
@@ -318,7 +260,7 @@ export class McpBackend implements TriageBackend {
         this.#deadline,
         'listing the tools',
       );
-    return (await repeatLostInTransit(list, this.#deadline)).tools as unknown as ToolView[];
+    return (await repeatLostInTransit(list, { deadline: this.#deadline })).tools as unknown as ToolView[];
   }
 
   /** One tool call, its result as it came; sent once (a cut streamed answer fails it at once). */

@@ -6,7 +6,7 @@
 // none is given); the transport knows only its interfaces.
 
 import type { Socket } from 'node:net';
-import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
+import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { GatewayMetrics } from '../observability/metrics.js';
@@ -86,7 +86,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   const app = Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
-      : { logger: withRedaction(options.logger ?? false) }),
+      : { logger: withLogRedaction(options.logger ?? false) }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     forceCloseConnections: true,
     // A slow or stalled request body is cut (408), and an idle connection does not linger.
@@ -282,24 +282,15 @@ async function serveMetrics(gateway: HttpGateway, options: HttpOptions) {
   };
 }
 
-/** Logger options with the shared redaction list, whatever the caller passed. */
-function withRedaction(logger: boolean | object): boolean | object {
-  if (logger === false) return false;
-  return { ...(logger === true ? {} : logger), redact: [...LOG_REDACT_PATHS] };
-}
-
 /** Malformed or too slow HTTP never reaches the routes; it still gets a JSON-RPC error. */
 function writeClientError(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) return;
-  const [status, reason, message] =
-    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'Request Timeout: the request did not arrive in full in time']
-      : error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'Request header fields too large']
-        : [400, 'Bad Request', `Bad Request: malformed HTTP (${error.code ?? 'parse error'})`];
-  const body = JSON.stringify(errorResponse(null, INVALID_REQUEST, message));
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  const answer = clientErrorAnswer(error, socket);
+  if (!answer) return;
+  const message =
+    answer.kind === 'timeout'
+      ? 'Request Timeout: the request did not arrive in full in time'
+      : answer.kind === 'headers_too_large'
+        ? 'Request header fields too large'
+        : `Bad Request: malformed HTTP (${answer.code})`;
+  endWithJson(socket, answer, errorResponse(null, INVALID_REQUEST, message));
 }

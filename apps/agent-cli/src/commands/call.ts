@@ -1,0 +1,39 @@
+// `agent call TOOL`: one tool call through the gateway, its result as it came.
+import { EXIT } from '../exit-codes.js';
+import { print } from '../print.js';
+import { UsageError } from '../usage-error.js';
+import { GATEWAY_OPTIONS, parseCommand, STACK_OPTIONS, stackOf, viaOf, withMcp } from './command-args.js';
+
+const CALL_USAGE = 'usage: agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]';
+
+export async function callCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(
+    argv,
+    { ...STACK_OPTIONS, ...GATEWAY_OPTIONS, args: { type: 'string', default: '{}' } },
+    CALL_USAGE,
+    1,
+  );
+  const tool = positionals[0];
+  if (!tool) throw new UsageError(CALL_USAGE);
+  let args: Record<string, unknown>;
+  try {
+    args = JSON.parse(values.args ?? '{}');
+  } catch (error) {
+    throw new UsageError(`--args must be a JSON object: ${(error as Error).message}`);
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    throw new UsageError('--args must be a JSON object');
+  const via = viaOf(values.via);
+  if (via === 'api')
+    throw new UsageError(
+      'agent call goes through the gateway: use --via mcp-stdio or mcp-http (or agent get for the API)',
+    );
+  const stack = await stackOf(values);
+  try {
+    const result = await withMcp(stack, via, values.trace === true, (b) => b.rawCall(tool, args));
+    print(`${JSON.stringify(result, null, 2)}\n`);
+    return result.isError ? EXIT.taskFailed : EXIT.ok;
+  } finally {
+    await stack.close();
+  }
+}
