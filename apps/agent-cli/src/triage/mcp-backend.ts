@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { type HttpClient, type RunBudget } from '@agentwire/http-client';
+import type { HttpClient, RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import { readUpstreamReport } from '@agentwire/schemas/upstream-report';
 import { settleSpan, traceMeta } from '@agentwire/telemetry';
