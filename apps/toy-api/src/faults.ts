@@ -175,6 +175,8 @@ export class FaultInjector {
 }
 
 async function sleepUnlessGone(request: FastifyRequest, ms: number): Promise<void> {
+  // Gone already (its close fired before we listened): no wait at all.
+  if (request.raw.socket.destroyed) return;
   const controller = new AbortController();
   const onClose = () => controller.abort();
   request.raw.socket.once('close', onClose);

@@ -84,7 +84,7 @@ export function createIdempotency(
         // A request that dies before its handler starts (client gone, connection fault) frees its
         // key, and its handler then does nothing (startHandler). Once the handler has started,
         // onSend records the outcome, whether or not the client is still there.
-        reply.raw.once('close', () => {
+        const release = () => {
           if (!claim.settled && !claim.handlerStarted) {
             claim.settled = true;
             store.abandonIdempotent(lease).then(
@@ -92,7 +92,10 @@ export function createIdempotency(
               (err: unknown) => request.log.warn({ err }, 'idempotency release failed'),
             );
           }
-        });
+        };
+        // The client may have left while the key was being claimed: its close has fired already.
+        if (request.raw.socket.destroyed) release();
+        else reply.raw.once('close', release);
         return;
       }
       case 'in_flight':
