@@ -1,8 +1,11 @@
 // Mutation testing of the code that guards (issue 22): the Host, Origin and token checks,
 // session ids, path/query/header/cookie serialization, and where the upstream key goes.
 // `pnpm test:mutation` from the repository root runs it; incremental, so a run re-tests only
-// what changed since the result file (committed) was written. In place, because the tests reach
-// the shared set-up in ../../test-support, which a sandbox copy of this folder would not have.
+// what changed since the result file (committed) was written. Never in place: the sandbox copy of
+// this folder goes two levels below the repository root (<root>/.stryker-tmp/sandbox-*), as deep
+// as the folder itself, so what the tests and configs reach by relative path
+// (../../test-support, ../../tsconfig.base.json) resolves there as it does here, and the source
+// files an editor, a build or another test reads are never the instrumented ones.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
@@ -16,7 +19,11 @@ export default {
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,
-  inPlace: true,
+  tempDirName: '../../.stryker-tmp',
+  // Stryker rewrites a sandboxed tsconfig.json's `extends` for a sandbox in ./.stryker-tmp; this
+  // one needs no rewrite, so that step is pointed at a file that does not exist (no type checker
+  // plugin reads it).
+  tsconfigFile: 'tsconfig.stryker-none.json',
   incremental: true,
   incrementalFile: 'mutation/stryker-incremental.json',
   reporters: ['clear-text', 'progress', 'json'],

@@ -2,6 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // Bounds for a busy machine (CI hosts are shared): a poll waits up to 15 s for its condition
+    // (vitest's default is 1 s) and a test may take a minute. They bound the machine, not the code:
+    // a test that checks how long the code takes says so itself, with its own clock.
+    expect: { poll: { timeout: 15_000 } },
     // A test spawns a Node process that loads the tokenizer: seconds on a busy 2-core machine.
     testTimeout: 30_000,
   },

@@ -63,10 +63,11 @@ describe('dynamic mode', () => {
       { name: CALL_TOOL, arguments: { name: 'slow', arguments: { ms: 8000 } } },
       { signal: controller.signal },
     );
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(1);
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 15_000 }).toBe(1);
     controller.abort('changed my mind');
     await expect(pending).rejects.toThrow();
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(0);
+    await expect.poll(() => api.app.toy.slowEndedEarly(), { timeout: 15_000 }).toBe(1);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
   });
 
   it('answers what a model gets wrong with a result that says what to do', async () => {

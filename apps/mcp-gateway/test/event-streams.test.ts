@@ -100,8 +100,9 @@ describe('event streams', () => {
     // The slow call sends no progress: the response is here only because the head was sent at once.
     const response = await post(gw, call, await session(gw), left.signal);
     expect(response.headers.get('content-type')).toBe('text/event-stream');
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(1);
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 15_000 }).toBe(1);
     left.abort();
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(0);
+    await expect.poll(() => api.app.toy.slowEndedEarly(), { timeout: 15_000 }).toBe(1);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
   });
 });

@@ -82,7 +82,7 @@ describe('the gateway logs', () => {
     const { child, stderr } = await spawnGateway({ UPSTREAM_URL: 'http://127.0.0.1:1', LOG_LEVEL: 'loud' }, [
       '--stdio',
     ]);
-    expect((await once(child, 'exit'))[0]).toBe(2);
+    expect((await once(child, 'close'))[0]).toBe(2);
     expect(stderr()).toBe(
       "mcp-gateway: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got 'loud'\n",
     );

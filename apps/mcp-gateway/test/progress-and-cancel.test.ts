@@ -59,11 +59,12 @@ describe('cancellation reaches the upstream', () => {
   ) => {
     const controller = new AbortController();
     const pending = call(controller.signal);
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(1);
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 15_000 }).toBe(1);
     controller.abort('changed my mind');
     await expect(pending).rejects.toThrow();
     // The gateway aborted its upstream request: the toy API saw the client go and stopped waiting.
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(0);
+    await expect.poll(() => api.app.toy.slowEndedEarly(), { timeout: 15_000 }).toBe(1);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
   };
 
   it('notifications/cancelled over stdio', async () => {
@@ -90,12 +91,13 @@ describe('cancellation reaches the upstream', () => {
     const api = await startToyApi();
     const { client } = await stdioV1(api);
     const pending = client
-      .callTool({ name: 'slow', arguments: { ms: 8000 } }, undefined, { timeout: 2000 })
+      .callTool({ name: 'slow', arguments: { ms: 10_000 } }, undefined, { timeout: 8000 })
       .catch((e: unknown) => e);
     // The call really reached the upstream before the client gave up...
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 2000, interval: 5 }).toBe(1);
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 8000, interval: 5 }).toBe(1);
     expect(await pending).toBeInstanceOf(McpError);
     // ...and the gateway's cancellation stopped it there.
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(0);
+    await expect.poll(() => api.app.toy.slowEndedEarly(), { timeout: 15_000 }).toBe(1);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
   });
 });

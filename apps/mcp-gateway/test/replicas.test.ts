@@ -154,7 +154,7 @@ describe('two gateway replicas on one Redis', () => {
         params: { name: 'slow', arguments: { ms: 8000 } },
       }),
     });
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(1);
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 15_000 }).toBe(1);
     const note = await fetch(b, {
       method: 'POST',
       headers: { ...headers, ...s },
@@ -165,7 +165,8 @@ describe('two gateway replicas on one Redis', () => {
       }),
     });
     expect(note.status).toBe(202);
-    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 5000 }).toBe(0);
+    await expect.poll(() => api.app.toy.slowEndedEarly(), { timeout: 15_000 }).toBe(1);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
     const answer = await slow;
     // No response is sent for a cancelled request: the stream ends without one.
     expect(answer.headers.get('content-type')).toContain('text/event-stream');
@@ -191,7 +192,7 @@ describe('replicas on a Redis with a password and a session cap', () => {
 
     const wrong = `wrong-${randomUUID()}`;
     const refused = await spawnGateway({ ...env, PORT: '0', REDIS_PASSWORD: wrong });
-    const [code] = await once(refused.child, 'exit');
+    const [code] = await once(refused.child, 'close');
     expect(code).toBe(2);
     expect(refused.stderr()).toMatch(
       /^mcp-gateway: cannot connect to Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): .*\(set REDIS_PASSWORD to the password Redis was started with\)\n$/,

@@ -6,8 +6,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { spawnGateway, startToyApi } from './support/stack.js';
+import { GATEWAY_BIN, spawnGateway, startToyApi } from './support/stack.js';
 
 const RECORDER = new URL('./support/record-loads.mjs', import.meta.url).href;
 const LAZY = ['prom-client', 'yaml', '@opentelemetry/api'];
@@ -44,7 +45,7 @@ describe('start-up', () => {
     });
     expect(init.result.protocolVersion).toBe('2025-11-25');
     // The recorder saw the gateway's own modules load, and none of the lazy packages.
-    expect(readFileSync(loads, 'utf8')).toMatch(/mcp-gateway\/dist\/main\.js/);
+    expect(readFileSync(loads, 'utf8')).toContain(pathToFileURL(GATEWAY_BIN).href);
     expect(lazyLoaded(loads)).toEqual([]);
     child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
     const call = await ask({

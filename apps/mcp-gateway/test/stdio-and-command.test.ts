@@ -97,7 +97,7 @@ describe('stdio', () => {
     io.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flaky', arguments: { fail_times: 1 } } });
     await io.next();
     io.child.stdin!.end();
-    const [code] = await once(io.child, 'exit');
+    const [code] = await once(io.child, 'close');
     expect(code).toBe(0);
     for (const line of io.lines) expect(JSON.parse(line).jsonrpc).toBe('2.0');
     expect(io.stderr()).toMatch(/serving MCP over stdio/);
@@ -144,7 +144,7 @@ describe('stdio', () => {
     io.send(init('2025-11-25'));
     await io.next();
     io.child.kill('SIGTERM');
-    const [code] = await once(io.child, 'exit');
+    const [code] = await once(io.child, 'close');
     expect(code).toBe(0);
   });
 });
@@ -152,16 +152,16 @@ describe('stdio', () => {
 describe('the mcp-gateway command', () => {
   it('says what is missing: UPSTREAM_URL, or the token for HTTP', async () => {
     const none = await spawnGateway({});
-    expect((await once(none.child, 'exit'))[0]).toBe(2);
+    expect((await once(none.child, 'close'))[0]).toBe(2);
     expect(none.stderr()).toMatch(/UPSTREAM_URL is not set/);
     const noToken = await spawnGateway({ UPSTREAM_URL: 'http://127.0.0.1:1', OPENAPI_URL: '/nonexistent.json' });
-    expect((await once(noToken.child, 'exit'))[0]).toBe(2);
+    expect((await once(noToken.child, 'close'))[0]).toBe(2);
     expect(noToken.stderr()).toMatch(/MCP_GATEWAY_TOKEN is not set/);
   });
 
   it('refuses --demo-log-to-stdout without --stdio, saying why', async () => {
     const { child, stderr } = await spawnGateway({ UPSTREAM_URL: 'http://127.0.0.1:1' }, ['--demo-log-to-stdout']);
-    expect((await once(child, 'exit'))[0]).toBe(2);
+    expect((await once(child, 'close'))[0]).toBe(2);
     expect(stderr()).toMatch(/--demo-log-to-stdout needs --stdio/);
   });
 
@@ -170,7 +170,7 @@ describe('the mcp-gateway command', () => {
       { UPSTREAM_URL: 'http://127.0.0.1:1', OPENAPI_URL: '/nonexistent.json' },
       ['--stdio'],
     );
-    expect((await once(child, 'exit'))[0]).toBe(2);
+    expect((await once(child, 'close'))[0]).toBe(2);
     expect(stderr()).toMatch(/^mcp-gateway: cannot read the OpenAPI document \/nonexistent\.json/);
   });
 
@@ -349,13 +349,13 @@ describe('configuration', () => {
     );
     expect(io.stderr()).toMatch(summary);
     io.child.stdin!.end();
-    await once(io.child, 'exit');
+    await once(io.child, 'close');
 
     const none = await spawnGateway(
       { UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key, TOOLS_INCLUDE: 'tag:nothing' },
       ['--stdio'],
     );
-    expect((await once(none.child, 'exit'))[0]).toBe(2);
+    expect((await once(none.child, 'close'))[0]).toBe(2);
     expect(none.stderr()).toMatch(
       /^mcp-gateway: the tool selection keeps nothing: kept 0 of \d+ tools; left out \d+ matched no include rule\n$/,
     );
@@ -396,16 +396,16 @@ describe('configuration', () => {
       /^Cut: "data" holds the first \d+ of \d+ items; .* over toy's maxResultBytes \(1024\)/,
     );
     io.child.stdin!.end();
-    await once(io.child, 'exit');
+    await once(io.child, 'close');
 
     writeFileSync(file, `upstreams:\n  - name: toy\n    url: ${api.url}\n    auth: { keyEnv: TOY_KEY }\n`);
     const unset = await spawnGateway({ MCP_GATEWAY_CONFIG: file }, ['--stdio']);
-    expect((await once(unset.child, 'exit'))[0]).toBe(2);
+    expect((await once(unset.child, 'close'))[0]).toBe(2);
     expect(unset.stderr()).toBe(
       `mcp-gateway: ${file}:4 upstreams[0].auth.keyEnv: TOY_KEY is not set in the environment\n`,
     );
     const both = await spawnGateway({ MCP_GATEWAY_CONFIG: file, UPSTREAM_URL: api.url, TOY_KEY: api.key }, ['--stdio']);
-    expect((await once(both.child, 'exit'))[0]).toBe(2);
+    expect((await once(both.child, 'close'))[0]).toBe(2);
     expect(both.stderr()).toMatch(/both a config file .* and UPSTREAM_URL name upstreams/);
   });
 });

@@ -415,12 +415,14 @@ describe('calling the upstream', () => {
     const { client } = await stdioV1(api);
     const result = await client.callTool({
       name: 'slow',
-      arguments: { ms: 3000 },
+      arguments: { ms: 10_000 },
       _meta: { 'agentwire.dev/deadlineMs': 200 },
     });
     expect(result.isError).toBe(true);
     expect((result.content as Array<{ text: string }>)[0]?.text).toMatch(/^upstream call failed \(deadline_exceeded\)/);
-    await expect.poll(() => api.app.toy.activeSlowTimers()).toBe(0);
+    // The gateway's abort reached the API: the wait ended early, not by running out.
+    await expect.poll(() => api.app.toy.slowEndedEarly()).toBe(1);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
   });
 
   it('reports an unreachable upstream as an isError result that says a retry may help', async () => {

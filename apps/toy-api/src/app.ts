@@ -74,6 +74,8 @@ declare module 'fastify' {
       store: StateStore;
       faults: FaultInjector;
       activeSlowTimers: () => number;
+      /** /slow calls cut short because the client left (tests wait for this, not for time). */
+      slowEndedEarly: () => number;
       openStreams: () => number;
       metrics: ApiMetrics;
     };
@@ -111,6 +113,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     faults: new FaultInjector(),
     limited: options.limited ?? { max: 2, windowMs: 1000 },
     slowTimers: new Set(),
+    slowEndedEarly: { count: 0 },
     openStreams: new Set(),
     streamStats: { started: 0, completed: 0, clientLeft: 0, cut: 0, eventsSent: 0 },
   };
@@ -166,6 +169,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     metrics,
     faults: context.faults,
     activeSlowTimers: () => context.slowTimers.size,
+    slowEndedEarly: () => context.slowEndedEarly.count,
     openStreams: () => context.openStreams.size,
   });
   app.decorateRequest('caller', null);

@@ -26,6 +26,8 @@ export interface RouteContext {
   faults: FaultInjector;
   limited: { max: number; windowMs: number };
   slowTimers: Set<NodeJS.Timeout>;
+  /** /slow calls whose client went away before the wait was over (their timer stopped). */
+  slowEndedEarly: { count: number };
   /** The digest streams still running. */
   openStreams: Set<SSEReplyInterface>;
   /** How the digest streams since start ended (GET /admin/streams). */

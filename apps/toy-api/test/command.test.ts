@@ -32,7 +32,7 @@ function run(env: Record<string, string>) {
 describe('the toy-api command', () => {
   it('refuses to start without TOY_API_KEY, and says how to set it', async () => {
     const { child, err } = run({});
-    const [code] = await once(child, 'exit');
+    const [code] = await once(child, 'close');
     expect(code).toBe(2);
     expect(err()).toMatch(/TOY_API_KEY is not set/);
   });
@@ -45,7 +45,7 @@ describe('the toy-api command', () => {
     expect((await fetch(`${url}/health`)).status).toBe(200);
     expect((await fetch(`${url}/employees`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
     child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
+    const [code] = await once(child, 'close');
     expect(code).toBe(0);
     expect(out()).toMatch(/"msg":"shutting down"/);
     expect(out()).not.toContain(key);
@@ -66,7 +66,7 @@ describe('the toy-api command', () => {
     });
     expect(posted.status).toBe(201);
     child.kill('SIGTERM');
-    await once(child, 'exit');
+    await once(child, 'close');
     const redis = new Redis(redisUrl);
     try {
       const stored = await redis.lrange(`${prefix}replies:m-0003`, 0, -1);
@@ -79,7 +79,7 @@ describe('the toy-api command', () => {
 
   it('says so and exits when Redis cannot be reached', async () => {
     const { child, err } = run({ TOY_API_KEY: 'k'.repeat(16), REDIS_URL: 'redis://127.0.0.1:1' });
-    const [code] = await once(child, 'exit');
+    const [code] = await once(child, 'close');
     expect(code).toBe(2);
     expect(err()).toMatch(/^toy-api: cannot connect to Redis at 127\.0\.0\.1:1 \(REDIS_URL\)/);
   });

@@ -171,6 +171,7 @@ describe.each(STORES)('/slow (%s store)', (store) => {
     await expect.poll(() => api.app.toy.activeSlowTimers()).toBe(1);
     controller.abort();
     await expect(pending).rejects.toThrow();
-    await expect.poll(() => api.app.toy.activeSlowTimers()).toBe(0);
+    await expect.poll(() => api.app.toy.slowEndedEarly()).toBe(1);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
   });
 });

@@ -102,7 +102,7 @@ describe('Redis with a password and a memory limit', () => {
     };
     const wrong = `wrong-${randomBytes(12).toString('hex')}`;
     const refused = start(wrong);
-    const [code] = await once(refused.child, 'exit');
+    const [code] = await once(refused.child, 'close');
     expect(code).toBe(2);
     expect(refused.output()).toMatch(
       /cannot connect to Redis at 127\.0\.0\.1:\d+ \(REDIS_URL\): .*(WRONGPASS|invalid).*\(set REDIS_PASSWORD to the password Redis was started with\)/,

@@ -23,11 +23,13 @@ describe('per-attempt timeout', () => {
       clock: new FakeClock(),
       retryBudget: false,
     });
-    const error = await http.get('/slow', { query: { ms: 2000 } }).catch((e: unknown) => e);
+    const error = await http.get('/slow', { query: { ms: 10_000 } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ retryable: true, attempts: 2, timeoutMs: 100 });
     expect(ledger.attempts.map((r) => r.errorType)).toEqual(['timeout_error', 'timeout_error']);
-    await expect.poll(() => api.app.toy.activeSlowTimers()).toBe(0);
+    // Both attempts' waits ended early: the client's timeout closed each one.
+    await expect.poll(() => api.app.toy.slowEndedEarly()).toBe(2);
+    expect(api.app.toy.activeSlowTimers()).toBe(0);
   });
 
   it('covers the body too: headers in time but a body that stalls is a timeout', async () => {

@@ -20,6 +20,6 @@ export async function runAgent(args: string[], env: Record<string, string> = {},
   child.stderr?.on('data', (c: Buffer) => {
     stderr += c.toString();
   });
-  const [code] = await once(child, 'exit');
+  const [code] = await once(child, 'close');
   return { code: code as number, stdout, stderr };
 }

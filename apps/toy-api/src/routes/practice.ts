@@ -141,11 +141,13 @@ export function practiceRoutes(
           reply.send({ ok: true, waited_ms: ms });
         }, ms);
         context.slowTimers.add(timer);
-        // Stop waiting as soon as the client goes away.
-        reply.raw.once('close', () => {
+        // Stop waiting as soon as the client goes away (it may have gone already).
+        const stop = () => {
           clearTimeout(timer);
-          context.slowTimers.delete(timer);
-        });
+          if (context.slowTimers.delete(timer)) context.slowEndedEarly.count++;
+        };
+        if (request.raw.socket.destroyed) stop();
+        else reply.raw.once('close', stop);
       },
     );
   };
