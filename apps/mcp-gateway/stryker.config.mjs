@@ -15,7 +15,7 @@ export default {
     'src/transports/http/request-guards.ts',
     'src/sessions/session-store.ts',
     'src/openapi/parameter-styles.ts',
-    'src/upstream/caller.ts:50-106',
+    'src/upstream/caller.ts:33-89',
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,

@@ -60,7 +60,7 @@ export interface GatewayConfig {
   toolsTokenBudget: number;
   maxResultBytes: number;
   maxResultTokens: number | undefined;
-  /** MCP_GATEWAY_CONFIG / --config: several upstreams, from a file (upstreams-config.ts). */
+  /** MCP_GATEWAY_CONFIG / --config: several upstreams, from a file (upstream/config-file.ts). */
   upstreams: Upstream[] | undefined;
   /** OPENAPI_WATCH: reload when the spec file changes (a file, not a URL). */
   openapiWatch: boolean;

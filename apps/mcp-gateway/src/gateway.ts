@@ -50,12 +50,12 @@ export interface GatewayOptions {
   maxUploadBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
   maxResponseBytes?: number | undefined;
-  /** The most bytes of text one tool result may carry; a longer one is cut (result-limits.ts). Default 100 000. */
+  /** The most bytes of text one tool result may carry; a longer one is cut (tools/result-limits.ts). Default 100 000. */
   maxResultBytes?: number | undefined;
   /** The most tokens (o200k_base) of text one tool result may carry. Default: no token cap. */
   maxResultTokens?: number | undefined;
   /**
-   * Several upstream APIs behind this gateway (the config file, upstreams-config.ts): each with
+   * Several upstream APIs behind this gateway (the config file, upstream/config-file.ts): each with
    * its own client, retry budget and key, its tools named `<name>.<tool>`. When given, the
    * single-upstream fields (upstreamUrl, upstreamApiKey, openapi, upstreamAuth, selection)
    * are not used.
@@ -63,7 +63,7 @@ export interface GatewayOptions {
   upstreams?: Upstream[] | undefined;
   /** How to send the upstream key for every operation, instead of the document's security schemes. */
   upstreamAuth?: UpstreamAuth | undefined;
-  /** Which operations to serve (tool-selection.ts). Default: all. */
+  /** Which operations to serve (tools/selection.ts). Default: all. */
   selection?: ToolSelection | undefined;
   /**
    * static: one tool per operation; dynamic: search, describe and call tools; auto (default):

@@ -420,9 +420,8 @@ describe('calling the upstream', () => {
     });
     expect(result.isError).toBe(true);
     expect((result.content as Array<{ text: string }>)[0]?.text).toMatch(/^upstream call failed \(deadline_exceeded\)/);
-    // The gateway's abort reached the API: the wait ended early, not by running out.
-    await expect.poll(() => api.app.toy.slowEndedEarly()).toBe(1);
-    expect(api.app.toy.activeSlowTimers()).toBe(0);
+    // The gateway's abort reached the API: its wait ended long before its 10 s ran out.
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 8000 }).toBe(0);
   });
 
   it('reports an unreachable upstream as an isError result that says a retry may help', async () => {

@@ -27,9 +27,10 @@ describe('per-attempt timeout', () => {
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ retryable: true, attempts: 2, timeoutMs: 100 });
     expect(ledger.attempts.map((r) => r.errorType)).toEqual(['timeout_error', 'timeout_error']);
-    // Both attempts' waits ended early: the client's timeout closed each one.
-    await expect.poll(() => api.app.toy.slowEndedEarly()).toBe(2);
-    expect(api.app.toy.activeSlowTimers()).toBe(0);
+    // The waits ended when the client's timeout closed each attempt, long before their 10 s (on a
+    // busy machine an attempt may be cut before the route even starts its wait).
+    await expect.poll(() => api.app.toy.activeSlowTimers(), { timeout: 8000 }).toBe(0);
+    expect(api.app.toy.slowEndedEarly()).toBeGreaterThanOrEqual(1);
   });
 
   it('covers the body too: headers in time but a body that stalls is a timeout', async () => {

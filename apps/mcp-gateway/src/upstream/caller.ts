@@ -209,7 +209,7 @@ export class UpstreamCaller {
       // Checked against the advertised schema by the caller (the tool registry) before it is sent.
       const wrapped = tool.binding.output.kind === 'json' && tool.binding.output.wrapped;
       result.structuredContent = data === undefined ? {} : wrapped ? { result: data } : data;
-      // Sent as the upstream's own text unless something changes it (protocol/raw-json.ts).
+      // Sent as the upstream's own text unless something changes it (common/raw-json.ts).
       if (bodyText !== undefined && data !== undefined && typeof data !== 'string') {
         keepRawJson(result.structuredContent, wrapped ? `{"result":${bodyText}}` : bodyText);
       }
