@@ -9,8 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '@agentwire/toy-api';
-import { createGateway } from '../dist/gateway.js';
-import { serveHttp } from '../dist/transports/http.js';
+import { createGateway, serveHttp } from '../dist/gateway.js';
 
 const CACHE = process.env.CONFORMANCE_CACHE ?? join(tmpdir(), 'agentwire-conformance');
 const SUITES = {

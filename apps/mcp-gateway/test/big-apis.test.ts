@@ -4,9 +4,9 @@
 // that fits a budget; auto mode serves the whole of it dynamically; the official v2 client finds,
 // reads and calls an operation in three calls; what a selection left out cannot be called.
 import { fileURLToPath } from 'node:url';
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, DEFAULT_TOOLS_TOKEN_BUDGET, type GatewayOptions } from '../src/gateway.js';
-import { META } from '../src/protocol/revisions.js';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from '../src/tools/dynamic-tools.js';
 import { parseSelectors } from '../src/tools/selection.js';
 import { startPrism } from './support/prism.js';
@@ -108,7 +108,7 @@ describe("GitHub's REST API", () => {
     })) as Result & { _meta?: Record<string, { status?: number }> };
     expect(called.isError).toBeFalsy();
     // Prism checked the request against the document and answered as the operation does.
-    expect(called._meta?.[META.upstream]?.status).toBe(201);
+    expect(called._meta?.[UPSTREAM_REPORT_KEY]?.status).toBe(201);
     expect(called.structuredContent).toMatchObject({ number: expect.any(Number) });
   }, 60_000);
 
@@ -183,7 +183,7 @@ describe("GitHub's REST API", () => {
       _meta?: Record<string, { cut?: { kept: number; of: number } }>;
     };
     expect(result.isError).toBeFalsy();
-    const cut = result._meta?.[META.upstream]?.cut;
+    const cut = result._meta?.[UPSTREAM_REPORT_KEY]?.cut;
     expect(cut?.kept).toBeLessThan(cut?.of ?? 0);
     expect(result.content.at(-1)?.text).toMatch(
       /To see the rest, ask for less or for the next part with page, per_page\.$/,
@@ -243,7 +243,7 @@ describe("GitHub's REST API", () => {
       name: 'github.issues_create',
       arguments: { owner: 'octocat', repo: 'hello-world', title: 'From the toy' },
     })) as Result & { _meta?: Record<string, { status?: number }> };
-    expect(issue._meta?.[META.upstream]?.status).toBe(201);
+    expect(issue._meta?.[UPSTREAM_REPORT_KEY]?.status).toBe(201);
   }, 60_000);
 
   it('serves each upstream in its own mode: GitHub through its three tools, the toy API listed', async () => {
@@ -291,7 +291,7 @@ describe("GitHub's REST API", () => {
       name: 'github.call_operation',
       arguments: { name: 'github.issues_create', arguments: { owner: 'o', repo: 'r', title: 'Both modes' } },
     })) as Result & { _meta?: Record<string, { status?: number }> };
-    expect(issue._meta?.[META.upstream]?.status).toBe(201);
+    expect(issue._meta?.[UPSTREAM_REPORT_KEY]?.status).toBe(201);
     const days = (await client.callTool({ name: 'toy.office_days', arguments: { employee_id: 'e-05' } })) as Result;
     expect(days.structuredContent).toMatchObject({ employee_id: 'e-05' });
   }, 60_000);

@@ -2,9 +2,9 @@
 // call_operation behaves exactly as the same tool listed: retries and _meta, progress,
 // cancellation reaching the upstream, argument errors a model can act on.
 
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { countTokens } from '@agentwire/tool-tokens';
 import { describe, expect, it } from 'vitest';
-import { META } from '../src/protocol/revisions.js';
 import { CALL_TOOL, DESCRIBE_TOOL, MAX_QUERY_LENGTH, SEARCH_TOOL } from '../src/tools/dynamic-tools.js';
 import { httpV1, httpV2, startHttpGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
@@ -40,7 +40,7 @@ describe('dynamic mode', () => {
       arguments: { name: 'list_emails', arguments: { limit: 1 } },
     })) as Result;
     expect(result.isError).toBeFalsy();
-    expect(result._meta?.[META.upstream]).toMatchObject({ attempts: 3, retries: 2 });
+    expect(result._meta?.[UPSTREAM_REPORT_KEY]).toMatchObject({ attempts: 3, retries: 2 });
     expect((result.structuredContent as { data: unknown[] }).data).toHaveLength(1);
   });
 

@@ -9,9 +9,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { compileValidator, createAjv } from '@agentwire/schemas/validation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { META } from '../src/protocol/revisions.js';
 import { startPrism } from './support/prism.js';
 import { httpV1, httpV2, startHttpGatewayFor } from './support/stack.js';
 
@@ -258,7 +258,7 @@ describe.each(SPECS)('$name', (spec) => {
       // The calls alternate between the two clients.
       const caller = i % 2 === 0 ? client : v2.client;
       const result = (await caller.callTool({ name, arguments: args })) as CallResult;
-      const status = result._meta?.[META.upstream]?.status;
+      const status = result._meta?.[UPSTREAM_REPORT_KEY]?.status;
       const text = result.content.map((c) => c.text ?? c.type).join(' ');
       if (result.isError || status === undefined || status >= 300) {
         failures.push(`${name}: ${status} ${text.slice(0, 400)}`);

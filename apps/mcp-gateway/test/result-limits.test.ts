@@ -4,10 +4,10 @@
 // one that cannot be cut that way is an error result that says why.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { countTokens } from '@agentwire/tool-tokens';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
-import { META } from '../src/protocol/revisions.js';
 import { httpV1, onCleanup, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 type Result = {
@@ -36,7 +36,7 @@ describe('bounded results', () => {
       ),
     );
     expect(Buffer.byteLength(textOf(result))).toBeLessThanOrEqual(4096);
-    expect(result._meta?.[META.upstream]?.cut).toMatchObject({
+    expect(result._meta?.[UPSTREAM_REPORT_KEY]?.cut).toMatchObject({
       at: 'data',
       kept: data.length,
       of: 50,
@@ -45,7 +45,7 @@ describe('bounded results', () => {
     // The same call under the cap is untouched.
     const small = (await client.callTool({ name: 'list_emails', arguments: { limit: 2 } })) as Result;
     expect(small.content).toHaveLength(1);
-    expect(small._meta?.[META.upstream]?.cut).toBeUndefined();
+    expect(small._meta?.[UPSTREAM_REPORT_KEY]?.cut).toBeUndefined();
   });
 
   it('cuts to a token cap too, counted with the real tokenizer', async () => {
@@ -107,7 +107,7 @@ describe('bounded results', () => {
       /^\[the rest of this error's text is cut: it was \d+ bytes, over MAX_RESULT_BYTES \(2048\)\]$/,
     );
     expect(Buffer.byteLength(textOf(broken))).toBeLessThanOrEqual(2048);
-    expect(broken._meta?.[META.upstream]).toMatchObject({ cut: { limitBytes: 2048 }, status: 400 });
+    expect(broken._meta?.[UPSTREAM_REPORT_KEY]).toMatchObject({ cut: { limitBytes: 2048 }, status: 400 });
   });
 
   it('cuts one huge word to a token cap without counting it again and again (the count is linear)', async () => {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { GATEWAY_BIN, spawnGateway, startToyApi } from './support/stack.js';
 
 const RECORDER = new URL('./support/record-loads.mjs', import.meta.url).href;
-const LAZY = ['prom-client', 'yaml', '@opentelemetry/api'];
+const LAZY = ['prom-client', 'yaml', '@opentelemetry/api', 'typebox'];
 
 /** The lazy packages among the modules recorded so far. */
 function lazyLoaded(file: string): string[] {

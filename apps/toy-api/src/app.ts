@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ErrorEnvelope, Health } from '@agentwire/schemas';
-import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/settings';
+import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/server-replies';
 import { fastifySSE } from '@fastify/sse';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';

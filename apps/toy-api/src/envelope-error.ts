@@ -2,6 +2,7 @@
 // parser's) is mapped onto the same envelope: {"error": {"type", "message"}}.
 
 import { ERROR_STATUS, type ErrorEnvelope, type ErrorType, errorTypeForStatus } from '@agentwire/schemas';
+import { isRedisUnavailable } from '@agentwire/schemas/server-replies';
 import type { FastifyError } from 'fastify';
 import { isOutOfMemory } from './store/redis-store.js';
 
@@ -84,10 +85,4 @@ export function toErrorResponse(
   return { status, body: envelope(errorTypeForStatus(status), fe.message), headers: {} };
 }
 
-/** ioredis gave up on a command: the server is gone or the connection is down. */
-export function isRedisUnavailable(error: Error): boolean {
-  return (
-    error.name === 'MaxRetriesPerRequestError' ||
-    /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(error.message)
-  );
-}
+export { isRedisUnavailable };

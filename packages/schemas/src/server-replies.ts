@@ -1,5 +1,6 @@
 // What both servers (the toy API and the gateway) do the same way at the edge of HTTP: log
-// options that always carry the redaction list, and the answer to a request Node's parser
+// options that always carry the redaction list, telling an unreachable Redis from other
+// errors, and the answer to a request Node's parser
 // refused before any route saw it (malformed, too slow, headers too large), written straight
 // to the socket as JSON, since no framework reply exists yet. Each server brings its own body
 // (the API's error envelope, the gateway's JSON-RPC error).
@@ -8,13 +9,28 @@ import { LOG_REDACT_PATHS } from './log-redaction.js';
 
 /**
  * Logger options with the shared redaction list added, whatever the caller passed: false stays
- * false, true becomes options, and a logger instance (it has `info`) is used as it is.
+ * false, true becomes options, options get the list, and a logger instance (it has `info`) is
+ * used as it is.
  */
-export function withLogRedaction<L>(logger: L, extra: Record<string, unknown> = {}): L | Record<string, unknown> {
-  if (!logger) return false as L;
+export function withLogRedaction(logger: false, extra?: Record<string, unknown>): false;
+export function withLogRedaction(logger: true | object, extra?: Record<string, unknown>): object;
+export function withLogRedaction(logger: boolean | object, extra?: Record<string, unknown>): false | object;
+export function withLogRedaction(logger: boolean | object, extra: Record<string, unknown> = {}): false | object {
+  if (logger === false) return false;
   if (logger === true) return { redact: [...LOG_REDACT_PATHS], ...extra };
-  if (typeof logger === 'object' && !('info' in logger)) return { ...logger, redact: [...LOG_REDACT_PATHS], ...extra };
-  return logger;
+  if ('info' in logger) return logger;
+  return { ...logger, redact: [...LOG_REDACT_PATHS], ...extra };
+}
+
+/** ioredis gave up on a command: the server is gone or the connection is down. */
+export function isRedisUnavailable(error: unknown): boolean {
+  const e = error as { name?: unknown; message?: unknown } | null;
+  return (
+    e?.name === 'MaxRetriesPerRequestError' ||
+    /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(
+      typeof e?.message === 'string' ? e.message : '',
+    )
+  );
 }
 
 /** Why Node refused a request before routing: the status to answer with, and what to say. */

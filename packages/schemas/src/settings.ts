@@ -4,4 +4,3 @@
 // faster without them.
 export { LOG_LEVELS, LOG_REDACT_PATHS, readLogLevel } from './log-redaction.js';
 export { secretProblem } from './secrets.js';
-export { type ClientErrorAnswer, clientErrorAnswer, endWithJson, withLogRedaction } from './server-replies.js';

@@ -38,7 +38,10 @@ export interface McpServerOptions {
 }
 
 /** What a server tells a client whose tools changed (a reload). */
-export const TOOLS_CHANGED: JsonRpcNotification = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+export const TOOLS_CHANGED: Readonly<JsonRpcNotification> = Object.freeze({
+  jsonrpc: '2.0',
+  method: 'notifications/tools/list_changed',
+});
 
 export class McpServer {
   readonly #options: McpServerOptions;

@@ -1,7 +1,5 @@
 // The MCP revisions the gateway speaks, and what changed between them that a tools-only
 // server must honour.
-import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
-
 export const LEGACY_REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
 export const MODERN_REVISION = '2026-07-28';
 export const ALL_REVISIONS = [...LEGACY_REVISIONS, MODERN_REVISION] as const;
@@ -51,8 +49,6 @@ export const META = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   /** Ours: the caller's deadline for a tool call, in ms from now. */
   deadlineMs: 'agentwire.dev/deadlineMs',
-  /** Ours: what the gateway did upstream for a tool call (packages/schemas: UpstreamReport). */
-  upstream: UPSTREAM_REPORT_KEY,
 } as const;
 
 /** A request's `_meta` object, or {} when absent or not an object (the core then refuses it). */

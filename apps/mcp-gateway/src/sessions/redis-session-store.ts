@@ -3,6 +3,7 @@
 // sorted set indexes the open sessions by expiry time, so the cap on open sessions holds across
 // replicas: a new session is admitted (or refused) in one script, atomically.
 import { EventEmitter } from 'node:events';
+import { isRedisUnavailable } from '@agentwire/schemas/server-replies';
 import type { Redis } from 'ioredis';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
@@ -288,16 +289,6 @@ async function available<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    throw isRedisUnavailable(error as Error) ? new StoreUnavailableError(error) : error;
+    throw isRedisUnavailable(error) ? new StoreUnavailableError(error) : error;
   }
-}
-
-/** ioredis gave up on a command: the server is gone or the connection is down. */
-function isRedisUnavailable(error: Error): boolean {
-  return (
-    error?.name === 'MaxRetriesPerRequestError' ||
-    /^(Connection is closed\.?|Stream isn't writeable.*|.*enableOfflineQueue options is false.*)$/.test(
-      error?.message ?? '',
-    )
-  );
 }

@@ -11,8 +11,7 @@
 // (`stemmer`), so "issue" finds "issues" and "requests" finds "request": no hand-written scoring.
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
-import type { JsonSchema } from '../openapi/json-schema.js';
-import type { Tool, ToolAnnotations } from './tool.js';
+import type { JsonSchema, Tool, ToolAnnotations } from './tool.js';
 
 export const SEARCH_TOOL = 'search_operations';
 export const DESCRIBE_TOOL = 'describe_operation';

@@ -5,7 +5,8 @@
 // rest when the operation pages. A result that cannot be cut that way becomes an error result
 // that says why: a client never receives structuredContent that breaks its schema.
 
-import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
+import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { countTokens, tokensWithin } from '@agentwire/tool-tokens';
 import type { ResultLimits, Tool, ToolResult } from './tool.js';
 
@@ -37,18 +38,20 @@ const bytesOf = (text: string) => Buffer.byteLength(text);
 
 /**
  * Applies the limits to a result about to be sent. `fits` checks a structuredContent against
- * the tool's output schema (the registry's validator).
+ * the tool's output schema (the registry's validator); `report` is the result's upstream
+ * report, which a cut result carries on with what was cut.
  */
 export function boundResult(
   result: ToolResult,
   tool: Tool,
   limits: ResultLimits,
   fits: (value: unknown) => boolean,
+  report: UpstreamReport | undefined,
 ): ToolResult {
   const texts = result.content.filter((c) => c.type === 'text').map((c) => String(c.text));
   const size = sizeOf(texts.join(''), limits);
   if (size.within) return result;
-  const upstream = readUpstreamReport(result._meta) ?? {};
+  const upstream = report ?? {};
   const what = `${size.bytes} bytes${size.tokens === undefined ? '' : `, ${size.tokens} tokens`}`;
   const limitText = limitsText(limits);
 

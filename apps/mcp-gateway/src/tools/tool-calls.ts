@@ -4,7 +4,7 @@
 // clamped, progress forwarded when asked, the upstream call, the answer checked against the
 // output schema and bounded to the result limits, a log notification when the client wants
 // one. Each call ends as one typed outcome, which the observer (the metrics) counts.
-import { readUpstreamReport, type UpstreamReport } from '@agentwire/schemas/upstream-report';
+import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
 import type { ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import { features, LOG_LEVELS, type LogLevel, META, metaOf, type Revision } from '../protocol/revisions.js';
@@ -46,8 +46,21 @@ export interface ToolCallOptions {
 interface Ended {
   answer: ToolCallAnswer;
   outcome: CallOutcome;
-  /** The operation called upstream, when one was. */
-  called?: { tool: Tool; result: ToolResult };
+  /** The operation called upstream, when one was, and its upstream report. */
+  called?: { tool: Tool; report: UpstreamReport | undefined };
+}
+
+type ReadReport = (meta: unknown) => UpstreamReport | undefined;
+let reader: Promise<ReadReport> | undefined;
+
+/**
+ * The upstream report's reader (@agentwire/schemas), loaded on first use: it brings TypeBox,
+ * a few hundred ms of loading that a gateway's start-up does not pay. The first tools/list
+ * starts loading it, so the first call rarely waits.
+ */
+function reportReader(): Promise<ReadReport> {
+  reader ??= import('@agentwire/schemas/upstream-report').then((m) => m.readUpstreamReport);
+  return reader;
 }
 
 const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
@@ -80,6 +93,7 @@ export class ToolCalls implements ToolService {
   }
 
   list(cursor: unknown, revision: Revision): Record<string, unknown> {
+    reportReader().catch(() => undefined);
     return this.#tools.page(cursor, revision);
   }
 
@@ -96,11 +110,19 @@ export class ToolCalls implements ToolService {
     try {
       ended = await this.#run(request);
     } catch (error) {
-      // Refused before any call: a tool that is not served, or arguments it cannot take.
-      observer.toolCall(label, served ? 'invalid_arguments' : 'unknown_tool', seconds());
+      // Refused before any call (an RpcError: a tool that is not served, or arguments it cannot
+      // take), cancelled on the way, or failed unexpectedly.
+      const outcome: CallOutcome = request.signal.aborted
+        ? 'cancelled'
+        : !(error instanceof RpcError)
+          ? 'error'
+          : served
+            ? 'invalid_arguments'
+            : 'unknown_tool';
+      observer.toolCall(label, outcome, seconds());
       throw error;
     }
-    const report = ended.called && readUpstreamReport(ended.called.result._meta);
+    const report = ended.called?.report;
     observer.toolCall(
       label,
       ended.outcome,
@@ -207,19 +229,21 @@ export class ToolCalls implements ToolService {
       traceContext: request.traceContext,
     });
     if (request.signal.aborted) return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
+    const report = (await reportReader())(result._meta);
     const limits = tool.binding.resultLimits ?? this.#resultLimits;
-    const answer = boundResult(this.#checkStructured(tool, result), tool, limits, (value) => {
+    const fits = (value: unknown) => {
       try {
         return this.#tools.checkOutput(tool, value).ok;
       } catch {
         return false;
       }
-    });
-    this.#log(request, tool.name, answer);
+    };
+    const answer = boundResult(this.#checkStructured(tool, result), tool, limits, fits, report);
+    this.#log(request, tool.name, answer, report);
     return {
       answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
       outcome: answer.isError ? 'error' : 'ok',
-      called: { tool, result: answer },
+      called: { tool, report },
     };
   }
 
@@ -245,10 +269,9 @@ export class ToolCalls implements ToolService {
   }
 
   /** Tells a client that asked for logs what happened upstream when it was not plain sailing. */
-  #log(request: ToolCallRequest, tool: string, result: ToolResult): void {
+  #log(request: ToolCallRequest, tool: string, result: ToolResult, upstream: UpstreamReport | undefined): void {
     const level = request.logLevel;
     if (level === undefined) return;
-    const upstream = readUpstreamReport(result._meta);
     const eventLevel: LogLevel = result.isError ? 'warning' : upstream && upstream.retries > 0 ? 'info' : 'debug';
     if ((LEVEL_RANK.get(eventLevel) ?? 0) < (LEVEL_RANK.get(level) ?? 0)) return;
     request.notify({

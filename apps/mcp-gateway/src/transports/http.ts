@@ -6,10 +6,9 @@
 // none is given); the transport knows only its interfaces.
 
 import type { Socket } from 'node:net';
-import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/settings';
+import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/server-replies';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
-import type { GatewayMetrics } from '../observability/metrics.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
 import type { McpServer } from '../protocol/mcp-server.js';
@@ -59,10 +58,17 @@ export interface HttpOptions {
   batchLimits?: BatchLimits | undefined;
 }
 
+/** Where the transport's gauges go and what /metrics serves (observability/metrics.ts is one). */
+export interface MetricsRegistry {
+  gauge(name: string, help: string, read: () => number | Promise<number>): void;
+  text(): Promise<string>;
+  readonly contentType: string;
+}
+
 /** What the transport serves: the MCP core, the metrics, and what /health reports. */
 export interface HttpGateway {
   server: McpServer;
-  metrics: Pick<GatewayMetrics, 'gauge' | 'text' | 'contentType'>;
+  metrics: MetricsRegistry;
   /** The tools served and what their list costs (counted once, in a child process). */
   health(): Promise<Record<string, unknown>>;
 }

@@ -12,7 +12,8 @@ import {
   ResponseTooLargeError,
   type SseEvent,
 } from '@agentwire/http-client';
-import { UPSTREAM_REPORT_KEY, type UpstreamReport } from '@agentwire/schemas/upstream-report';
+import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { keepRawJson } from '../common/raw-json.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/parameter-styles.js';
 import { queryNameRefusal } from '../openapi/parameters.js';
@@ -206,7 +207,7 @@ export class UpstreamCaller {
       result.content.push({ type: 'text', text });
     }
     if (ctx.structured && tool.outputSchema) {
-      // Checked against the advertised schema by the caller (the tool registry) before it is sent.
+      // Checked against the advertised schema by the tool layer (tools/tool-calls.ts) before it is sent.
       const wrapped = tool.binding.output.kind === 'json' && tool.binding.output.wrapped;
       result.structuredContent = data === undefined ? {} : wrapped ? { result: data } : data;
       // Sent as the upstream's own text unless something changes it (common/raw-json.ts).

@@ -1,0 +1,41 @@
+// The upstream report the gateway writes into every tool result's _meta is what its schema
+// (UpstreamReport in @agentwire/schemas) says: every reader parses it with readUpstreamReport,
+// so a report that failed the schema would be read as none (no attempts counted, no retry hint).
+import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
+import { expect, it } from 'vitest';
+import { createGateway } from '../src/gateway.js';
+import { onCleanup, startToyApi } from './support/stack.js';
+
+it('writes a report that passes its schema, for a success, a retried call, an error and a cut connection', async () => {
+  const api = await startToyApi();
+  const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key, upstreamTimeoutMs: 10_000 });
+  onCleanup(() => gateway.close());
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const outcome = await gateway.server.handle(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      },
+    );
+    return (outcome as unknown as { response: { result: { isError: boolean; _meta: Record<string, unknown> } } })
+      .response.result;
+  };
+  await api.setFaults({ rules: [{ method: 'GET', path: '/employees', action: 'status', status: 503, times: 1 }] });
+  const retried = await call('list_employees', {});
+  const ok = await call('get_employee', { employee_id: 'e-05' });
+  const missing = await call('get_employee', { employee_id: 'e-99' });
+  await api.setFaults({ rules: [{ method: 'GET', path: '/employees/{employee_id}', action: 'reset', times: 10 }] });
+  const cut = await call('get_employee', { employee_id: 'e-05' });
+  for (const result of [retried, ok, missing, cut]) {
+    expect(result._meta[UPSTREAM_REPORT_KEY]).toBeDefined();
+    expect(readUpstreamReport(result._meta)).toEqual(result._meta[UPSTREAM_REPORT_KEY]);
+  }
+  expect(readUpstreamReport(retried._meta)).toMatchObject({ status: 200, retries: 1 });
+  expect(readUpstreamReport(missing._meta)).toMatchObject({ status: 404, retryable: false });
+  expect(readUpstreamReport(cut._meta)).toMatchObject({ status: null });
+  expect(cut.isError).toBe(true);
+  // Another server's report of the wrong shape is none, not half of one.
+  expect(readUpstreamReport({ [UPSTREAM_REPORT_KEY]: { status: '200', attempts: 1 } })).toBeUndefined();
+});
