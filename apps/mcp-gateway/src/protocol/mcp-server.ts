@@ -12,7 +12,14 @@ import {
   RpcError,
   UNSUPPORTED_VERSION,
 } from './json-rpc.js';
-import type { Outcome, RequestContext, RequestWrapper, SessionState, ToolService } from './messages.js';
+import type {
+  Outcome,
+  RequestContext,
+  RequestWrapper,
+  SessionState,
+  ToolCallRequest,
+  ToolService,
+} from './messages.js';
 import {
   isLogLevel,
   isStateless,
@@ -135,11 +142,7 @@ export class McpServer {
       case 'tools/list':
         return this.#ok(id, this.#options.tools.list(params?.cursor, revision));
       case 'tools/call': {
-        const answer = await this.#options.tools.call({
-          ...this.#callContext(ctx, params),
-          revision,
-          logLevel: session.logLevel,
-        });
+        const answer = await this.#options.tools.call(this.#callOf(ctx, params, revision, session.logLevel));
         return answer.kind === 'cancelled' ? answer : this.#ok(id, answer.result);
       }
       case 'logging/setLevel': {
@@ -187,11 +190,9 @@ export class McpServer {
         result = { ...this.#options.tools.list(params?.cursor, MODERN_REVISION), ttlMs: 300_000, cacheScope: 'public' };
         break;
       case 'tools/call': {
-        const answer = await this.#options.tools.call({
-          ...this.#callContext(ctx, params),
-          revision: MODERN_REVISION,
-          logLevel: logLevel as LogLevel | undefined,
-        });
+        const answer = await this.#options.tools.call(
+          this.#callOf(ctx, params, MODERN_REVISION, logLevel as LogLevel | undefined),
+        );
         if (answer.kind === 'cancelled') return answer;
         result = answer.result;
         break;
@@ -206,8 +207,13 @@ export class McpServer {
     return this.#ok(id, { resultType: 'complete', ...result, _meta: resultMeta });
   }
 
-  #callContext(ctx: RequestContext, params: Record<string, unknown> | undefined) {
-    return { params, signal: ctx.signal, notify: ctx.notify, traceContext: ctx.traceContext };
+  #callOf(
+    ctx: RequestContext,
+    params: Record<string, unknown> | undefined,
+    revision: Revision,
+    logLevel: LogLevel | undefined,
+  ): ToolCallRequest {
+    return { params, revision, logLevel, signal: ctx.signal, notify: ctx.notify, traceContext: ctx.traceContext };
   }
 
   #ok(id: JsonRpcRequest['id'], result: Record<string, unknown>): Outcome & { kind: 'response' } {

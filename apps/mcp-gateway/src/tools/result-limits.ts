@@ -38,20 +38,21 @@ const bytesOf = (text: string) => Buffer.byteLength(text);
 
 /**
  * Applies the limits to a result about to be sent. `fits` checks a structuredContent against
- * the tool's output schema (the registry's validator); `report` is the result's upstream
- * report, which a cut result carries on with what was cut.
+ * the tool's output schema (the registry's validator). A cut result's upstream report says
+ * what was cut.
  */
 export function boundResult(
   result: ToolResult,
   tool: Tool,
   limits: ResultLimits,
   fits: (value: unknown) => boolean,
-  report: UpstreamReport | undefined,
 ): ToolResult {
   const texts = result.content.filter((c) => c.type === 'text').map((c) => String(c.text));
   const size = sizeOf(texts.join(''), limits);
   if (size.within) return result;
-  const upstream = report ?? {};
+  const upstream = result._meta[UPSTREAM_REPORT_KEY];
+  const reportCut = (cut: NonNullable<UpstreamReport['cut']>) =>
+    upstream ? { [UPSTREAM_REPORT_KEY]: { ...upstream, cut } } : {};
   const what = `${size.bytes} bytes${size.tokens === undefined ? '' : `, ${size.tokens} tokens`}`;
   const limitText = limitsText(limits);
 
@@ -64,7 +65,7 @@ export function boundResult(
         content: [...cut.result.content, { type: 'text', text: note }],
         _meta: {
           ...result._meta,
-          [UPSTREAM_REPORT_KEY]: { ...upstream, cut: { ...cut.cut, bytes: size.bytes, limitBytes: limits.maxBytes } },
+          ...reportCut({ ...cut.cut, bytes: size.bytes, limitBytes: limits.maxBytes }),
         },
       };
     }
@@ -82,7 +83,7 @@ export function boundResult(
     content: [...(result.isError ? [{ type: 'text', text }] : []), { type: 'text', text: why }],
     _meta: {
       ...result._meta,
-      [UPSTREAM_REPORT_KEY]: { ...upstream, cut: { bytes: size.bytes, limitBytes: limits.maxBytes } },
+      ...reportCut({ bytes: size.bytes, limitBytes: limits.maxBytes }),
     },
   };
 }

@@ -5,6 +5,7 @@
 // output schema and bounded to the result limits, a log notification when the client wants
 // one. Each call ends as one typed outcome, which the observer (the metrics) counts.
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
 import type { ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import { features, LOG_LEVELS, type LogLevel, META, metaOf, type Revision } from '../protocol/revisions.js';
@@ -50,19 +51,6 @@ interface Ended {
   called?: { tool: Tool; report: UpstreamReport | undefined };
 }
 
-type ReadReport = (meta: unknown) => UpstreamReport | undefined;
-let reader: Promise<ReadReport> | undefined;
-
-/**
- * The upstream report's reader (@agentwire/schemas), loaded on first use: it brings TypeBox,
- * a few hundred ms of loading that a gateway's start-up does not pay. The first tools/list
- * starts loading it, so the first call rarely waits.
- */
-function reportReader(): Promise<ReadReport> {
-  reader ??= import('@agentwire/schemas/upstream-report').then((m) => m.readUpstreamReport);
-  return reader;
-}
-
 const LEVEL_RANK = new Map(LOG_LEVELS.map((l, i) => [l, i]));
 
 export class ToolCalls implements ToolService {
@@ -93,7 +81,6 @@ export class ToolCalls implements ToolService {
   }
 
   list(cursor: unknown, revision: Revision): Record<string, unknown> {
-    reportReader().catch(() => undefined);
     return this.#tools.page(cursor, revision);
   }
 
@@ -229,7 +216,7 @@ export class ToolCalls implements ToolService {
       traceContext: request.traceContext,
     });
     if (request.signal.aborted) return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
-    const report = (await reportReader())(result._meta);
+    const report = result._meta[UPSTREAM_REPORT_KEY];
     const limits = tool.binding.resultLimits ?? this.#resultLimits;
     const fits = (value: unknown) => {
       try {
@@ -238,7 +225,7 @@ export class ToolCalls implements ToolService {
         return false;
       }
     };
-    const answer = boundResult(this.#checkStructured(tool, result), tool, limits, fits, report);
+    const answer = boundResult(this.#checkStructured(tool, result), tool, limits, fits);
     this.#log(request, tool.name, answer, report);
     return {
       answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },

@@ -2,6 +2,8 @@
 // says how its HTTP operation is called, and the result a call gives. The OpenAPI conversion
 // (openapi/) makes tools, the upstream layer (upstream/) calls them, the tool layer (tools/)
 // lists, checks and bounds them; all three read these types and none of them owns them.
+import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
+import type { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import type { Context } from '@opentelemetry/api';
 
 /** A JSON Schema as a plain object (2020-12 once converted). */
@@ -93,12 +95,17 @@ export interface Tool {
   source: { operationId?: string; tags: string[] };
 }
 
-/** A tool call's result as MCP sends it; `_meta` carries the upstream report. */
+/**
+ * A tool call's result as MCP sends it; `_meta` carries the upstream report, typed as its
+ * schema (UpstreamReport) by the upstream layer that writes it. Inside the gateway its readers
+ * take that typed value; a program reading another process's result parses it
+ * (readUpstreamReport), as the agent does.
+ */
 export interface ToolResult {
   content: Array<Record<string, unknown>>;
   structuredContent?: unknown;
   isError: boolean;
-  _meta: Record<string, unknown>;
+  _meta: { [UPSTREAM_REPORT_KEY]?: UpstreamReport } & Record<string, unknown>;
 }
 
 /** What the tool layer hands the upstream layer with a call. */
