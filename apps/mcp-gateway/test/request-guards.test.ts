@@ -6,8 +6,10 @@ import {
   allowedHosts,
   allowedOrigins,
   bearerMatches,
+  guardsFor,
   hostOf,
   isOriginAllowed,
+  refusalOf,
   tokenDigest,
 } from '../src/transports/http/request-guards.js';
 
@@ -119,5 +121,54 @@ describe('the token guard', () => {
     ]) {
       expect(bearerMatches(header, token), String(header)).toBe(false);
     }
+  });
+});
+
+describe('refusalOf: the one decision, in order', () => {
+  const guards = guardsFor({ host: '127.0.0.1', allowedOrigins: ['https://app.example'], token: 'secret-token' });
+  const good = {
+    url: '/mcp',
+    host: '127.0.0.1:8090',
+    origin: undefined,
+    authorization: 'Bearer secret-token',
+  };
+
+  it('lets a request with an allowed Host, no Origin and the token pass', () => {
+    expect(refusalOf(guards, good)).toBeUndefined();
+    expect(refusalOf(guards, { ...good, origin: 'https://app.example' })).toBeUndefined();
+  });
+
+  it('answers each refusal with its status, its message and, for the token, the challenge', () => {
+    expect(refusalOf(guards, { ...good, host: undefined })).toEqual({
+      status: 400,
+      message: 'Bad Request: a Host header is required',
+    });
+    expect(refusalOf(guards, { ...good, host: 'evil.example:8090' })).toEqual({
+      status: 403,
+      message: "Forbidden: Host 'evil.example' is not allowed",
+    });
+    expect(refusalOf(guards, { ...good, origin: `https://evil.example/${'x'.repeat(200)}` })).toEqual({
+      status: 403,
+      // The Origin quoted cut to its first 100 characters (21 of them before the x's).
+      message: `Forbidden: Origin 'https://evil.example/${'x'.repeat(79)}' is not allowed`,
+    });
+    expect(refusalOf(guards, { ...good, authorization: 'Bearer wrong' })).toEqual({
+      status: 401,
+      message: 'Unauthorized: send the gateway token as "Authorization: Bearer <token>"',
+      headers: { 'www-authenticate': 'Bearer realm="mcp-gateway"' },
+    });
+  });
+
+  it('checks Host and Origin before the token, and /health needs no token', () => {
+    expect(refusalOf(guards, { ...good, host: 'evil.example', authorization: undefined })?.status).toBe(403);
+    expect(refusalOf(guards, { ...good, origin: 'null', authorization: undefined })?.status).toBe(403);
+    expect(refusalOf(guards, { ...good, url: '/health', authorization: undefined })).toBeUndefined();
+    expect(refusalOf(guards, { ...good, url: '/health', host: 'evil.example' })?.status).toBe(403);
+    expect(refusalOf(guards, { ...good, url: '/mcp', authorization: undefined })?.status).toBe(401);
+  });
+
+  it('asks for no token when the gateway has none', () => {
+    const open = guardsFor({ host: '127.0.0.1', allowedOrigins: [], token: undefined });
+    expect(refusalOf(open, { ...good, authorization: undefined })).toBeUndefined();
   });
 });

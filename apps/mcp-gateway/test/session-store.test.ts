@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemorySessionStore } from '../src/sessions/memory-session-store.js';
-import { SessionLimitError } from '../src/sessions/session-store.js';
+import { SessionLimitError, StoreUnavailableError } from '../src/sessions/session-store.js';
 
 const state = { protocolVersion: '2025-11-25' as const, initialized: true };
 
@@ -247,5 +247,17 @@ describe('a GET stream across a lost Redis subscription', () => {
     await t.readUntil('id: 4\n');
     expect(t.ids()).toEqual([1, 2, 3, 4]);
     await t.close();
+  });
+});
+
+describe('StoreUnavailableError', () => {
+  it('names the store and what the driver said, and keeps the cause', () => {
+    const cause = new Error('Connection is closed.');
+    const error = new StoreUnavailableError(cause);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe('StoreUnavailableError');
+    expect(error.message).toBe('the session store is unavailable (Connection is closed.)');
+    expect(error.cause).toBe(cause);
+    expect(new StoreUnavailableError('down').message).toBe('the session store is unavailable (down)');
   });
 });
