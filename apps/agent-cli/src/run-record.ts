@@ -4,7 +4,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AttemptRecord, Ledger, LedgerEntry } from '@agentwire/http-client';
-import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
+import type { UpstreamAttemptReport, UpstreamReport } from '@agentwire/schemas/upstream-report';
 
 /** One tool call, as the MCP backends record it. */
 export interface ToolCallRecord {
@@ -25,21 +25,11 @@ export interface ToolCallRecord {
   upstream: UpstreamReport | null;
 }
 
-export interface UpstreamAttempt {
+/** One upstream attempt of the gateway's, as a ledger line: the report's fields, copied one by one. */
+export interface UpstreamAttempt extends UpstreamAttemptReport {
   kind: 'attempt';
   layer: 'gateway';
   tool: string;
-  attempt: number;
-  status: number | null;
-  errorType: string | null;
-  waitMs: number;
-  waitReason: string | null;
-  durationMs: number;
-  bytesSent: number;
-  bytesReceived: number;
-  /** The gateway's span for this attempt, when it traces. */
-  traceId?: string;
-  spanId?: string;
 }
 
 export type RunEntry = (LedgerEntry | ToolCallRecord | UpstreamAttempt) & { via: string };

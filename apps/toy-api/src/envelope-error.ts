@@ -84,5 +84,3 @@ export function toErrorResponse(
   }
   return { status, body: envelope(errorTypeForStatus(status), fe.message), headers: {} };
 }
-
-export { isRedisUnavailable };
