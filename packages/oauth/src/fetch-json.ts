@@ -1,0 +1,64 @@
+// One bounded JSON fetch for the documents a resource server reads from its authorization
+// server (metadata, keys, introspection answers): a time limit and a size cap, so that a slow
+// or hostile server cannot hold or fill the resource server.
+
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+export class AuthServerUnavailableError extends Error {
+  override name = 'AuthServerUnavailableError';
+}
+
+export async function fetchJson(url: string, limits: FetchLimits, init: RequestInit = {}): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      ...init,
+      redirect: 'error',
+      signal: AbortSignal.timeout(limits.timeoutMs),
+      headers: { accept: 'application/json', ...(init.headers as Record<string, string> | undefined) },
+    });
+  } catch (error) {
+    throw new AuthServerUnavailableError(`${url} could not be reached: ${reason(error)}`);
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new AuthServerUnavailableError(`${url} answered ${response.status}`);
+  }
+  const text = await readCapped(response, url, limits.maxBytes);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AuthServerUnavailableError(`${url} did not answer JSON`);
+  }
+}
+
+async function readCapped(response: Response, url: string, maxBytes: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel();
+        throw new AuthServerUnavailableError(`${url} answered more than ${maxBytes} bytes`);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof AuthServerUnavailableError) throw error;
+    throw new AuthServerUnavailableError(`${url} broke off its answer: ${reason(error)}`);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function reason(error: unknown): string {
+  const cause = (error as { cause?: { code?: string } }).cause?.code;
+  return cause ?? (error instanceof Error ? error.message : String(error));
+}

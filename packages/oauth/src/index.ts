@@ -1,0 +1,25 @@
+export { type BearerProblem, type BearerRead, DEFAULT_MAX_TOKEN_BYTES, readBearer } from './bearer.js';
+export { type Challenge, wwwAuthenticate } from './challenge.js';
+export {
+  canonicalResource,
+  PROTECTED_RESOURCE_WELL_KNOWN,
+  type ProtectedResourceMetadata,
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+} from './protected-resource.js';
+export {
+  type Authentication,
+  type Denial,
+  insufficientScope,
+  missingScopes,
+  ResourceServer,
+  type ResourceTarget,
+} from './resource-server.js';
+export {
+  AuthServerUnavailableError,
+  DEFAULT_ALGORITHMS,
+  type Principal,
+  TokenRejectedError,
+  TokenVerifier,
+  type TokenVerifierOptions,
+} from './token-verifier.js';

@@ -1,0 +1,97 @@
+// A minimal issuer for the tests: RFC 8414 metadata, a JWKS and an introspection endpoint on a
+// real loopback server, keys made by jose, and a switch to take the JWKS down. Tokens are signed
+// here with jose, as any authorization server would; the code under test never sees this file.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+
+export interface TestIssuer {
+  issuer: string;
+  /** Requests for the JWKS so far. */
+  jwksRequests(): number;
+  introspectionRequests(): number;
+  /** Answer 503 to every request while true. */
+  setDown(down: boolean): void;
+  /** A new key becomes the signing key; the JWKS serves both. */
+  rotate(): Promise<void>;
+  sign(claims: JWTPayload, options?: { kid?: string; alg?: string; header?: Record<string, unknown> }): Promise<string>;
+  /** Opaque tokens the introspection endpoint knows. */
+  opaque: Map<string, Record<string, unknown>>;
+  publicJwk(): JWK;
+  close(): Promise<void>;
+}
+
+export async function startIssuer(): Promise<TestIssuer> {
+  const keys: { kid: string; privateKey: CryptoKey; publicJwk: JWK }[] = [];
+  const addKey = async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const kid = `key-${keys.length + 1}`;
+    keys.push({ kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } });
+  };
+  await addKey();
+  let down = false;
+  let jwksCount = 0;
+  let introspectionCount = 0;
+  const opaque = new Map<string, Record<string, unknown>>();
+  let issuer = '';
+  const server: Server = createServer((request, response) => {
+    const json = (status: number, body: unknown) =>
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (request.url === '/jwks') jwksCount += 1;
+    if (down) return json(503, { error: 'down' });
+    if (request.url === '/.well-known/oauth-authorization-server') {
+      return json(200, {
+        issuer,
+        jwks_uri: `${issuer}/jwks`,
+        introspection_endpoint: `${issuer}/introspect`,
+      });
+    }
+    if (request.url === '/jwks') return json(200, { keys: keys.map((k) => k.publicJwk) });
+    if (request.url === '/introspect' && request.method === 'POST') {
+      introspectionCount += 1;
+      let body = '';
+      request.on('data', (chunk) => {
+        body += chunk;
+      });
+      request.on('end', () => {
+        const token = new URLSearchParams(body).get('token') ?? '';
+        const authorized = request.headers.authorization === `Basic ${Buffer.from('rs:rs-secret').toString('base64')}`;
+        if (!authorized) return json(401, { error: 'invalid_client' });
+        const claims = opaque.get(token);
+        return json(200, claims ? { active: true, iss: issuer, ...claims } : { active: false });
+      });
+      return;
+    }
+    json(404, { error: 'not_found' });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    issuer,
+    jwksRequests: () => jwksCount,
+    introspectionRequests: () => introspectionCount,
+    setDown: (value) => {
+      down = value;
+    },
+    rotate: addKey,
+    opaque,
+    publicJwk: () => keys[keys.length - 1]?.publicJwk as JWK,
+    async sign(claims, options = {}) {
+      const key = keys[keys.length - 1];
+      if (!key) throw new Error('no key');
+      return new SignJWT(claims)
+        .setProtectedHeader({
+          alg: options.alg ?? 'ES256',
+          kid: options.kid ?? key.kid,
+          typ: 'at+jwt',
+          ...options.header,
+        })
+        .sign(key.privateKey);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
