@@ -1,0 +1,185 @@
+// The authorization server's policy, as oidc-provider configuration (a certified OpenID
+// Provider and OAuth 2.1 server: the protocol is the library's, the choices are ours):
+// - authorization code with PKCE, S256 only, for every client; client credentials; refresh tokens;
+// - RFC 8707 resource indicators: each known resource (the gateway, the API) gets JWT access
+//   tokens with `aud` = that resource and only the scopes it accepts; any other is invalid_target;
+// - RFC 8414 metadata, `iss` in the authorization response (RFC 9207), Client ID Metadata
+//   Documents and Dynamic Client Registration;
+// - what a user may grant is their role's scopes, whatever the client asks for (users.ts).
+import type { JWK } from 'jose';
+import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
+import { findUser, SCOPES } from './users.js';
+
+export interface ProviderOptions {
+  issuer: string;
+  /** Private signing keys, newest first (keys.ts). */
+  keys: JWK[];
+  /** Each resource the server issues tokens for, with the scopes it accepts. */
+  resources: Record<string, readonly string[]>;
+  /** Registered clients (the agent, script clients with secrets from the environment). */
+  clients: NonNullable<Configuration['clients']>;
+  /** Keys for signing the interaction cookies (AUTH_COOKIE_KEYS). */
+  cookieKeys: string[];
+  /** Access token life in seconds (default 600). */
+  accessTokenTtl?: number | undefined;
+  /** Refresh token life in seconds (default 14 days). */
+  refreshTokenTtl?: number | undefined;
+  /** oidc-provider's storage adapter; undefined: its memory adapter (one process only). */
+  adapter?: Configuration['adapter'] | undefined;
+  /** CIMD documents may be fetched from loopback and plain http (tests and a laptop; never on a network). */
+  allowInsecureClientMetadata?: boolean | undefined;
+}
+
+export function createProvider(options: ProviderOptions): Provider {
+  const resources = new Map(Object.entries(options.resources));
+  const everyScope = [...new Set([...resources.values()].flat())];
+  const firstResource = [...resources.keys()][0];
+  const configuration: Configuration = {
+    clients: options.clients,
+    jwks: { keys: options.keys as never },
+    cookies: { keys: options.cookieKeys },
+    ...(options.adapter ? { adapter: options.adapter } : {}),
+    // openid and offline_access are the OpenID scopes; the rest are the resources' scopes.
+    scopes: ['openid', 'offline_access'],
+    claims: { openid: ['sub'], profile: ['name'] },
+    pkce: { required: () => true },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      id_token_signed_response_alg: 'ES256',
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['ES256'],
+      requestObjectSigningAlgValues: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+    },
+    // A refresh token for every code grant of a client allowed to refresh (MCP clients rarely
+    // ask for offline_access), and rotated on use.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    ttl: {
+      AccessToken: options.accessTokenTtl ?? 600,
+      ClientCredentials: options.accessTokenTtl ?? 600,
+      AuthorizationCode: 60,
+      Grant: options.refreshTokenTtl ?? 14 * 86_400,
+      Interaction: 600,
+      RefreshToken: options.refreshTokenTtl ?? 14 * 86_400,
+      Session: 86_400,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      registration: { enabled: true },
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        allowFetch: async (_ctx, clientId) => options.allowInsecureClientMetadata === true || isPublicHttps(clientId),
+      },
+      resourceIndicators: {
+        enabled: true,
+        // A request that names no resource gets a token for the first one (the gateway).
+        defaultResource: async (_ctx, _client, oneOf) => oneOf ?? firstResource ?? '',
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resourceIndicator) => {
+          const scopes = resources.get(canonical(resourceIndicator));
+          if (!scopes) {
+            throw new errors.InvalidTarget(
+              `unknown resource; this server issues tokens for ${[...resources.keys()].join(', ')}`,
+            );
+          }
+          return {
+            scope: scopes.join(' '),
+            audience: canonical(resourceIndicator),
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: options.accessTokenTtl ?? 600,
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    },
+    findAccount: async (_ctx, id) => {
+      const user = findUser(id);
+      if (!user) return undefined;
+      return { accountId: user.id, claims: async () => ({ sub: user.id, name: user.name }) };
+    },
+    // The token's client_id and scope travel with it: the resource server needs both.
+    extraTokenClaims: async (_ctx, token) =>
+      'clientId' in token && token.clientId ? { client_id: token.clientId } : undefined,
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    renderError: async (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = `<!doctype html><meta charset="utf-8"><title>Sign-in failed</title><h1>Sign-in failed</h1><p>${escapeHtml(String(out.error))}: ${escapeHtml(String(out.error_description ?? ''))}</p>`;
+    },
+  };
+  const provider = new Provider(options.issuer, configuration);
+  // A client that asks for no scope (the MCP conformance suite's does not) gets every scope of
+  // the resources; the consent step then keeps only what the user's role allows.
+  provider.use(async (ctx, next) => {
+    if (ctx.method === 'GET' && ctx.path === '/auth' && !ctx.query.scope) {
+      const query = new URLSearchParams(ctx.querystring);
+      query.set('scope', everyScope.join(' '));
+      ctx.querystring = query.toString();
+    }
+    await next();
+  });
+  return provider;
+}
+
+/** The scopes of an SCOPES list a page can describe. */
+export function describeScope(scope: string): string {
+  return SCOPES[scope] ?? scope;
+}
+
+/** The grant a user gives: of what the client asked for, what their role allows, per resource. */
+export async function grantFor(
+  provider: Provider,
+  details: Awaited<ReturnType<Provider['interactionDetails']>>,
+  allowed: readonly string[],
+  resources: Record<string, readonly string[]>,
+): Promise<{ grantId: string; granted: string[] }> {
+  const { params, prompt, session, grantId } = details;
+  const clientId = String(params.client_id);
+  const accountId = session?.accountId ?? '';
+  const grant = grantId ? await provider.Grant.find(grantId) : new provider.Grant({ accountId, clientId });
+  if (!grant) throw new Error('the grant of this sign-in has expired; start again');
+  const asked = String(params.scope ?? '')
+    .split(' ')
+    .filter(Boolean);
+  const oidc = asked.filter((s) => s === 'openid' || s === 'offline_access');
+  if (oidc.length > 0) grant.addOIDCScope(oidc.join(' '));
+  const missing = (prompt.details.missingResourceScopes ?? {}) as Record<string, string[]>;
+  const granted = new Set<string>();
+  const requestedResources = Object.keys(missing).length > 0 ? Object.keys(missing) : [String(params.resource ?? '')];
+  for (const resource of requestedResources) {
+    const accepted = resources[canonical(resource)] ?? [];
+    const scopes = asked.filter((s) => accepted.includes(s) && allowed.includes(s));
+    const refused = asked.filter((s) => accepted.includes(s) && !allowed.includes(s));
+    for (const s of scopes) granted.add(s);
+    if (scopes.length > 0) grant.addResourceScope(canonical(resource), scopes.join(' '));
+    // Refused, not just left out: otherwise the provider asks for consent to them again.
+    if (refused.length > 0) grant.rejectResourceScope(canonical(resource), refused.join(' '));
+  }
+  return { grantId: await grant.save(), granted: [...granted] };
+}
+
+export type { KoaContextWithOIDC };
+
+/** A resource URL as tokens name it: no fragment, no trailing slash. */
+export function canonical(resource: string): string {
+  return resource.replace(/#.*$/, '').replace(/\/$/, '');
+}
+
+function isPublicHttps(clientId: string): boolean {
+  try {
+    const url = new URL(clientId);
+    return url.protocol === 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
