@@ -104,6 +104,19 @@ export function externalStack(apiUrl: string, mcpUrl: string | undefined, env: N
   };
 }
 
+/** An MCP server alone (the gateway of a stack elsewhere, or anyone's): reachable only over HTTP. */
+export function gatewayOnlyStack(mcpUrl: string, env: NodeJS.ProcessEnv): Stack {
+  return {
+    apiUrl: '',
+    apiKey: '',
+    mcpUrl,
+    mcpToken: env.MCP_GATEWAY_TOKEN || undefined,
+    stdio: { command: process.execPath, args: [GATEWAY_BIN, '--stdio'], env: {} },
+    embedded: false,
+    close: async () => undefined,
+  };
+}
+
 /**
  * The OTEL_* settings a gateway spawned over stdio needs to send its spans where the agent's go
  * (the MCP SDK passes a child only a few safe variables). Its own service name, not the agent's.

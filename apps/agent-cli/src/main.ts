@@ -4,6 +4,7 @@ import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import { callCommand } from './commands/call.js';
 import { getCommand } from './commands/get.js';
 import { labCommand } from './commands/lab.js';
+import { loginCommand, logoutCommand } from './commands/login.js';
 import { rawCommand } from './commands/raw.js';
 import { reportCommand } from './commands/report.js';
 import { toolsCommand } from './commands/tools.js';
@@ -15,7 +16,9 @@ import { UsageError } from './usage-error.js';
 
 const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json] [--only NAME,NAME,...]
        agent tools --spec FILE|URL [--include RULES] [--exclude RULES] [--read-only] [--budget TOKENS]
-       agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]
+       agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http] [--mcp-url URL] [--sign-in never|print|follow]
+       agent login [--mcp-url URL] [--scope "a b"]       (OAuth: prints a URL to open, keeps the tokens)
+       agent logout [--mcp-url URL | --all]
        agent get PATH [--max-retries N] [--base-delay S] [--timeout S] [--no-jitter] [--no-retry-budget]
        agent raw FILE|- [--crlf] [--wait-ms N]      (bytes to the API as they are; {{HOST}}, {{API_KEY}} filled in)
        agent validate --schema FILE|JSON --args JSON [--name TOOL]
@@ -25,6 +28,9 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE] [--json] [--trace] [--mcp-mode auto|legacy]
 environment: AGENTWIRE_API_URL, AGENTWIRE_MCP_URL, AGENTWIRE_VIA (default for --via), TOY_API_KEY, MCP_GATEWAY_TOKEN,
+             AGENTWIRE_TOKEN_FILE (~/.config/agentwire/tokens.json), AGENTWIRE_CLIENT_ID + AGENTWIRE_CLIENT_SECRET +
+             AGENTWIRE_OAUTH_ISSUER (client credentials), AGENTWIRE_OAUTH_SCOPE, AGENTWIRE_OAUTH_CLIENT_ID (+ _SECRET: a pre-registered client),
+             AGENTWIRE_CLIENT_METADATA_URL (the agent's Client ID Metadata Document, https),
              OTEL_EXPORTER_OTLP_ENDPOINT (traces of a triage, OTLP over HTTP; off when unset)
 exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
 
@@ -43,6 +49,8 @@ async function main(): Promise<number> {
   if (command === 'lab') return labCommand(rest);
   if (command === 'raw') return rawCommand(rest);
   if (command === 'validate') return validateCommand(rest);
+  if (command === 'login') return loginCommand(rest);
+  if (command === 'logout') return logoutCommand(rest);
   if (command === undefined || command === '--help' || command === 'help') {
     print(`${USAGE}\n`);
     return command === undefined ? EXIT.usage : EXIT.ok;

@@ -31,16 +31,18 @@ export interface ProviderOptions {
 }
 
 export function createProvider(options: ProviderOptions): Provider {
-  const resources = new Map(Object.entries(options.resources));
-  const everyScope = [...new Set([...resources.values()].flat())];
-  const firstResource = [...resources.keys()][0];
+  // Read at each request: a test may name a resource once the server that is it has a port.
+  const resources = options.resources;
+  const everyScope = () => [...new Set(Object.values(resources).flat())];
+  const firstResource = () => Object.keys(resources)[0];
   const configuration: Configuration = {
     clients: options.clients,
     jwks: { keys: options.keys as never },
     cookies: { keys: options.cookieKeys },
     ...(options.adapter ? { adapter: options.adapter } : {}),
-    // openid and offline_access are the OpenID scopes; the rest are the resources' scopes.
-    scopes: ['openid', 'offline_access'],
+    // openid and offline_access, and the resources' scopes too: clients that register dynamically
+    // name the scopes they will ask for, and only listed scopes may be registered.
+    scopes: ['openid', 'offline_access', ...new Set([...Object.keys(SCOPES), ...everyScope()])],
     claims: { openid: ['sub'], profile: ['name'] },
     pkce: { required: () => true },
     clientDefaults: {
@@ -80,13 +82,13 @@ export function createProvider(options: ProviderOptions): Provider {
       resourceIndicators: {
         enabled: true,
         // A request that names no resource gets a token for the first one (the gateway).
-        defaultResource: async (_ctx, _client, oneOf) => oneOf ?? firstResource ?? '',
+        defaultResource: async (_ctx, _client, oneOf) => oneOf ?? firstResource() ?? '',
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, resourceIndicator) => {
-          const scopes = resources.get(canonical(resourceIndicator));
+          const scopes = resources[canonical(resourceIndicator)];
           if (!scopes) {
             throw new errors.InvalidTarget(
-              `unknown resource; this server issues tokens for ${[...resources.keys()].join(', ')}`,
+              `unknown resource; this server issues tokens for ${Object.keys(resources).join(', ')}`,
             );
           }
           return {
@@ -119,7 +121,7 @@ export function createProvider(options: ProviderOptions): Provider {
   provider.use(async (ctx, next) => {
     if (ctx.method === 'GET' && ctx.path === '/auth' && !ctx.query.scope) {
       const query = new URLSearchParams(ctx.querystring);
-      query.set('scope', everyScope.join(' '));
+      query.set('scope', everyScope().join(' '));
       ctx.querystring = query.toString();
     }
     await next();
@@ -147,8 +149,12 @@ export async function grantFor(
   const asked = String(params.scope ?? '')
     .split(' ')
     .filter(Boolean);
-  const oidc = asked.filter((s) => s === 'openid' || s === 'offline_access');
+  // The resources' scopes are listed among the provider's scopes (for registration), so the
+  // provider also counts them as OpenID scopes to consent to: granted or refused there too.
+  const oidc = asked.filter((s) => s === 'openid' || s === 'offline_access' || allowed.includes(s));
+  const refusedAnywhere = asked.filter((s) => !oidc.includes(s));
   if (oidc.length > 0) grant.addOIDCScope(oidc.join(' '));
+  if (refusedAnywhere.length > 0) grant.rejectOIDCScope(refusedAnywhere.join(' '));
   const missing = (prompt.details.missingResourceScopes ?? {}) as Record<string, string[]>;
   const granted = new Set<string>();
   const requestedResources = Object.keys(missing).length > 0 ? Object.keys(missing) : [String(params.resource ?? '')];

@@ -5,6 +5,7 @@ import { ConfigError } from './common/config-error.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
 import type { UpstreamAuth } from './tools/tool.js';
+import type { OAuthSettings } from './transports/http/oauth.js';
 import {
   readUpstreamsConfig,
   type Upstream,
@@ -24,8 +25,12 @@ export interface GatewayConfig {
   openapi: string | undefined;
   host: string;
   port: number;
-  /** undefined: no inbound auth (only with MCP_GATEWAY_AUTH=none). */
+  /** undefined: no inbound auth (only with MCP_GATEWAY_AUTH=none), or OAuth's access tokens. */
   token: string | undefined;
+  /** MCP_GATEWAY_AUTH=oauth: the gateway is an OAuth 2.1 resource server (transports/http/oauth.ts). */
+  oauth: OAuthSettings | undefined;
+  /** TRUSTED_PROXIES: whose X-Forwarded-Proto/-Host are believed. */
+  trustedProxies: string[];
   allowedOrigins: string[];
   allowedHosts: string[] | undefined;
   redisUrl: string | undefined;
@@ -76,7 +81,10 @@ export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--opena
   [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]
   [--demo-log-to-stdout] (with --stdio: breaks the protocol on purpose, for a lesson)
 environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
-  MCP_GATEWAY_TOKEN (required for HTTP unless MCP_GATEWAY_AUTH=none), ALLOWED_ORIGINS, ALLOWED_HOSTS,
+  MCP_GATEWAY_AUTH (token|oauth|none), MCP_GATEWAY_TOKEN (required with token), ALLOWED_ORIGINS, ALLOWED_HOSTS,
+  OAUTH_ISSUER (required with oauth), OAUTH_RESOURCE, OAUTH_SCOPES, OAUTH_ALGORITHMS (RS256,PS256,ES256,EdDSA),
+  OAUTH_CLOCK_TOLERANCE_S (30), MAX_TOKEN_BYTES (8192), JWKS_CACHE_MS (600000), JWKS_MAX_STALE_MS (86400000),
+  JWKS_REFETCH_INTERVAL_MS (30000), OAUTH_INTROSPECTION_CLIENT_ID/_SECRET, TRUSTED_PROXIES,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
   METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it),
@@ -130,8 +138,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got '${portText}'`);
   }
   const authMode = env.MCP_GATEWAY_AUTH ?? 'token';
-  if (authMode !== 'token' && authMode !== 'none')
-    throw new ConfigError(`MCP_GATEWAY_AUTH must be token or none, got '${authMode}'`);
+  if (authMode !== 'token' && authMode !== 'none' && authMode !== 'oauth')
+    throw new ConfigError(`MCP_GATEWAY_AUTH must be token, oauth or none, got '${authMode}'`);
   const token = env.MCP_GATEWAY_TOKEN || undefined;
   if (transport === 'http' && authMode === 'token' && !token) {
     throw new ConfigError(
@@ -181,7 +189,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     openapi: flags.openapi ?? (env.OPENAPI_URL || undefined),
     host,
     port,
-    token: authMode === 'none' ? undefined : token,
+    token: authMode === 'token' ? token : undefined,
+    oauth: authMode === 'oauth' ? oauthSettingsOf(env) : undefined,
+    trustedProxies: list(env.TRUSTED_PROXIES),
     allowedOrigins: list(env.ALLOWED_ORIGINS),
     allowedHosts: env.ALLOWED_HOSTS ? list(env.ALLOWED_HOSTS) : undefined,
     redisUrl: env.REDIS_URL || undefined,
@@ -230,6 +240,87 @@ function integerOf(name: string, value: string | undefined, fallback: number, mi
   if (!Number.isInteger(n) || n < min || n > max)
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);
   return n;
+}
+
+/** Asymmetric JWS algorithms a token may use; HMAC ones never (their key would be a shared secret). */
+const ASYMMETRIC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+];
+
+function oauthSettingsOf(env: NodeJS.ProcessEnv): OAuthSettings {
+  const issuer = env.OAUTH_ISSUER;
+  if (!issuer) {
+    throw new ConfigError(
+      'MCP_GATEWAY_AUTH=oauth needs OAUTH_ISSUER: the authorization server that issues tokens for this gateway, e.g. https://auth.example.com',
+    );
+  }
+  httpUrlOf('OAUTH_ISSUER', issuer);
+  const resource = env.OAUTH_RESOURCE || undefined;
+  if (resource) {
+    const url = httpUrlOf('OAUTH_RESOURCE', resource);
+    if (url.hash || url.search) {
+      throw new ConfigError(
+        `OAUTH_RESOURCE must be the MCP endpoint's URL without a query or fragment, got '${resource}'`,
+      );
+    }
+  }
+  const words = (value: string | undefined) => (value ?? '').split(/[\s,]+/).filter(Boolean);
+  const algorithms = env.OAUTH_ALGORITHMS ? words(env.OAUTH_ALGORITHMS) : undefined;
+  const refused = algorithms?.filter((a) => !ASYMMETRIC_ALGORITHMS.includes(a)) ?? [];
+  if (refused.length > 0) {
+    throw new ConfigError(
+      `OAUTH_ALGORITHMS may list only asymmetric algorithms (${ASYMMETRIC_ALGORITHMS.join(', ')}); not ${refused.join(', ')}`,
+    );
+  }
+  const clientId = env.OAUTH_INTROSPECTION_CLIENT_ID || undefined;
+  const clientSecret = env.OAUTH_INTROSPECTION_CLIENT_SECRET || undefined;
+  if ((clientId === undefined) !== (clientSecret === undefined)) {
+    throw new ConfigError(
+      'OAUTH_INTROSPECTION_CLIENT_ID and OAUTH_INTROSPECTION_CLIENT_SECRET go together: set both, or neither',
+    );
+  }
+  return {
+    issuer,
+    resource: resource?.replace(/\/$/, ''),
+    scopes: env.OAUTH_SCOPES ? words(env.OAUTH_SCOPES) : undefined,
+    algorithms,
+    clockToleranceSec: integerOf('OAUTH_CLOCK_TOLERANCE_S', env.OAUTH_CLOCK_TOLERANCE_S, 30, 0, 300),
+    maxTokenBytes: integerOf('MAX_TOKEN_BYTES', env.MAX_TOKEN_BYTES, 8192, 512, 65_536),
+    jwksCacheMs: integerOf('JWKS_CACHE_MS', env.JWKS_CACHE_MS, 600_000, 1_000, 86_400_000),
+    jwksMaxStaleMs: integerOf('JWKS_MAX_STALE_MS', env.JWKS_MAX_STALE_MS, 86_400_000, 1_000, 604_800_000),
+    jwksRefetchIntervalMs: integerOf(
+      'JWKS_REFETCH_INTERVAL_MS',
+      env.JWKS_REFETCH_INTERVAL_MS,
+      30_000,
+      1_000,
+      3_600_000,
+    ),
+    introspection: clientId && clientSecret ? { clientId, clientSecret } : undefined,
+  };
+}
+
+function httpUrlOf(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${value.slice(0, 200)}'`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${value.slice(0, 200)}'`);
+  }
+  if (url.username || url.password) throw new ConfigError(`${name} must not carry credentials`);
+  return url;
 }
 
 function maxUploadBytesOf(value: string | undefined): number {

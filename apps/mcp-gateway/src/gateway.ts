@@ -102,6 +102,8 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** What /health reports: the tools served, the mode, and what the list costs when counted. */
   health(): Promise<Record<string, unknown>>;
+  /** The OAuth scopes the tools' operations declare (an OAuth gateway checks them per call). */
+  scopes: { supported(): string[]; forTool(name: string): readonly string[] };
   close(): Promise<void>;
 }
 
@@ -143,6 +145,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     wrap: options.tracer ? tracing(options.tracer, (name) => calls.tools.get(name) !== undefined) : undefined,
   });
   // One reload at a time: a SIGHUP during a file-change reload waits for it.
+  // Every scope the tools declare, counted once per set of tools (a reload makes a new set).
+  const scopeLists = new WeakMap<ToolRegistry, string[]>();
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ changed: false, tools: 0, summary: '' });
   const reload = (reason: string): Promise<ReloadOutcome> => {
     reloading = reloading.then(async () => {
@@ -199,6 +203,17 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       )),
     }),
     reload,
+    scopes: {
+      supported: () => {
+        let list = scopeLists.get(current.tools);
+        if (!list) {
+          list = [...new Set(current.tools.tools.flatMap((t) => t.binding.scopes))].sort();
+          scopeLists.set(current.tools, list);
+        }
+        return list;
+      },
+      forTool: (name) => current.tools.operation(name)?.binding.scopes ?? [],
+    },
     sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
     client: (sources[0] as Source).client,
     metrics,

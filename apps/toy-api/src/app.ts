@@ -2,7 +2,7 @@
 // validation messages a model can act on, an OpenAPI document made from the route schemas,
 // and state in memory or Redis.
 
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ErrorEnvelope, Health } from '@agentwire/schemas';
@@ -25,6 +25,7 @@ import { FaultInjector } from './faults.js';
 import { createIdempotency } from './idempotency.js';
 import { useJsonBodyParser } from './json-body-parser.js';
 import { ApiMetrics } from './metrics.js';
+import { OAUTH_SCHEME, scopeForRoute, ToyOAuth, type ToyOAuthOptions } from './oauth.js';
 import type { App, RouteContext } from './route-context.js';
 import { adminRoutes } from './routes/admin.js';
 import { documentRoutes } from './routes/documents.js';
@@ -57,6 +58,8 @@ export interface ToyApiOptions {
   limited?: { max: number; windowMs: number } | undefined;
   /** Traces each request (continuing the caller's trace) when given; nothing is loaded without. */
   tracerProvider?: TracerProvider | undefined;
+  /** Accept an authorization server's access tokens too, with a scope per route (oauth.ts). */
+  oauth?: ToyOAuthOptions | undefined;
 }
 
 declare module 'fastify' {
@@ -106,6 +109,9 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   if (!options.apiKey) throw new Error('buildApp: apiKey is required');
   const bodyLimit = options.bodyLimit ?? 64 * 1024;
   const keys = new KeyRing(options.apiKey, options.readOnlyKey);
+  const oauth = options.oauth
+    ? new ToyOAuth(options.oauth, createHash('sha256').update(`caller-ids:${options.apiKey}`).digest())
+    : undefined;
   const prefix = options.redisPrefix ?? 'toy-api:';
   const store: StateStore = options.redis ? new RedisStore(options.redis, prefix) : new MemoryStore();
   const context: RouteContext = {
@@ -225,6 +231,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer' },
           apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          ...(oauth ? { [OAUTH_SCHEME]: oauth.securityScheme } : {}),
         },
         schemas: { ErrorEnvelope },
       },
@@ -250,6 +257,13 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     async () => ({ ok: true }),
   );
 
+  // RFC 9728: where a client learns which authorization server issues tokens for this API.
+  if (oauth) {
+    app.get('/.well-known/oauth-protected-resource', { schema: { hide: true } }, async (request) =>
+      oauth.metadata(request),
+    );
+  }
+
   app.get('/openapi.json', { schema: { hide: true } }, async (request) => {
     const document = app.swagger() as Record<string, unknown>;
     return { ...document, servers: [{ url: `${request.protocol}://${request.host}` }] };
@@ -257,10 +271,21 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
 
   await app.register(async (api) => {
     api.addHook('onRequest', (request, _reply, done) => {
+      // An access token (a JWT; the keys never look like one) when OAuth is on: checked for the
+      // API's audience and the route's scope. The keys' path stays synchronous.
+      if (oauth && ToyOAuth.isToken(request.headers.authorization)) {
+        const config = request.routeOptions.config;
+        const needed = scopeForRoute({ url: request.routeOptions.url ?? request.url, write: config.write });
+        oauth.authenticate(request, needed).then((caller) => {
+          request.caller = caller;
+          done();
+        }, done);
+        return;
+      }
       try {
         request.caller = keys.authenticate(request.headers);
       } catch (error) {
-        done(error as Error);
+        done(oauth ? withResourceMetadata(error, oauth.target(request).resourceMetadata) : (error as Error));
         return;
       }
       if (request.routeOptions.config.write && request.caller.access !== 'full') {
@@ -270,6 +295,15 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
       done();
     });
     api.addHook('onRoute', (route: RouteOptions) => injectFaultHooks(route, context.faults));
+    // Each operation's scope, in the document: the gateway's tools learn which scope they need.
+    if (oauth) {
+      api.addHook('onRoute', (route: RouteOptions) => {
+        const schema = (route.schema ?? {}) as Record<string, unknown>;
+        if (schema.hide || schema.security) return;
+        const scope = scopeForRoute({ url: route.url, write: route.config?.write });
+        route.schema = { ...schema, security: [{ bearerAuth: [] }, { apiKeyHeader: [] }, { [OAUTH_SCHEME]: [scope] }] };
+      });
+    }
 
     const callerOf = (request: { caller: Caller | null }): Caller => {
       if (!request.caller) throw new Error('route reached without authentication');
@@ -342,4 +376,12 @@ function writeClientError(error: Error & { code?: string }, socket: Socket): voi
         ? (['request_too_large', 'the request headers are too large'] as const)
         : (['invalid_request_error', `malformed HTTP request (${answer.code})`] as const);
   endWithJson(socket, answer, envelope(type, message), { 'request-id': newRequestId() });
+}
+
+/** A 401 of the keys, with the challenge also naming this API's protected-resource metadata. */
+function withResourceMetadata(error: unknown, resourceMetadata: string): Error {
+  if (!(error instanceof EnvelopeError) || error.statusCode !== 401) return error as Error;
+  return new EnvelopeError(error.type, error.message, {
+    headers: { 'www-authenticate': `Bearer realm="toy-api", resource_metadata="${resourceMetadata}"` },
+  });
 }

@@ -11,6 +11,10 @@ export interface ToyApiConfig {
   redisPrefix: string;
   admin: boolean;
   logLevel: string;
+  /** OAUTH_ISSUER: also accept this authorization server's access tokens (the keys stay). */
+  oauthIssuer: string | undefined;
+  /** OAUTH_RESOURCE: the API's public URL, the audience its tokens name. */
+  oauthResource: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -51,6 +55,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
     redisPrefix: env.REDIS_PREFIX || 'toy-api:',
     admin: admin === '1' || admin === 'true',
     logLevel: logLevelOf(env.LOG_LEVEL),
+    oauthIssuer: urlOf('OAUTH_ISSUER', env.OAUTH_ISSUER),
+    oauthResource: urlOf('OAUTH_RESOURCE', env.OAUTH_RESOURCE),
   };
 }
 
@@ -58,4 +64,20 @@ function logLevelOf(value: string | undefined): string {
   const read = readLogLevel(value);
   if ('problem' in read) throw new ConfigError(read.problem);
   return read.level;
+}
+
+function urlOf(name: string, value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.hash || url.username) {
+    throw new ConfigError(
+      `${name} must be an absolute http(s) URL without credentials or fragment, got '${value.slice(0, 200)}'`,
+    );
+  }
+  return value.replace(/\/$/, '');
 }

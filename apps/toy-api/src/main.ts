@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     redis,
     redisPrefix: config.redisPrefix,
     admin: config.admin,
+    oauth: config.oauthIssuer ? { issuer: config.oauthIssuer, resource: config.oauthResource } : undefined,
     logger: { level: config.logLevel },
     tracerProvider: tracing?.provider,
   });

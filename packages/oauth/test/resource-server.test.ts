@@ -128,9 +128,9 @@ describe('a resource server checking bearer tokens', () => {
       name: 'HS256 signed with the public key (algorithm confusion)',
       make: async () => {
         const publicKey = await importJWK(issuer.publicJwk(), 'ES256', { extractable: true });
-        const pem = await exportSPKI(publicKey as CryptoKey);
+        const pem = await exportSPKI(publicKey as Parameters<typeof exportSPKI>[0]);
         const token = await new SignJWT(claims())
-          .setProtectedHeader({ alg: 'HS256', kid: issuer.publicJwk().kid })
+          .setProtectedHeader({ alg: 'HS256', kid: String(issuer.publicJwk().kid) })
           .sign(new TextEncoder().encode(pem));
         return `Bearer ${token}`;
       },

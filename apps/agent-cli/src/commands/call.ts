@@ -28,9 +28,9 @@ export async function callCommand(argv: string[]): Promise<number> {
     throw new UsageError(
       'agent call goes through the gateway: use --via mcp-stdio or mcp-http (or agent get for the API)',
     );
-  const stack = await stackOf(values);
+  const stack = await stackOf(values, via);
   try {
-    const result = await withMcp(stack, via, values.trace === true, (b) => b.rawCall(tool, args));
+    const result = await withMcp(stack, via, values.trace === true, (b) => b.rawCall(tool, args), values['sign-in']);
     print(`${JSON.stringify(result, null, 2)}\n`);
     return result.isError ? EXIT.taskFailed : EXIT.ok;
   } finally {

@@ -3,7 +3,9 @@
 // or the one --api-url/--mcp-url or AGENTWIRE_* name), and an MCP connection for one command.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HttpClient } from '@agentwire/http-client';
-import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
+import { AgentOAuthProvider, clientCredentialsFromEnv, signInModeOf } from '../auth/agent-oauth.js';
+import { externalStack, gatewayOnlyStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { McpBackend } from '../triage/mcp-backend.js';
 import { UsageError } from '../usage-error.js';
 import { tracingLedger } from '../wire-trace.js';
@@ -22,10 +24,14 @@ export const STACK_OPTIONS = {
   'api-url': { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
-/** Commands that can go through the gateway: which path, and where the gateway is. */
+/**
+ * Commands that can go through the gateway: which path, where the gateway is, and whether an
+ * OAuth gateway may ask to sign in (never: use what `agent login` saved).
+ */
 export const GATEWAY_OPTIONS = {
   via: { type: 'string' },
   'mcp-url': { type: 'string' },
+  'sign-in': { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
 /**
@@ -60,14 +66,42 @@ export function viaOf(value: string | undefined): Via {
 }
 
 /** The stack --api-url and --mcp-url (or AGENTWIRE_API_URL and AGENTWIRE_MCP_URL) name, else an embedded one. */
-export async function stackOf(values: {
-  'api-url'?: string | undefined;
-  'mcp-url'?: string | undefined;
-}): Promise<Stack> {
+export async function stackOf(
+  values: {
+    'api-url'?: string | undefined;
+    'mcp-url'?: string | undefined;
+  },
+  via?: Via,
+): Promise<Stack> {
   const { env } = process;
   const apiUrl = values['api-url'] ?? env.AGENTWIRE_API_URL;
   const mcpUrl = values['mcp-url'] ?? env.AGENTWIRE_MCP_URL;
+  // A gateway alone (anyone's MCP server): only --via mcp-http can reach it.
+  if (!apiUrl && mcpUrl && via === 'mcp-http') return gatewayOnlyStack(mcpUrl, env);
   return apiUrl ? externalStack(apiUrl, mcpUrl, env) : startEmbeddedStack();
+}
+
+/**
+ * How the agent proves who it is to the gateway: the static token when one is set
+ * (MCP_GATEWAY_TOKEN, or the embedded stack's); else OAuth, with client credentials from the
+ * environment, or what `agent login` saved (and, with --sign-in print|follow, a sign-in now).
+ */
+export async function gatewayAuth(
+  stack: Stack,
+  signIn: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ token?: string | undefined; authProvider?: OAuthClientProvider | undefined; close(): void }> {
+  if (stack.mcpToken) return { token: stack.mcpToken, close: () => undefined };
+  const clientCredentials = clientCredentialsFromEnv(env);
+  if (clientCredentials) return { authProvider: clientCredentials, close: () => undefined };
+  const provider = await AgentOAuthProvider.create(stack.mcpUrl, {
+    mode: signInModeOf(signIn, 'never'),
+    clientId: env.AGENTWIRE_OAUTH_CLIENT_ID || undefined,
+    clientSecret: env.AGENTWIRE_OAUTH_CLIENT_SECRET || undefined,
+    clientMetadataUrl: env.AGENTWIRE_CLIENT_METADATA_URL || undefined,
+    scope: env.AGENTWIRE_OAUTH_SCOPE || undefined,
+  });
+  return { authProvider: provider, close: () => provider.close() };
 }
 
 /** Runs `run` with an MCP connection to the stack's gateway, closed after. */
@@ -76,20 +110,27 @@ export async function withMcp<T>(
   via: 'mcp-stdio' | 'mcp-http',
   trace: boolean,
   run: (backend: McpBackend) => Promise<T>,
+  signIn?: string | undefined,
 ): Promise<T> {
   const ledger = tracingLedger(trace);
-  const backend =
-    via === 'mcp-stdio'
-      ? await McpBackend.stdio({ spawn: stack.stdio, trace })
-      : await McpBackend.http({
-          url: stack.mcpUrl,
-          token: stack.mcpToken,
-          http: new HttpClient({ baseUrl: stack.mcpUrl, ...(ledger ? { ledger } : {}) }),
-          trace,
-        });
+  const auth = via === 'mcp-http' ? await gatewayAuth(stack, signIn) : undefined;
   try {
-    return await run(backend);
+    const backend =
+      via === 'mcp-stdio'
+        ? await McpBackend.stdio({ spawn: stack.stdio, trace })
+        : await McpBackend.http({
+            url: stack.mcpUrl,
+            token: auth?.token,
+            authProvider: auth?.authProvider,
+            http: new HttpClient({ baseUrl: stack.mcpUrl, ...(ledger ? { ledger } : {}) }),
+            trace,
+          });
+    try {
+      return await run(backend);
+    } finally {
+      await backend.close();
+    }
   } finally {
-    await backend.close();
+    auth?.close();
   }
 }

@@ -33,7 +33,7 @@ export async function toolsCommand(argv: string[]): Promise<number> {
     throw new UsageError(`--format must be text or json, got '${values.format}'`);
   if (values.spec) return modesCommand(values.spec, values);
   const via = viaOf(values.via);
-  const stack = await stackOf(values);
+  const stack = await stackOf(values, via);
   try {
     let tools: ToolView[];
     if (via === 'api') {
@@ -48,7 +48,7 @@ export async function toolsCommand(argv: string[]): Promise<number> {
       );
       await client.close();
     } else {
-      tools = await withMcp(stack, via, values.trace === true, (b) => b.listTools());
+      tools = await withMcp(stack, via, values.trace === true, (b) => b.listTools(), values['sign-in']);
     }
     if (values.only !== undefined) tools = onlyThese(tools, values.only);
     const tokens = tokenReport(tools);

@@ -20,6 +20,7 @@ import { renderSummary, summaryRows } from '../triage/summary.js';
 import { runTriage, TRIAGE_DATE } from '../triage/task.js';
 import { UsageError } from '../usage-error.js';
 import { describeHttp } from '../wire-trace.js';
+import { gatewayAuth } from './command-args.js';
 
 const MODES = ['api', 'mcp-stdio', 'mcp-http'] as const;
 type Mode = (typeof MODES)[number];
@@ -58,6 +59,7 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
       faults: { type: 'string', default: 'none' },
       'api-url': { type: 'string' },
       'mcp-url': { type: 'string' },
+      'sign-in': { type: 'string' },
       deadline: { type: 'string' },
       'max-requests': { type: 'string' },
       'max-bytes': { type: 'string' },
@@ -132,6 +134,7 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
         const common = { ledger, ...(budget ? { budget } : {}), ...(deadline ? { deadline } : {}) };
         const modeStart = Date.now();
         let backend: TriageBackend | undefined;
+        let closeAuth: (() => void) | undefined;
         try {
           await inSpan(tracer, `triage via ${mode}`, { 'agentwire.via': mode }, async () => {
             if (mode === 'api') {
@@ -140,9 +143,12 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
               );
             } else if (mode === 'mcp-http') {
               const http = new HttpClient({ baseUrl: stack.mcpUrl, layer: 'mcp-http', tracer, ...common });
+              const auth = await gatewayAuth(stack, values['sign-in']);
+              closeAuth = auth.close;
               backend = await McpBackend.http({
                 url: stack.mcpUrl,
-                token: stack.mcpToken,
+                token: auth.token,
+                authProvider: auth.authProvider,
                 http,
                 record: (r) => record.toolCall(r, mode),
                 deadline,
@@ -178,6 +184,7 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
           break;
         } finally {
           await backend?.close().catch(() => undefined);
+          closeAuth?.();
         }
       }
     });

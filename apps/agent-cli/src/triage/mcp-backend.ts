@@ -7,9 +7,15 @@ import type { HttpClient, RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import { readUpstreamReport } from '@agentwire/schemas/upstream-report';
 import { settleSpan, traceMeta } from '@agentwire/telemetry';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type OAuthClientProvider,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
+import { AgentOAuthProvider } from '../auth/agent-oauth.js';
 import type { ToolCallRecord } from '../run-record.js';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
@@ -68,6 +74,11 @@ export interface StdioBackendOptions extends BackendOptions {
 export interface HttpBackendOptions extends BackendOptions {
   url: string;
   token?: string | undefined;
+  /**
+   * OAuth (instead of `token`): the SDK discovers the authorization server from the 401, and
+   * this provider keeps the tokens; an AgentOAuthProvider can also finish a sign-in or a step-up.
+   */
+  authProvider?: OAuthClientProvider | undefined;
   /** The client every HTTP exchange goes through (retries, ledger, budget). */
   http: HttpClient;
   /** auto: the stateless revision when the server has it; legacy: initialize a session. */
@@ -84,6 +95,7 @@ export class McpBackend implements TriageBackend {
   #guard: ((tool: string) => void) | undefined;
   #tracer: Tracer | undefined;
   #chargeBytes: ((bytes: number) => void) | undefined;
+  #authProvider: OAuthClientProvider | undefined;
 
   private constructor(name: string, client: Client, record: (r: ToolCallRecord) => void, deadline: number | undefined) {
     this.name = name;
@@ -122,12 +134,22 @@ export class McpBackend implements TriageBackend {
   }
 
   static async http(options: HttpBackendOptions): Promise<McpBackend> {
-    const { url, token, http, record = () => undefined, deadline, trace = false, mode = 'auto' } = options;
-    const connect = async () => {
+    const {
+      url,
+      token,
+      authProvider,
+      http,
+      record = () => undefined,
+      deadline,
+      trace = false,
+      mode = 'auto',
+    } = options;
+    const connectOnce = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         // A streamed answer cut mid-way fails its call at once (see answer-watch.ts).
         fetch: watchingAnswers(trace ? tracingFetch(http.fetch) : http.fetch),
         ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
+        ...(authProvider ? { authProvider } : {}),
       });
       // auto: the stateless 2026-07-28 revision when the server has it; legacy: initialize and a
       // session (2025-11-25).
@@ -135,10 +157,12 @@ export class McpBackend implements TriageBackend {
       await client.connect(transport);
       return client;
     };
+    const connect = () => withSignIn(authProvider, connectOnce);
     // Connecting (discover or initialize) is safe to repeat: a replica that died under it is
     // no reason to give up.
     const backend = new McpBackend('mcp-http', await repeatLostInTransit(connect, { deadline }), record, deadline);
     backend.#reconnect = connect;
+    backend.#authProvider = authProvider;
     backend.#tracer = options.tracer;
     return backend;
   }
@@ -150,7 +174,9 @@ export class McpBackend implements TriageBackend {
    */
   async #callTool(params: Parameters<Client['callTool']>[0], options: Parameters<Client['callTool']>[1]) {
     try {
-      return await this.#client.callTool(params, options);
+      // A 403 insufficient_scope makes the SDK ask for the wider scope (step-up); once signed in
+      // again, the call is sent again: a 403 means it was never run.
+      return await withSignIn(this.#authProvider, () => this.#client.callTool(params, options));
     } catch (error) {
       if (!this.#reconnect || !isSessionLost(error)) throw error;
       await this.#client.close().catch(() => undefined);
@@ -329,5 +355,21 @@ export class McpBackend implements TriageBackend {
 
   async close() {
     await this.#client.close();
+  }
+}
+
+/**
+ * Runs `attempt`; when the server wanted a sign-in (first use, or a step-up to a wider scope)
+ * and the provider started one, finishes it and runs `attempt` again, at most twice.
+ */
+async function withSignIn<T>(provider: OAuthClientProvider | undefined, attempt: () => Promise<T>): Promise<T> {
+  for (let round = 0; ; round += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const canFinish = provider instanceof AgentOAuthProvider && provider.pending && round < 2;
+      if (!(error instanceof UnauthorizedError) || !canFinish) throw error;
+      await provider.completeSignIn();
+    }
   }
 }

@@ -12,7 +12,7 @@ import { type OperationContext, operationContext } from './operation-context.js'
 import { outputOf } from './output-schema.js';
 import { parametersOf } from './parameters.js';
 import { requestBodyOf } from './request-body.js';
-import { securityFor } from './security.js';
+import { scopesFor, securityFor } from './security.js';
 import { NameRegistry } from './tool-names.js';
 import { toolTextOf } from './tool-text.js';
 
@@ -64,6 +64,7 @@ function convertOperation(
     streams: output.streams,
     accept: output.accept,
     auth,
+    scopes: scopesFor(ctx.document, ctx.operation),
     idempotencyKeyArg: input.idempotencyKeyArg,
   };
   const tool: Tool = {

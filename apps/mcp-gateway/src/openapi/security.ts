@@ -40,3 +40,24 @@ export function securityFor(document: Record<string, unknown>, operation: Record
     `no supported security scheme: ${unsupported.join(', ')}; supported are bearer, apiKey in header or query`,
   );
 }
+
+/**
+ * The OAuth scopes an operation declares: those of its first requirement that names an oauth2
+ * or openIdConnect scheme (alternatives such as an API key declare none).
+ */
+export function scopesFor(document: Record<string, unknown>, operation: Record<string, unknown>): string[] {
+  const requirements = (operation.security ?? document.security ?? []) as Array<Record<string, unknown>>;
+  const schemes = ((document.components as Record<string, unknown> | undefined)?.securitySchemes ?? {}) as Record<
+    string,
+    Record<string, unknown>
+  >;
+  for (const requirement of Array.isArray(requirements) ? requirements : []) {
+    for (const [name, scopes] of Object.entries(requirement ?? {})) {
+      const type = deref(document, schemes[name])?.type;
+      if ((type === 'oauth2' || type === 'openIdConnect') && Array.isArray(scopes)) {
+        return scopes.filter((s): s is string => typeof s === 'string');
+      }
+    }
+  }
+  return [];
+}

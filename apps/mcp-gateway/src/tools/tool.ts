@@ -61,6 +61,11 @@ export interface ToolBinding {
   accept: string;
   /** How the upstream key is sent, from the spec's security scheme; empty: no auth. */
   auth: UpstreamAuth[];
+  /**
+   * The OAuth scopes the operation declares (its oauth2 or openIdConnect requirement); a caller's
+   * token needs them all to call the tool through an OAuth gateway. Empty: none declared.
+   */
+  scopes: string[];
   /** The argument that carries an Idempotency-Key header, when the operation has one. */
   idempotencyKeyArg: string | undefined;
   /** Which upstream the tool calls, when the gateway has several (their names prefix the tools). */

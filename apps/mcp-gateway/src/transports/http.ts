@@ -6,9 +6,10 @@
 // none is given); the transport knows only its interfaces.
 
 import type { Socket } from 'node:net';
+import type { Denial } from '@agentwire/oauth';
 import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/server-replies';
 import { fastifySSE } from '@fastify/sse';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
 import type { McpServer } from '../protocol/mcp-server.js';
@@ -18,6 +19,7 @@ import { type SessionBackend, StoreUnavailableError } from '../sessions/session-
 import { deleteSession } from './http/delete-session.js';
 import type { HttpContext } from './http/exchange.js';
 import { getStream } from './http/get-stream.js';
+import { OAuthGuard, type OAuthSettings, type ToolScopes } from './http/oauth.js';
 import { postSession } from './http/post-session.js';
 import { postStateless } from './http/post-stateless.js';
 import { accepts, header, rpcError, sendJson } from './http/replies.js';
@@ -27,6 +29,13 @@ export interface HttpOptions {
   host: string;
   port: number;
   token: string | undefined;
+  /** MCP_GATEWAY_AUTH=oauth: access tokens of this authorization server instead of `token`. */
+  oauth?: OAuthSettings | undefined;
+  /**
+   * TRUSTED_PROXIES: addresses or CIDRs whose X-Forwarded-Proto/-Host are believed (for the
+   * URLs OAuth metadata advertises when OAUTH_RESOURCE is unset); from others they are ignored.
+   */
+  trustedProxies?: string[] | undefined;
   allowedOrigins: string[];
   allowedHosts?: string[] | undefined;
   /** Where sessions, their stream events and the replicas' messages live; the caller closes it. */
@@ -71,6 +80,8 @@ export interface HttpGateway {
   metrics: MetricsRegistry;
   /** The tools served and what their list costs (counted once, in a child process). */
   health(): Promise<Record<string, unknown>>;
+  /** The OAuth scopes the tools declare (OAuth mode names them in challenges and checks them). */
+  scopes?: ToolScopes | undefined;
 }
 
 export interface HttpServer {
@@ -87,7 +98,10 @@ export interface HttpServer {
 
 export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   const { store } = options;
-  const guards: Guards = guardsFor(options);
+  const guards: Guards = guardsFor({ ...options, token: options.oauth ? undefined : options.token });
+  const oauth = options.oauth
+    ? new OAuthGuard(options.oauth, gateway.scopes ?? { supported: () => [], forTool: () => [] })
+    : undefined;
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     ...(options.loggerInstance
@@ -107,6 +121,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     },
     clientErrorHandler: writeClientError,
     return503OnClosing: false,
+    ...(options.trustedProxies && options.trustedProxies.length > 0 ? { trustProxy: options.trustedProxies } : {}),
   });
   const ctx: HttpContext = {
     server: gateway.server,
@@ -165,9 +180,23 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
       origin: header(request, 'origin'),
       authorization: header(request, 'authorization'),
     });
-    if (refusal === undefined) return done();
-    sendJson(reply, refusal.status, errorResponse(null, INVALID_REQUEST, refusal.message), refusal.headers);
+    if (refusal !== undefined) {
+      sendJson(reply, refusal.status, errorResponse(null, INVALID_REQUEST, refusal.message), refusal.headers);
+      return;
+    }
+    if (oauth === undefined || request.url === '/health' || oauth.isPublic(request.url)) return done();
+    oauth.authenticate(request).then((result) => {
+      if ('principal' in result) return done();
+      sendDenial(reply, result.denial);
+    }, done);
   });
+
+  if (oauth) {
+    // RFC 9728 metadata, at the root and path-suffixed: clients try them in different orders.
+    for (const path of oauth.metadataPaths) {
+      app.get(path, async (request, reply) => sendJson(reply, 200, oauth.metadata(request)));
+    }
+  }
 
   // Prometheus: behind the token like every route but /health, unless a separate metrics port
   // is configured (then only there, without the token: bind it where only Prometheus reaches).
@@ -208,6 +237,8 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     if (body === undefined || body === null) {
       return rpcError(reply, 400, INVALID_REQUEST, 'Invalid request: empty body');
     }
+    const scopeDenial = oauth?.scopeDenial(request, body);
+    if (scopeDenial) return sendDenial(reply, scopeDenial);
     const versionHeader = header(request, 'mcp-protocol-version');
     const single = Array.isArray(body) ? undefined : (body as { params?: Record<string, unknown> });
     if (isStateless(single, versionHeader)) return postStateless(ctx, request, reply, body, versionHeader);
@@ -234,6 +265,19 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   });
 
   return { app, store, openStreams: () => ctx.getStreams.size };
+}
+
+const DENIAL_PREFIX = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
+
+/** An OAuth refusal as a JSON-RPC error, with its challenge (the description never holds the token). */
+function sendDenial(reply: FastifyReply, denial: Denial) {
+  const code = denial.status === 503 ? INTERNAL_ERROR : INVALID_REQUEST;
+  return sendJson(
+    reply,
+    denial.status,
+    errorResponse(null, code, `${DENIAL_PREFIX[denial.status]}: ${denial.description}`),
+    denial.headers,
+  );
 }
 
 /** Serves MCP over Streamable HTTP on `options.host`:`options.port` (0: any free port). */

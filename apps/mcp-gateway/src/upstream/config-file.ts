@@ -120,7 +120,13 @@ export function upstreamUrlProblem(url: string): string | undefined {
 const MAX_ALIAS_COUNT = 100;
 
 /** The gateway's own secrets: never sent upstream, whatever a config file says. */
-const GATEWAY_SECRETS = new Set(['MCP_GATEWAY_TOKEN', 'REDIS_PASSWORD', 'REDIS_URL', 'OTEL_EXPORTER_OTLP_HEADERS']);
+const GATEWAY_SECRETS = new Set([
+  'MCP_GATEWAY_TOKEN',
+  'OAUTH_INTROSPECTION_CLIENT_SECRET',
+  'REDIS_PASSWORD',
+  'REDIS_URL',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+]);
 /** Which variables may hold an upstream's key, unless UPSTREAM_KEY_ENVS says otherwise. */
 const DEFAULT_KEY_ENVS = '*_KEY,*_TOKEN,*_PAT';
 

@@ -21,8 +21,10 @@ export interface TestIssuer {
   close(): Promise<void>;
 }
 
+type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 export async function startIssuer(): Promise<TestIssuer> {
-  const keys: { kid: string; privateKey: CryptoKey; publicJwk: JWK }[] = [];
+  const keys: { kid: string; privateKey: PrivateKey; publicJwk: JWK }[] = [];
   const addKey = async () => {
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const kid = `key-${keys.length + 1}`;
@@ -38,15 +40,18 @@ export async function startIssuer(): Promise<TestIssuer> {
     const json = (status: number, body: unknown) =>
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (request.url === '/jwks') jwksCount += 1;
-    if (down) return json(503, { error: 'down' });
-    if (request.url === '/.well-known/oauth-authorization-server') {
-      return json(200, {
-        issuer,
-        jwks_uri: `${issuer}/jwks`,
-        introspection_endpoint: `${issuer}/introspect`,
-      });
+    if (down) {
+      json(503, { error: 'down' });
+      return;
     }
-    if (request.url === '/jwks') return json(200, { keys: keys.map((k) => k.publicJwk) });
+    if (request.url === '/.well-known/oauth-authorization-server') {
+      json(200, { issuer, jwks_uri: `${issuer}/jwks`, introspection_endpoint: `${issuer}/introspect` });
+      return;
+    }
+    if (request.url === '/jwks') {
+      json(200, { keys: keys.map((k) => k.publicJwk) });
+      return;
+    }
     if (request.url === '/introspect' && request.method === 'POST') {
       introspectionCount += 1;
       let body = '';
