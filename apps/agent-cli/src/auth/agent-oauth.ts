@@ -144,7 +144,13 @@ export class AgentOAuthProvider implements OAuthClientProvider {
 
   /** What the SDK asks to forget when the server refused them (a revoked token, a deleted client). */
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
-    if (scope === 'verifier' || scope === 'discovery') return;
+    if (scope === 'verifier') {
+      this.#verifier = '';
+      return;
+    }
+    // Discovery again (the resource may have moved to another authorization server, SEP-2352).
+    if (scope === 'discovery' || scope === 'all') this.#discovery = undefined;
+    if (scope === 'discovery') return;
     this.#file.update(this.#server, (entry) => {
       if (scope === 'all') return undefined;
       return scope === 'client' ? { ...entry, client: undefined } : { ...entry, tokens: undefined };
@@ -214,6 +220,9 @@ export class AgentOAuthProvider implements OAuthClientProvider {
       ...(iss !== null ? { iss } : {}),
       ...(this.#options.scope ? { scope: this.#options.scope } : {}),
     });
+    // What discovery found served this sign-in only: the next 401 discovers again, so that a
+    // resource that moved to another authorization server is followed there (SEP-2352).
+    this.#discovery = undefined;
     return true;
   }
 

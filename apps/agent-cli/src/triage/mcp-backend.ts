@@ -282,7 +282,9 @@ export class McpBackend implements TriageBackend {
   async listTools() {
     const list = () =>
       withinDeadline(
-        watched('tools/list', (signal) => this.#client.listTools(undefined, { signal })),
+        withSignIn(this.#authProvider, () =>
+          watched('tools/list', (signal) => this.#client.listTools(undefined, { signal })),
+        ),
         this.#deadline,
         'listing the tools',
       );
@@ -291,8 +293,9 @@ export class McpBackend implements TriageBackend {
 
   /** One tool call, its result as it came; sent once (a cut streamed answer fails it at once). */
   async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
-    return (await watched(name, (signal) =>
-      this.#client.callTool({ name, arguments: args }, { signal }),
+    // A step-up (403 insufficient_scope) signs in again, when the sign-in mode allows.
+    return (await withSignIn(this.#authProvider, () =>
+      watched(name, (signal) => this.#client.callTool({ name, arguments: args }, { signal })),
     )) as ToolResult;
   }
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// The agent as the official conformance suite's client: the suite runs this with the scenario's
+// server URL last and its context in MCP_CONFORMANCE_CONTEXT (a pre-registered client, say).
+// It maps that context onto the agent's own settings and runs the real `agent` command: list
+// the tools, then call the first one, signing in by following the authorization server's
+// redirects (the suite's server approves without a page).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const AGENT = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+// The Client ID Metadata Document the suite's authorization server knows (auth/basic-cimd).
+const CIMD_URL = 'https://conformance-test.local/client-metadata.json';
+
+const serverUrl = process.argv.at(-1);
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
+const env = {
+  PATH: process.env.PATH ?? '',
+  AGENTWIRE_TOKEN_FILE: join(mkdtempSync(join(tmpdir(), 'conformance-tokens-')), 'tokens.json'),
+  AGENTWIRE_CLIENT_METADATA_URL: CIMD_URL,
+  ...(context.client_id ? { AGENTWIRE_OAUTH_CLIENT_ID: context.client_id } : {}),
+  ...(context.client_secret ? { AGENTWIRE_OAUTH_CLIENT_SECRET: context.client_secret } : {}),
+};
+const agent = (args) => {
+  const run = spawnSync(
+    process.execPath,
+    [AGENT, ...args, '--via', 'mcp-http', '--mcp-url', serverUrl, '--sign-in', 'follow'],
+    {
+      env,
+      encoding: 'utf8',
+    },
+  );
+  process.stdout.write(run.stdout ?? '');
+  process.stderr.write(run.stderr ?? '');
+  return run;
+};
+const listed = agent(['tools', '--format', 'json']);
+if (listed.status !== 0) process.exit(listed.status ?? 1);
+let first;
+try {
+  first = JSON.parse(listed.stdout).tools[0]?.name;
+} catch {
+  first = undefined;
+}
+if (!first) process.exit(0);
+const called = agent(['call', first]);
+process.exit(called.status ?? 1);
