@@ -6,7 +6,7 @@ import { basename, dirname, resolve } from 'node:path';
 // through one pino logger on stderr (stdout belongs to the protocol over stdio), at LOG_LEVEL,
 // with the shared redaction list. Errors before the logger exists (bad settings, an unreadable
 // OpenAPI document) are one plain line each, for the person who typed the command.
-import { LOG_REDACT_PATHS } from '@agentwire/schemas/settings';
+import { LOG_REDACT_PATHS, redactedRequest } from '@agentwire/schemas/settings';
 import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import { type Logger, pino } from 'pino';
 import { ConfigError, type GatewayConfig, readConfig } from './config.js';
@@ -17,7 +17,13 @@ import { serveStdio } from './transports/stdio.js';
 async function main(): Promise<void> {
   const config = readConfig(process.argv.slice(2));
   const logger = pino(
-    { name: 'mcp-gateway', level: config.logLevel, redact: [...LOG_REDACT_PATHS] },
+    {
+      name: 'mcp-gateway',
+      level: config.logLevel,
+      redact: [...LOG_REDACT_PATHS],
+      // Request logs show the URL with any credential in its query redacted.
+      serializers: { req: redactedRequest },
+    },
     pino.destination({ fd: 2, sync: true }),
   );
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) says where spans go.

@@ -7,10 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuthServer, loadOrCreateKeys, SCRIPT_CLIENT_ID, startAuthServer } from '@agentwire/auth-server';
 import { buildApp } from '@agentwire/toy-api';
+import {
+  ClientCredentialsProvider as ClientCredentialsV2,
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+} from '@modelcontextprotocol/client';
+import { ClientCredentialsProvider as ClientCredentialsV1 } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, serveHttp } from '../src/gateway.js';
 import type { OAuthSettings } from '../src/transports/http/oauth.js';
-import { onCleanup } from './support/stack.js';
+import { onCleanup, spawnGateway } from './support/stack.js';
 
 const SCOPES = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const SECRET = randomBytes(16).toString('hex');
@@ -247,5 +256,142 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
     const allowed = await call(writer);
     expect(allowed.status).toBe(200);
     expect(await allowed.text()).not.toContain('"isError":true');
+  });
+
+  it('serves the official SDK clients, v1 and v2, each discovering it from the 401 and getting its own token', async () => {
+    const gw = await oauthGateway({}, {}, true);
+    const options = {
+      clientId: SCRIPT_CLIENT_ID,
+      clientSecret: SECRET,
+      expectedIssuer: auth.issuer,
+      scope: 'emails:read',
+    };
+    const v1 = new ClientV1({ name: 'sdk-v1', version: '1' });
+    await v1.connect(new HttpV1(new URL(gw.mcpUrl), { authProvider: new ClientCredentialsV1(options) }));
+    const v1Result = await v1.callTool({ name: 'list_employees', arguments: {} });
+    expect(v1Result.isError).toBeFalsy();
+    expect(JSON.stringify(v1Result.content)).toContain('Ada Okafor');
+    await v1.close();
+
+    const v2 = new ClientV2({ name: 'sdk-v2', version: '1' });
+    await v2.connect(new HttpV2(new URL(gw.mcpUrl), { authProvider: new ClientCredentialsV2(options) }));
+    const v2Result = await v2.callTool({ name: 'list_employees', arguments: {} });
+    expect(v2Result.isError).toBeFalsy();
+    expect(JSON.stringify(v2Result.content)).toContain('Ada Okafor');
+    await v2.close();
+  });
+
+  it('answers each bad token 400 or 401 with its challenge, as a real process, with no token and no stack trace in its logs', async () => {
+    const api = await recordingApi();
+    const { stderr } = await spawnGateway({
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      PORT: '0',
+      MCP_GATEWAY_AUTH: 'oauth',
+      OAUTH_ISSUER: auth.issuer,
+      LOG_LEVEL: 'info',
+    });
+    await expect.poll(() => /"url":"(http:[^"]+)"/.exec(stderr())?.[1]).toBeDefined();
+    const mcpUrl = /"url":"(http:[^"]+)"/.exec(stderr())?.[1] ?? '';
+    resources[mcpUrl] = SCOPES;
+    const good = await clientCredentials(mcpUrl);
+    const rogue = await generateKeyPair('ES256');
+    const now = Math.floor(Date.now() / 1000);
+    const forged = (claims: Record<string, unknown>, kid = 'rogue') =>
+      new SignJWT({
+        iss: auth.issuer,
+        sub: 'mallory',
+        aud: mcpUrl,
+        scope: 'admin',
+        iat: now,
+        exp: now + 300,
+        ...claims,
+      })
+        .setProtectedHeader({ alg: 'ES256', kid })
+        .sign(rogue.privateKey);
+    const [header, payload, signature] = good.split('.');
+    const tampered = `${header}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()), scope: 'admin' })).toString('base64url')}.${signature}`;
+    const cases: Array<{
+      name: string;
+      token: string;
+      url?: string;
+      headers?: Record<string, string>;
+      status: number;
+      says: string;
+    }> = [
+      { name: 'unknown kid', token: await forged({}), status: 401, says: 'key (kid) is unknown' },
+      { name: 'tampered payload', token: tampered, status: 401, says: 'signature does not verify' },
+      {
+        name: "the API's token",
+        token: await clientCredentials(API_AUDIENCE),
+        status: 401,
+        says: 'not issued for this resource',
+      },
+      {
+        name: 'token in the query',
+        token: '',
+        url: `${mcpUrl}?access_token=${good}`,
+        status: 400,
+        says: 'not accepted in the URL',
+      },
+      {
+        name: 'a 10 KB token',
+        token: 'a'.repeat(10_000),
+        status: 401,
+        says: 'longer than 8192 bytes (MAX_TOKEN_BYTES)',
+      },
+    ];
+    for (const c of cases) {
+      const response = await fetch(c.url ?? mcpUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(c.token ? { authorization: `Bearer ${c.token}` } : {}),
+        },
+        body: JSON.stringify(initialize),
+      });
+      const body = await response.json();
+      expect({ name: c.name, status: response.status }).toEqual({ name: c.name, status: c.status });
+      expect(body.error.message).toContain(c.says);
+      expect(response.headers.get('www-authenticate')).toContain(
+        `resource_metadata="${new URL(mcpUrl).origin}/.well-known/oauth-protected-resource/mcp"`,
+      );
+    }
+    // A token of 1 MB: Node's header limit answers first (431), before any token is read.
+    const huge = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${'a'.repeat(1024 * 1024)}` },
+      body: '{}',
+    }).catch((error: Error) => error);
+    expect(huge instanceof Error ? 'reset' : huge.status).toSatisfy((s: unknown) => s === 431 || s === 'reset');
+    // Two Authorization headers (raw HTTP: fetch would merge them).
+    const { request } = await import('node:http');
+    const twice = await new Promise<number>((resolve, reject) => {
+      const r = request(mcpUrl, {
+        method: 'POST',
+        headers: [
+          ['authorization', `Bearer ${good}`],
+          ['authorization', `Bearer ${good}`],
+          ['content-type', 'application/json'],
+          ['accept', 'application/json, text/event-stream'],
+        ] as never,
+      });
+      r.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      r.on('error', reject);
+      r.end(JSON.stringify(initialize));
+    });
+    expect(twice).toBe(400);
+    // The good token still works, and the log never held a token or a stack trace.
+    expect((await rpc(mcpUrl, `Bearer ${good}`, initialize)).status).toBe(200);
+    const log = stderr();
+    expect(log).toContain('"statusCode":401');
+    for (const secret of [good, tampered, await forged({})])
+      expect(log).not.toContain(secret.split('.')[1]?.slice(0, 24) ?? 'x');
+    expect(log).not.toContain(good.slice(-20));
+    expect(log).not.toMatch(/\n\s+at /);
   });
 });

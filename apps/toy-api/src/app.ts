@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { ErrorEnvelope, Health } from '@agentwire/schemas';
+import { ErrorEnvelope, Health, redactUrl } from '@agentwire/schemas';
 import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/server-replies';
 import { fastifySSE } from '@fastify/sse';
 import swagger from '@fastify/swagger';
@@ -89,7 +89,7 @@ declare module 'fastify' {
 const LOG_SERIALIZERS = {
   req: (req: { method: string; url: string; headers: Record<string, unknown>; ip?: string }) => ({
     method: req.method,
-    url: req.url,
+    url: redactUrl(req.url),
     headers: req.headers,
     remoteAddress: req.ip ?? '',
   }),

@@ -22,7 +22,7 @@ export {
 } from './entities.js';
 export { ERROR_STATUS, ERROR_TYPES, errorTypeForStatus } from './error-types.js';
 export { ErrorEnvelope, ErrorType } from './errors.js';
-export { LOG_LEVELS, LOG_REDACT_PATHS, readLogLevel } from './log-redaction.js';
+export { LOG_LEVELS, LOG_REDACT_PATHS, readLogLevel, redactedRequest, redactUrl } from './log-redaction.js';
 export { EmailPage, EmployeeList, Page, ReplyList } from './pages.js';
 export {
   DigestQuery,

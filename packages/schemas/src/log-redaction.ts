@@ -17,3 +17,42 @@ export function readLogLevel(value: string | undefined): { level: string } | { p
     ? { level }
     : { problem: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got '${level.slice(0, 40)}'` };
 }
+
+/** Query parameters that carry a credential: their values never reach a log line. */
+export const CREDENTIAL_QUERY_PARAMS: readonly string[] = [
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'client_secret',
+  'api_key',
+];
+
+/**
+ * A request URL as a log may show it: the value of every credential parameter replaced. A token
+ * sent in the query string is refused (OAuth 2.1 drops that method), but the request is still
+ * logged, and its URL must not carry the token into the log.
+ */
+export function redactUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  const pattern = new RegExp(`([?&](?:${CREDENTIAL_QUERY_PARAMS.join('|')})=)[^&#]*`, 'gi');
+  return url.replace(pattern, '$1[Redacted]');
+}
+
+/** Fastify's request serializer, with the URL's credentials redacted (both servers use it). */
+export function redactedRequest(request: {
+  method: string;
+  url: string;
+  host?: string;
+  hostname?: string;
+  ip?: string;
+  socket?: { remotePort?: number } | null;
+}): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: redactUrl(request.url),
+    host: request.host ?? request.hostname,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}

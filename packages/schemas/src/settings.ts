@@ -2,5 +2,5 @@
 // redaction list, checks on secrets), without the TypeBox schemas of the main entry, whose
 // loading costs about a quarter of a second: a command that only reads its settings starts
 // faster without them.
-export { LOG_LEVELS, LOG_REDACT_PATHS, readLogLevel } from './log-redaction.js';
+export { LOG_LEVELS, LOG_REDACT_PATHS, readLogLevel, redactedRequest, redactUrl } from './log-redaction.js';
 export { secretProblem } from './secrets.js';

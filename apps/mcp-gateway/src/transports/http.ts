@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { Denial } from '@agentwire/oauth';
 import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/server-replies';
+import { redactedRequest } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
@@ -106,7 +107,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   const app = Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
-      : { logger: withLogRedaction(options.logger ?? false) }),
+      : { logger: withLogRedaction(options.logger ?? false, { serializers: { req: redactedRequest } }) }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     forceCloseConnections: true,
     // A slow or stalled request body is cut (408), and an idle connection does not linger.
