@@ -4,7 +4,7 @@
 // whose code or tests changed since its result file (mutation/stryker-incremental.json,
 // committed), so a run on an unchanged tree costs one test run per package. A package whose
 // score falls below 85% fails the run.
-//   usage: pnpm test:mutation [--only toy-api,mcp-gateway,http-client] [--force]
+//   usage: pnpm test:mutation [--only toy-api,mcp-gateway,http-client,oauth] [--force]
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ const PACKAGES = {
   'http-client': 'packages/http-client',
   'toy-api': 'apps/toy-api',
   'mcp-gateway': 'apps/mcp-gateway',
+  oauth: 'packages/oauth',
 };
 const { values } = parseArgs({ options: { only: { type: 'string' }, force: { type: 'boolean', default: false } } });
 const chosen = values.only ? values.only.split(',') : Object.keys(PACKAGES);

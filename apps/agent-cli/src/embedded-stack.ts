@@ -2,7 +2,8 @@
 // itself on free loopback ports, with fresh random secrets, and stops them afterwards.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createGateway, GATEWAY_BIN, serveHttp } from '@agentwire/mcp-gateway';
+import { generateKeys, SCRIPT_CLIENT_ID, startAuthServer } from '@agentwire/auth-server';
+import { createGateway, GATEWAY_BIN, oauthSettingsOf, serveHttp } from '@agentwire/mcp-gateway';
 import type { Tracing } from '@agentwire/telemetry';
 import { buildApp } from '@agentwire/toy-api';
 import { UsageError } from './usage-error.js';
@@ -13,6 +14,11 @@ export interface Stack {
   /** The gateway's Streamable HTTP endpoint. */
   mcpUrl: string;
   mcpToken: string | undefined;
+  /**
+   * MCP_GATEWAY_AUTH=oauth: the embedded authorization server, and the client the agent uses on
+   * it (client credentials), instead of a gateway token.
+   */
+  oauth?: { issuer: string; clientId: string; clientSecret: string; scope: string } | undefined;
   /** How to spawn the gateway over stdio against this API. */
   stdio: { command: string; args: string[]; env: Record<string, string> };
   /** Only the embedded API takes fault rules through its admin endpoint. */
@@ -30,6 +36,24 @@ export async function startEmbeddedStack(
   options: { requestTimeoutMs?: number; tracing?: Tracing | undefined } = {},
 ): Promise<Stack> {
   const { tracing } = options;
+  const authMode = env.MCP_GATEWAY_AUTH || 'token';
+  if (authMode !== 'token' && authMode !== 'oauth') {
+    throw new UsageError(`MCP_GATEWAY_AUTH for the embedded stack must be token or oauth, got '${authMode}'`);
+  }
+  // OAuth: an authorization server too, issuing tokens for the gateway and the API.
+  const resources: Record<string, string[]> = {};
+  const clientSecret = randomBytes(16).toString('hex');
+  const auth =
+    authMode === 'oauth'
+      ? await startAuthServer({
+          host: '127.0.0.1',
+          port: 0,
+          keys: (await generateKeys()).keys,
+          resources,
+          demoPassword: randomBytes(8).toString('hex'),
+          scriptClientSecret: clientSecret,
+        })
+      : undefined;
   const apiKey = env.TOY_API_KEY || randomBytes(16).toString('hex');
   const mcpToken = env.MCP_GATEWAY_TOKEN || randomBytes(16).toString('hex');
   if (apiKey.length < 8) throw new UsageError('TOY_API_KEY is too short: use at least 8 characters');
@@ -42,6 +66,7 @@ export async function startEmbeddedStack(
     logger,
     requestTimeoutMs: options.requestTimeoutMs,
     tracerProvider: tracing?.provider,
+    ...(auth ? { oauth: { issuer: auth.issuer } } : {}),
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
@@ -56,15 +81,23 @@ export async function startEmbeddedStack(
   const http = await serveHttp(gateway, {
     host: '127.0.0.1',
     port: 0,
-    token: mcpToken,
+    token: auth ? undefined : mcpToken,
+    oauth: auth ? oauthSettingsOf({ OAUTH_ISSUER: auth.issuer }) : undefined,
     allowedOrigins: [],
     ...(logger ? { logger } : {}),
   });
+  const mcpUrl = `${http.url}/mcp`;
+  const scopes = ['emails:read', 'digest:read', 'replies:write'];
+  resources[mcpUrl] = scopes;
+  resources[apiUrl] = scopes;
   return {
     apiUrl,
     apiKey,
-    mcpUrl: `${http.url}/mcp`,
-    mcpToken,
+    mcpUrl,
+    mcpToken: auth ? undefined : mcpToken,
+    ...(auth
+      ? { oauth: { issuer: auth.issuer, clientId: SCRIPT_CLIENT_ID, clientSecret, scope: scopes.join(' ') } }
+      : {}),
     stdio: {
       command: process.execPath,
       args: [GATEWAY_BIN, '--stdio'],
@@ -81,6 +114,7 @@ export async function startEmbeddedStack(
       await http.close();
       await gateway.close();
       await api.close();
+      await auth?.close();
     },
   };
 }

@@ -166,4 +166,10 @@ describe('the agent and an OAuth gateway', () => {
     expect(call.code).toBe(2);
     expect(call.stderr).toContain(`chmod 600 ${loose}`);
   });
+
+  it('runs the triage on an embedded stack with its own authorization server (MCP_GATEWAY_AUTH=oauth)', async () => {
+    const run = await runAgent(['triage', '--via', 'mcp-http', '--faults', 'none'], { MCP_GATEWAY_AUTH: 'oauth' });
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/stored reply r-/);
+  });
 });

@@ -1,4 +1,4 @@
-export { type KeyFile, loadOrCreateKeys, retireKeys, rotateKeys } from './keys.js';
+export { generateKeys, type KeyFile, loadOrCreateKeys, retireKeys, rotateKeys } from './keys.js';
 export { canonical } from './provider.js';
 export {
   AGENT_CLIENT,

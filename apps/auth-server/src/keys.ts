@@ -24,6 +24,11 @@ async function newKey(): Promise<JWK> {
   };
 }
 
+/** A key set held in memory only (an embedded stack's, which lives as long as one command). */
+export async function generateKeys(): Promise<KeyFile> {
+  return { keys: [await newKey()] };
+}
+
 /** The keys in `path`, made (and written) when the file does not exist yet. */
 export async function loadOrCreateKeys(path: string): Promise<KeyFile> {
   if (existsSync(path)) return readKeys(path);

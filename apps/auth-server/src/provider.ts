@@ -7,7 +7,8 @@
 //   Documents and Dynamic Client Registration;
 // - what a user may grant is their role's scopes, whatever the client asks for (users.ts).
 import type { JWK } from 'jose';
-import Provider, { type Configuration, errors, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { findUser, SCOPES } from './users.js';
 
 export interface ProviderOptions {
@@ -30,7 +31,27 @@ export interface ProviderOptions {
   allowInsecureClientMetadata?: boolean | undefined;
 }
 
-export function createProvider(options: ProviderOptions): Provider {
+// Two of oidc-provider's start-up warnings are left out, each stated by us instead: it supports
+// Node 22 and later, and we run it on Node 20 too (our tests and the conformance suite run it
+// there); and its memory adapter is for one process, which the auth-server's own start-up line
+// says ("grants in memory") when REDIS_URL is unset.
+const KNOWN_WARNINGS = ['Unsupported runtime', 'quick start development-only in-memory adapter'];
+
+async function withoutKnownWarnings<T>(run: () => T | Promise<T>): Promise<T> {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (!KNOWN_WARNINGS.some((known) => String(args[0] ?? '').includes(known))) warn(...args);
+  };
+  try {
+    return await run();
+  } finally {
+    console.warn = warn;
+  }
+}
+
+export async function createProvider(options: ProviderOptions): Promise<Provider> {
+  // Loaded on first use: an agent that never starts an authorization server never loads it.
+  const { default: Provider, errors } = await withoutKnownWarnings(() => import('oidc-provider'));
   // Read at each request: a test may name a resource once the server that is it has a port.
   const resources = options.resources;
   const everyScope = () => [...new Set(Object.values(resources).flat())];
@@ -115,7 +136,7 @@ export function createProvider(options: ProviderOptions): Provider {
       ctx.body = `<!doctype html><meta charset="utf-8"><title>Sign-in failed</title><h1>Sign-in failed</h1><p>${escapeHtml(String(out.error))}: ${escapeHtml(String(out.error_description ?? ''))}</p>`;
     },
   };
-  const provider = new Provider(options.issuer, configuration);
+  const provider = await withoutKnownWarnings(() => new Provider(options.issuer, configuration));
   // A client that asks for no scope (the MCP conformance suite's does not) gets every scope of
   // the resources; the consent step then keeps only what the user's role allows.
   provider.use(async (ctx, next) => {

@@ -74,7 +74,7 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
   const port = (server.address() as AddressInfo).port;
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   const issuer = (options.issuer ?? `http://${host}:${port}`).replace(/\/$/, '');
-  provider = createProvider({
+  provider = await createProvider({
     issuer,
     keys: options.keys,
     resources: options.resources,

@@ -257,7 +257,8 @@ const ASYMMETRIC_ALGORITHMS = [
   'Ed25519',
 ];
 
-function oauthSettingsOf(env: NodeJS.ProcessEnv): OAuthSettings {
+/** OAuth mode's settings from OAUTH_* variables (the README lists them), checked. */
+export function oauthSettingsOf(env: NodeJS.ProcessEnv): OAuthSettings {
   const issuer = env.OAUTH_ISSUER;
   if (!issuer) {
     throw new ConfigError(

@@ -1,6 +1,6 @@
 // @agentwire/mcp-gateway as a library: build a gateway in-process and serve it over either
 // transport (the agent's embedded stack does). Any new export added here becomes public API.
-export { ConfigError, type GatewayConfig, readConfig } from './config.js';
+export { ConfigError, type GatewayConfig, oauthSettingsOf, readConfig } from './config.js';
 export {
   createGateway,
   DEFAULT_TOOLS_TOKEN_BUDGET,
@@ -25,3 +25,4 @@ export { serveStdio } from './transports/stdio.js';
 
 /** The path of the `mcp-gateway` command, for spawning it (stdio). */
 export const GATEWAY_BIN = new URL('./main.js', import.meta.url).pathname;
+export type { OAuthSettings } from './transports/http/oauth.js';

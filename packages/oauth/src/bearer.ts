@@ -51,7 +51,8 @@ export function readBearer(
   if (scheme.toLowerCase() !== 'bearer') {
     return problem(401, 'invalid_request', `the Authorization scheme must be Bearer, not '${scheme.slice(0, 20)}'`);
   }
-  const token = value.slice(space + 1).trim();
+  // "Bearer" alone has no token (and must not be read as the token "Bearer").
+  const token = space < 0 ? '' : value.slice(space + 1).trim();
   if (Buffer.byteLength(token) > maxTokenBytes) {
     return problem(
       401,

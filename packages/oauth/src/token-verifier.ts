@@ -163,17 +163,20 @@ export class TokenVerifier {
     ];
     let last: unknown;
     for (const url of candidates) {
+      let metadata: IssuerMetadata;
       try {
-        const metadata = (await fetchJson(url, this.#limits)) as IssuerMetadata;
-        if (metadata.issuer !== this.#options.issuer) {
-          throw new AuthServerUnavailableError(
-            `${url} names the issuer '${String(metadata.issuer).slice(0, 200)}', not '${this.#options.issuer}'`,
-          );
-        }
-        return metadata;
+        metadata = (await fetchJson(url, this.#limits)) as IssuerMetadata;
       } catch (error) {
         last = error;
+        continue;
       }
+      // A document that names another issuer is a mix-up, not a miss: no other place is tried.
+      if (metadata.issuer !== this.#options.issuer) {
+        throw new AuthServerUnavailableError(
+          `${url} names the issuer '${String(metadata.issuer).slice(0, 200)}', not '${this.#options.issuer}'`,
+        );
+      }
+      return metadata;
     }
     throw last;
   }

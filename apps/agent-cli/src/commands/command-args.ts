@@ -3,7 +3,7 @@
 // or the one --api-url/--mcp-url or AGENTWIRE_* name), and an MCP connection for one command.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { HttpClient } from '@agentwire/http-client';
-import type { OAuthClientProvider } from '@modelcontextprotocol/client';
+import { ClientCredentialsProvider, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { AgentOAuthProvider, clientCredentialsFromEnv, signInModeOf } from '../auth/agent-oauth.js';
 import { externalStack, gatewayOnlyStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { McpBackend } from '../triage/mcp-backend.js';
@@ -92,6 +92,14 @@ export async function gatewayAuth(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ token?: string | undefined; authProvider?: OAuthClientProvider | undefined; close(): void }> {
   if (stack.mcpToken) return { token: stack.mcpToken, close: () => undefined };
+  // The embedded stack with MCP_GATEWAY_AUTH=oauth: its own authorization server's client.
+  if (stack.oauth) {
+    const { clientId, clientSecret, issuer, scope } = stack.oauth;
+    return {
+      authProvider: new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer: issuer, scope }),
+      close: () => undefined,
+    };
+  }
   const clientCredentials = clientCredentialsFromEnv(env);
   if (clientCredentials) return { authProvider: clientCredentials, close: () => undefined };
   const provider = await AgentOAuthProvider.create(stack.mcpUrl, {

@@ -13,7 +13,11 @@ export interface TestIssuer {
   /** Answer 503 to every request while true. */
   setDown(down: boolean): void;
   /** A new key becomes the signing key; the JWKS serves both. */
-  rotate(): Promise<void>;
+  rotate(alg?: 'ES256' | 'RS256' | 'PS256' | 'EdDSA'): Promise<void>;
+  /** Serve this instead of the JWKS (undefined: the keys). */
+  setJwksBody(body: unknown): void;
+  /** Change the metadata document (undefined: the usual one). */
+  setMetadata(change: ((metadata: Record<string, unknown>) => Record<string, unknown>) | undefined): void;
   sign(claims: JWTPayload, options?: { kid?: string; alg?: string; header?: Record<string, unknown> }): Promise<string>;
   /** Opaque tokens the introspection endpoint knows. */
   opaque: Map<string, Record<string, unknown>>;
@@ -24,12 +28,14 @@ export interface TestIssuer {
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
 export async function startIssuer(): Promise<TestIssuer> {
-  const keys: { kid: string; privateKey: PrivateKey; publicJwk: JWK }[] = [];
-  const addKey = async () => {
-    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const keys: { kid: string; alg: string; privateKey: PrivateKey; publicJwk: JWK }[] = [];
+  const addKey = async (alg: 'ES256' | 'RS256' | 'PS256' | 'EdDSA' = 'ES256') => {
+    const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
     const kid = `key-${keys.length + 1}`;
-    keys.push({ kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } });
+    keys.push({ kid, alg, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' } });
   };
+  let jwksBody: unknown;
+  let changeMetadata: ((metadata: Record<string, unknown>) => Record<string, unknown>) | undefined;
   await addKey();
   let down = false;
   let jwksCount = 0;
@@ -45,11 +51,17 @@ export async function startIssuer(): Promise<TestIssuer> {
       return;
     }
     if (request.url === '/.well-known/oauth-authorization-server') {
-      json(200, { issuer, jwks_uri: `${issuer}/jwks`, introspection_endpoint: `${issuer}/introspect` });
+      const metadata = { issuer, jwks_uri: `${issuer}/jwks`, introspection_endpoint: `${issuer}/introspect` };
+      json(200, changeMetadata ? changeMetadata(metadata) : metadata);
+      return;
+    }
+    // An issuer with a path (`<issuer>/tenant`) that only has OpenID discovery, appended to its path.
+    if (request.url === '/tenant/.well-known/openid-configuration') {
+      json(200, { issuer: `${issuer}/tenant`, jwks_uri: `${issuer}/jwks` });
       return;
     }
     if (request.url === '/jwks') {
-      json(200, { keys: keys.map((k) => k.publicJwk) });
+      json(200, jwksBody ?? { keys: keys.map((k) => k.publicJwk) });
       return;
     }
     if (request.url === '/introspect' && request.method === 'POST') {
@@ -79,6 +91,12 @@ export async function startIssuer(): Promise<TestIssuer> {
       down = value;
     },
     rotate: addKey,
+    setJwksBody: (body) => {
+      jwksBody = body;
+    },
+    setMetadata: (change) => {
+      changeMetadata = change;
+    },
     opaque,
     publicJwk: () => keys[keys.length - 1]?.publicJwk as JWK,
     async sign(claims, options = {}) {
@@ -86,7 +104,7 @@ export async function startIssuer(): Promise<TestIssuer> {
       if (!key) throw new Error('no key');
       return new SignJWT(claims)
         .setProtectedHeader({
-          alg: options.alg ?? 'ES256',
+          alg: options.alg ?? key.alg,
           kid: options.kid ?? key.kid,
           typ: 'at+jwt',
           ...options.header,
