@@ -1,7 +1,6 @@
 // The resource server's edges, one rule at a time: how a header is read, how a token's claims
 // become a principal, when keys and introspection answers are fetched again, and what each
 // refusal says. (resource-server.test.ts has the table of bad tokens.)
-import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthServerUnavailableError,
