@@ -18,6 +18,7 @@ import * as hostile from './comparisons/9-hostile.mjs';
 import * as bigApis from './comparisons/10-big-apis.mjs';
 import * as tracing from './comparisons/11-tracing.mjs';
 import * as features from './comparisons/12-features.mjs';
+import * as oauth from './comparisons/13-oauth.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
@@ -33,6 +34,7 @@ const COMPARISONS = [
   bigApis,
   tracing,
   features,
+  oauth,
 ];
 
 const { values } = parseArgs({

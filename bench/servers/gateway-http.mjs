@@ -1,8 +1,8 @@
 // Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions);
 // traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set; OUTPUT_SCHEMAS=off and
-// TOOLS_MODE=dynamic as the command reads them (comparison 12).
+// TOOLS_MODE=dynamic as the command reads them (comparison 12); OAuth with MCP_GATEWAY_AUTH=oauth (13).
 // Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
-import { createGateway, serveHttp } from '@agentwire/mcp-gateway';
+import { createGateway, oauthSettingsOf, serveHttp } from '@agentwire/mcp-gateway';
 import { startTracing } from '@agentwire/telemetry';
 
 const [upstreamUrl, upstreamApiKey, token, openapi] = process.argv.slice(2);
@@ -15,7 +15,15 @@ const gateway = await createGateway({
   ...(process.env.TOOLS_MODE ? { toolsMode: process.env.TOOLS_MODE } : {}),
   ...(openapi ? { openapi } : {}),
 });
-const http = await serveHttp(gateway, { host: '127.0.0.1', port: 0, token, allowedOrigins: [] });
+// MCP_GATEWAY_AUTH=oauth (comparison 13): access tokens of OAUTH_ISSUER instead of the token.
+const oauth = process.env.MCP_GATEWAY_AUTH === 'oauth' ? oauthSettingsOf(process.env) : undefined;
+const http = await serveHttp(gateway, {
+  host: '127.0.0.1',
+  port: 0,
+  token: oauth ? undefined : token,
+  oauth,
+  allowedOrigins: [],
+});
 console.log(`${http.url}/mcp`);
 // For the memory comparison: on SIGUSR2, collect garbage (when started with --expose-gc) and
 // print the memory figures, so growth is measured on live memory, not on garbage not yet collected.

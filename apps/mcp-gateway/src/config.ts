@@ -84,7 +84,7 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   MCP_GATEWAY_AUTH (token|oauth|none), MCP_GATEWAY_TOKEN (required with token), ALLOWED_ORIGINS, ALLOWED_HOSTS,
   OAUTH_ISSUER (required with oauth), OAUTH_RESOURCE, OAUTH_SCOPES, OAUTH_ALGORITHMS (RS256,PS256,ES256,EdDSA),
   OAUTH_CLOCK_TOLERANCE_S (30), MAX_TOKEN_BYTES (8192), JWKS_CACHE_MS (600000), JWKS_MAX_STALE_MS (86400000),
-  JWKS_REFETCH_INTERVAL_MS (30000), OAUTH_INTROSPECTION_CLIENT_ID/_SECRET, TRUSTED_PROXIES,
+  JWKS_REFETCH_INTERVAL_MS (30000), JWT_CACHE_MS (60000), OAUTH_INTROSPECTION_CLIENT_ID/_SECRET, TRUSTED_PROXIES,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
   METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it),
@@ -307,6 +307,7 @@ export function oauthSettingsOf(env: NodeJS.ProcessEnv): OAuthSettings {
       3_600_000,
     ),
     introspection: clientId && clientSecret ? { clientId, clientSecret } : undefined,
+    verifiedCacheMs: integerOf('JWT_CACHE_MS', env.JWT_CACHE_MS, 60_000, 0, 3_600_000),
   };
 }
 

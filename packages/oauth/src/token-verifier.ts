@@ -27,6 +27,9 @@ export class TokenRejectedError extends Error {
 
 export { AuthServerUnavailableError };
 
+/** The most tokens either cache (verified JWTs, introspection answers) keeps. */
+const MAX_CACHED = 10_000;
+
 /** Asymmetric algorithms only: an HMAC token "signed" with the public key must never verify. */
 export const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 
@@ -43,6 +46,14 @@ export interface TokenVerifierOptions {
   jwksCacheMs?: number | undefined;
   jwksMaxStaleMs?: number | undefined;
   jwksRefetchIntervalMs?: number | undefined;
+  /**
+   * A JWT that verified is taken again without a new signature check for this long (default
+   * 60 s; 0: every time), never past its `exp`. Its signature cannot change; what this delays is
+   * noticing that its key was withdrawn from the JWKS, by at most this long.
+   */
+  verifiedCacheMs?: number | undefined;
+  /** The most tokens each cache (verified JWTs, introspection answers) keeps; the oldest goes first (default 10 000). */
+  maxCachedTokens?: number | undefined;
   /** Introspection answers are kept at most this long (default 5 minutes), and never past `exp`. */
   introspectionCacheMs?: number | undefined;
   /** Time limit and size cap of every fetch to the authorization server (default 5 s, 256 KiB). */
@@ -64,6 +75,7 @@ export class TokenVerifier {
   readonly #limits: FetchLimits;
   #metadata: Promise<IssuerMetadata> | undefined;
   readonly #introspected = new Map<string, { principal: Principal | undefined; until: number }>();
+  readonly #verified = new Map<string, { principal: Principal; until: number }>();
 
   constructor(options: TokenVerifierOptions) {
     this.#options = options;
@@ -83,6 +95,13 @@ export class TokenVerifier {
    * (send 401 invalid_token), AuthServerUnavailableError when it cannot be told (send 503).
    */
   async verify(token: string, audience: string): Promise<Principal> {
+    const cacheMs = this.#options.verifiedCacheMs ?? 60_000;
+    const key = `${audience}\n${token}`;
+    const cached = cacheMs > 0 ? this.#verified.get(key) : undefined;
+    if (cached) {
+      if (cached.until > this.#now()) return cached.principal;
+      this.#verified.delete(key);
+    }
     if (!looksLikeJwt(token)) return this.#introspect(token, audience);
     try {
       const { payload } = await jwtVerify(token, this.jwks.key, {
@@ -93,7 +112,17 @@ export class TokenVerifier {
         requiredClaims: ['exp', 'sub'],
         currentDate: new Date(this.#now()),
       });
-      return principalOf(payload);
+      const principal = principalOf(payload);
+      if (cacheMs > 0) {
+        // Bounded: the oldest entry goes first.
+        if (this.#verified.size >= (this.#options.maxCachedTokens ?? MAX_CACHED))
+          this.#verified.delete(this.#verified.keys().next().value ?? '');
+        this.#verified.set(key, {
+          principal,
+          until: Math.min(this.#now() + cacheMs, (principal.expiresAt ?? 0) * 1000),
+        });
+      }
+      return principal;
     } catch (error) {
       throw rejection(error, this.#options.algorithms ?? DEFAULT_ALGORITHMS);
     }
@@ -122,7 +151,8 @@ export class TokenVerifier {
       // An inactive answer is kept briefly too, so a flood of one bad token is one request.
       const until = Math.min(now + maxCache, principal?.expiresAt ? principal.expiresAt * 1000 : now + maxCache);
       entry = { principal, until: principal ? until : now + Math.min(maxCache, 30_000) };
-      if (this.#introspected.size >= 10_000) this.#introspected.delete(this.#introspected.keys().next().value ?? '');
+      if (this.#introspected.size >= (this.#options.maxCachedTokens ?? MAX_CACHED))
+        this.#introspected.delete(this.#introspected.keys().next().value ?? '');
       this.#introspected.set(key, entry);
     }
     const principal = entry.principal;

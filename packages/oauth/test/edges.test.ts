@@ -132,7 +132,7 @@ describe('checking a JWT', () => {
       audience: [RESOURCE, 'other'],
       expiresAt: seconds() + 300,
     });
-    const bare = await issuer.sign(claims({ scope: 'a  b ' }));
+    const bare = await issuer.sign(claims({ scope: 'a  b ', client_id: 42 }));
     expect(await v.verify(bare, RESOURCE)).toMatchObject({ clientId: undefined, scopes: ['a', 'b'] });
   });
 
@@ -154,6 +154,7 @@ describe('checking a JWT', () => {
       'the access token is not a JWT, and this server does not introspect',
     );
     expect((await rejection(v.verify(`${header}.a.b.c`, RESOURCE))).message).toContain('not a JWT');
+    expect((await rejection(v.verify(`${header}.abc`, RESOURCE))).message).toContain('not a JWT');
   });
 
   it('verifies every default algorithm: RS256, PS256, ES256 and EdDSA', async () => {
@@ -202,6 +203,60 @@ describe('checking a JWT', () => {
       } finally {
         issuer.setJwksBody(undefined);
       }
+    }
+  });
+});
+
+describe('the cache of verified tokens', () => {
+  it('takes a verified token again without its key for 60 s, then checks it again', async () => {
+    const v = verifier({ jwksCacheMs: 30_000 });
+    const token = await issuer.sign(claims({ exp: seconds() + 3600 }));
+    await v.verify(token, RESOURCE);
+    issuer.setJwksBody({ keys: [] }); // its key withdrawn
+    try {
+      clock += 59_000;
+      expect(await v.verify(token, RESOURCE)).toMatchObject({ subject: 'ana' });
+      // Cached per audience: for another one it is checked whole (and its key is gone).
+      await expect(v.verify(token, 'https://other.example/mcp')).rejects.toThrow(TokenRejectedError);
+      clock += 2_000;
+      await expect(v.verify(token, RESOURCE)).rejects.toThrow("the access token's key (kid) is unknown");
+    } finally {
+      issuer.setJwksBody(undefined);
+    }
+  });
+
+  it('keeps at most maxCachedTokens, forgetting the oldest first', async () => {
+    const v = verifier({ jwksCacheMs: 30_000, maxCachedTokens: 2 });
+    const tokens = [];
+    for (let i = 0; i < 3; i += 1) tokens.push(await issuer.sign(claims({ exp: seconds() + 3600, jti: `t${i}` })));
+    for (const token of tokens) await v.verify(token, RESOURCE);
+    issuer.setJwksBody({ keys: [] });
+    try {
+      clock += 31_000; // the keys are fetched again (now none), the verified tokens are still cached
+      await expect(v.verify(tokens[0] ?? '', RESOURCE)).rejects.toThrow('(kid) is unknown');
+      expect(await v.verify(tokens[1] ?? '', RESOURCE)).toMatchObject({ subject: 'ana' });
+      expect(await v.verify(tokens[2] ?? '', RESOURCE)).toMatchObject({ subject: 'ana' });
+    } finally {
+      issuer.setJwksBody(undefined);
+    }
+  });
+
+  it('never past the token’s exp, and not at all with verifiedCacheMs 0', async () => {
+    const v = verifier();
+    const token = await issuer.sign(claims({ exp: seconds() + 10 }));
+    await v.verify(token, RESOURCE);
+    clock += 41_000; // past exp and the 30 s leeway, inside the cache time
+    await expect(v.verify(token, RESOURCE)).rejects.toThrow('the access token has expired');
+
+    const uncached = verifier({ verifiedCacheMs: 0, jwksCacheMs: 30_000 });
+    const other = await issuer.sign(claims({ exp: seconds() + 3600 }));
+    await uncached.verify(other, RESOURCE);
+    issuer.setJwksBody({ keys: [] });
+    try {
+      clock += 31_000;
+      await expect(uncached.verify(other, RESOURCE)).rejects.toThrow('(kid) is unknown');
+    } finally {
+      issuer.setJwksBody(undefined);
     }
   });
 });
@@ -274,6 +329,26 @@ describe('introspection', () => {
     clock += 2_000;
     await rejection(inactive.verify('op-none', RESOURCE));
     expect(issuer.introspectionRequests()).toBe(start + 2);
+  });
+
+  it('keeps at most maxCachedTokens answers, forgetting the oldest first', async () => {
+    const v = verifier({ introspection, maxCachedTokens: 2 });
+    for (const name of ['op-a', 'op-b', 'op-c'])
+      issuer.opaque.set(name, { sub: name, aud: RESOURCE, exp: seconds() + 3600 });
+    for (const name of ['op-a', 'op-b', 'op-c']) await v.verify(name, RESOURCE);
+    const before = issuer.introspectionRequests();
+    await v.verify('op-c', RESOURCE);
+    await v.verify('op-b', RESOURCE);
+    expect(issuer.introspectionRequests()).toBe(before);
+    await v.verify('op-a', RESOURCE);
+    expect(issuer.introspectionRequests()).toBe(before + 1);
+  });
+
+  it('refuses an active answer whose exp has passed', async () => {
+    issuer.opaque.set('op-old', { sub: 'ben', aud: RESOURCE, exp: seconds() - 10 });
+    expect((await rejection(verifier({ introspection }).verify('op-old', RESOURCE))).message).toBe(
+      'the access token has expired',
+    );
   });
 
   it('refuses an answer from another issuer, and says when the issuer has no introspection endpoint', async () => {

@@ -39,6 +39,8 @@ export interface OAuthSettings {
   jwksMaxStaleMs: number;
   jwksRefetchIntervalMs: number;
   introspection: { clientId: string; clientSecret: string } | undefined;
+  /** JWT_CACHE_MS: a token that verified is taken again without a signature check this long (0: never). */
+  verifiedCacheMs?: number | undefined;
 }
 
 /** What the gateway tells the guard about its tools' scopes. */
@@ -69,6 +71,7 @@ export class OAuthGuard {
       jwksCacheMs: settings.jwksCacheMs,
       jwksMaxStaleMs: settings.jwksMaxStaleMs,
       jwksRefetchIntervalMs: settings.jwksRefetchIntervalMs,
+      verifiedCacheMs: settings.verifiedCacheMs,
     });
     this.#server = new ResourceServer(verifier, settings.maxTokenBytes);
     // Clients look for the metadata path-suffixed first and at the root second (or the other
@@ -92,12 +95,14 @@ export class OAuthGuard {
   /** This resource as the request reached it: the configured URL, or the one it used. */
   target(request: FastifyRequest): ResourceTarget {
     const resource = this.#settings.resource ?? canonicalResource(`${request.protocol}://${request.host}/mcp`);
-    return {
-      resource,
-      resourceMetadata: protectedResourceMetadataUrl(resource),
-      scopes: this.#settings.scopes ?? this.#scopes.supported(),
-    };
+    // The same resource every time when it is configured: its metadata URL is worked out once.
+    if (this.#lastTarget?.resource !== resource) {
+      this.#lastTarget = { resource, resourceMetadata: protectedResourceMetadataUrl(resource) };
+    }
+    return { ...this.#lastTarget, scopes: this.#settings.scopes ?? this.#scopes.supported() };
   }
+
+  #lastTarget: { resource: string; resourceMetadata: string } | undefined;
 
   metadata(request: FastifyRequest): ProtectedResourceMetadata {
     const target = this.target(request);
