@@ -23,6 +23,9 @@ const MCP = must('CHAOS_MCP_URL');
 const KEY = must('TOY_API_KEY');
 const TOKEN = must('MCP_GATEWAY_TOKEN');
 const COMPOSE = must('CHAOS_COMPOSE');
+// The authorization server (restarted among the faults) and the client that gets tokens there.
+const AUTH = env.CHAOS_AUTH_URL;
+const CLIENT_SECRET = env.CHAOS_CLIENT_SECRET;
 const SECONDS = Number(env.CHAOS_SECONDS ?? 45);
 const AGENT_BIN = new URL('../apps/agent-cli/dist/main.js', import.meta.url).pathname;
 const RUN = randomUUID().slice(0, 8);
@@ -514,6 +517,10 @@ async function faultPlan() {
   const at = async (s) => {
     while (now() < s) await sleep(50);
   };
+  if (AUTH) {
+    await at(SECONDS * 0.08);
+    await fault('restart the authorization server', () => compose('restart', 'auth-server'));
+  }
   await at(SECONDS * 0.18);
   await fault('SIGKILL gateway-2', () => compose('kill', '-s', 'SIGKILL', 'gateway-2'));
   await at(SECONDS * 0.3);
@@ -569,6 +576,52 @@ async function main() {
   const report = await check(results, triageRepliesBefore);
   if (env.CHAOS_REPORT) writeFileSync(env.CHAOS_REPORT, `${JSON.stringify(report, null, 2)}\n`);
   process.exit(report.checks.every((c) => c.ok) ? 0 : 1);
+}
+
+/** A client-credentials token from the (restarted) authorization server, tried on the gateway. */
+async function newToken() {
+  for (let tries = 0; tries < 30; tries++) {
+    try {
+      const answer = await fetch(`${AUTH}/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`agentwire-scripts:${CLIENT_SECRET}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', resource: MCP, scope: 'emails:read' }),
+      });
+      const token = answer.ok ? (await answer.json()).access_token : undefined;
+      if (token) {
+        const call = await fetch(MCP, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'server/discover',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'server/discover',
+            params: {
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientCapabilities': {},
+              },
+            },
+          }),
+        });
+        return {
+          ok: call.status === 200,
+          detail: `token after ${tries + 1} tries; the gateway answered ${call.status}`,
+        };
+      }
+    } catch {}
+    await sleep(500);
+  }
+  return { ok: false, detail: 'no token in 15 s' };
 }
 
 async function check(results, triageRepliesBefore) {
@@ -651,9 +704,20 @@ async function check(results, triageRepliesBefore) {
       `triage runs that failed: ${triageFailed.map((r) => `exit ${r.code} ${r.error ?? ''}`).join('; ') || 'none'}`,
   );
 
+  // The authorization server came back: a new token (a new sign-in of a script) works. The
+  // agents' calls with the token from before the restart are in check 2.
+  if (AUTH) {
+    const fresh = await newToken();
+    add(
+      'after the authorization server restarted, a new token is issued and the gateway takes it',
+      fresh.ok,
+      fresh.detail,
+    );
+  }
+
   // 3. Sessions created before the first kill go on, on the other replicas.
   const sessions = results.filter((r) => r.kind === 'session');
-  const firstFault = faults[0]?.t ?? 0;
+  const firstFault = faults.find((f) => f.name !== 'restart the authorization server')?.t ?? 0;
   const goneOn = sessions.filter((s) => s.created < firstFault && !s.lost && s.okAfterFaults > 0);
   add(
     'every session created before the kills went on through them',

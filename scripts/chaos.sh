@@ -14,12 +14,27 @@ free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1
 secret() { node -e "console.log(require('crypto').randomBytes(18).toString('hex'))"; }
 api_port=$(free_port)
 mcp_port=$(free_port)
+mcp_tls_port=$(free_port)
+auth_tls_port=$(free_port)
+script_secret=$(secret)
+# TLS ends at HAProxy: a self-signed certificate for 127.0.0.1, trusted by this run's clients.
+tlsdir=$(mktemp -d)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
+  -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout "$tlsdir/key.pem" -out "$tlsdir/cert.pem" 2>/dev/null
+cat "$tlsdir/cert.pem" "$tlsdir/key.pem" >"$tlsdir/tls.pem"
+chmod 644 "$tlsdir/tls.pem"
 cat >"$envfile" <<ENV
 TOY_API_KEY=$(secret)
 MCP_GATEWAY_TOKEN=$(secret)
 REDIS_PASSWORD=$(secret)
 SCALE_API_PORT=$api_port
 SCALE_MCP_PORT=$mcp_port
+SCALE_MCP_TLS_PORT=$mcp_tls_port
+SCALE_AUTH_TLS_PORT=$auth_tls_port
+SCALE_TLS_PEM=$tlsdir/tls.pem
+DEMO_PASSWORD=$(secret)
+SCRIPT_CLIENT_SECRET=$script_secret
+ACCESS_TOKEN_TTL_S=3600
 LOG_LEVEL=info
 ENV
 dc_line="${COMPOSE[*]} -p $PROJECT -f docker-compose.scale.yml --env-file $envfile"
@@ -27,11 +42,12 @@ dc() { "${COMPOSE[@]}" -p "$PROJECT" -f docker-compose.scale.yml --env-file "$en
 cleanup() {
   dc down --volumes --remove-orphans >/dev/null 2>&1 || true
   rm -f "$envfile"
+  rm -rf "$tlsdir"
 }
 trap cleanup EXIT
 log() { printf '== %s\n' "$*"; }
 
-log "build and up -d (3 gateways, 2 toy APIs, HAProxy, Redis with appendonly)"
+log "build and up -d (3 gateways, 2 toy APIs, the authorization server, HAProxy with TLS, Redis with appendonly)"
 dc config -q
 dc build -q 2>/dev/null || dc build
 dc up -d
@@ -39,7 +55,7 @@ deadline=$((SECONDS + 180))
 while :; do
   states=$(for id in $(dc ps -q); do docker inspect --format '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$id"; done)
   healthy=$(grep -c ' healthy$' <<<"$states" || true)
-  [ "$healthy" = 6 ] && break
+  [ "$healthy" = 7 ] && break
   if [ $SECONDS -ge $deadline ]; then
     echo "chaos: the scaled stack is not healthy after 180 s:" >&2
     echo "$states" >&2
@@ -60,6 +76,16 @@ set -a
 . "$envfile"
 set +a
 export CHAOS_API_URL="http://127.0.0.1:$api_port" CHAOS_MCP_URL="http://127.0.0.1:$mcp_port/mcp" CHAOS_COMPOSE="$dc_line"
+export NODE_EXTRA_CA_CERTS="$tlsdir/cert.pem" CHAOS_AUTH_URL="https://127.0.0.1:$auth_tls_port" CHAOS_CLIENT_SECRET="$script_secret"
+
+log "OAuth through TLS at the balancer: the official SDK clients v1 and v2 discover the gateway, every advertised URL https"
+node apps/agent-cli/scripts/oauth-through-tls.mjs "https://127.0.0.1:$mcp_tls_port/mcp" "https://127.0.0.1:$auth_tls_port" "$script_secret"
+
+# The gateways take access tokens: the agents use one, from client credentials (an hour long).
+MCP_GATEWAY_TOKEN=$(curl -fsS --cacert "$tlsdir/cert.pem" -u "agentwire-scripts:$script_secret" -d grant_type=client_credentials \
+  -d "resource=$CHAOS_MCP_URL" -d "scope=emails:read digest:read replies:write" "https://127.0.0.1:$auth_tls_port/token" |
+  node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>console.log(JSON.parse(s).access_token))')
+export MCP_GATEWAY_TOKEN
 if [ "${SCALE_MEASURE:-1}" != 0 ]; then
   log "measurements for docs/SCALING.md (before any fault)"
   node scripts/scale-measure.mjs
@@ -73,7 +99,7 @@ if ! node scripts/chaos.mjs; then
   for id in $(dc ps -q); do
     docker inspect --format '{{.Name}} {{.State.Status}} exit={{.State.ExitCode}} restarts={{.RestartCount}} health={{if .State.Health}}{{.State.Health.Status}}{{end}}' "$id"
   done
-  for service in gateway-1 gateway-2 gateway-3 toy-api-1 toy-api-2 lb; do
+  for service in gateway-1 gateway-2 gateway-3 toy-api-1 toy-api-2 auth-server lb; do
     echo "-- $service"
     dc logs --no-color "$service" 2>&1 | grep -v -E '"level":(10|20|30),' | tail -n 25 || true
   done

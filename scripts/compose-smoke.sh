@@ -13,6 +13,8 @@ free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1
 api_port=$(free_port)
 gateway_port=$(free_port)
 prometheus_port=$(free_port)
+auth_port=$(free_port)
+script_secret=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
 cat >"$envfile" <<ENV
 TOY_API_KEY=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
 MCP_GATEWAY_TOKEN=$(node -e "console.log(require('crypto').randomBytes(18).toString('hex'))")
@@ -20,6 +22,9 @@ REDIS_PASSWORD=$(node -e "console.log(require('crypto').randomBytes(18).toString
 TOY_API_PORT=$api_port
 MCP_GATEWAY_PORT=$gateway_port
 PROMETHEUS_PORT=$prometheus_port
+AUTH_PORT=$auth_port
+DEMO_PASSWORD=$(node -e "console.log(require('crypto').randomBytes(9).toString('hex'))")
+SCRIPT_CLIENT_SECRET=$script_secret
 ENV
 dc() { "${COMPOSE[@]}" -p "$PROJECT" --env-file "$envfile" "$@"; }
 cleanup() {
@@ -39,7 +44,7 @@ deadline=$((SECONDS + 120))
 while :; do
   states=$(for id in $(dc ps -q); do docker inspect --format '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$id"; done)
   healthy=$(grep -c ' healthy$' <<<"$states" || true)
-  [ "$healthy" = 3 ] && break
+  [ "$healthy" = 4 ] && break
   if [ $SECONDS -ge $deadline ]; then
     echo "compose-smoke: services not healthy after 120 s:" >&2
     echo "$states" >&2
@@ -68,6 +73,27 @@ echo "$table"
 for expected in '200  -' '401  authentication_error' '404  not_found_error' '400  invalid_request_error' '503  api_error'; do
   grep -q -- "$expected" <<<"$table" || { echo "compose-smoke: no '$expected' row" >&2; exit 1; }
 done
+
+log "the authorization server: a client-credentials token for the API, its audience checked, its keys kept across a restart"
+token_for() {
+  curl -fsS -u "agentwire-scripts:$script_secret" -d grant_type=client_credentials -d "resource=$1" -d scope=emails:read \
+    "http://127.0.0.1:$auth_port/token" | node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>console.log(JSON.parse(s).access_token))'
+}
+api_token=$(token_for "http://127.0.0.1:$api_port")
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $api_token" "http://127.0.0.1:$api_port/emails?limit=1")
+[ "$code" = 200 ] || { echo "compose-smoke: the API answered $code to its own token" >&2; dc logs --tail 20 toy-api auth-server >&2; exit 1; }
+gateway_token=$(token_for "http://127.0.0.1:$gateway_port/mcp")
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $gateway_token" "http://127.0.0.1:$api_port/emails?limit=1")
+[ "$code" = 401 ] || { echo "compose-smoke: the API answered $code to the gateway's token (want 401)" >&2; exit 1; }
+kids() { curl -fsS "http://127.0.0.1:$auth_port/jwks" | grep -o '"kid":"[^"]*"' | sort | tr '\n' ' '; }
+before=$(kids)
+dc restart auth-server >/dev/null
+for _ in $(seq 1 30); do curl -fsS "http://127.0.0.1:$auth_port/jwks" >/dev/null 2>&1 && break; sleep 1; done
+after=$(kids)
+[ -n "$before" ] && [ "$before" = "$after" ] || { echo "compose-smoke: the signing keys changed across a restart ($before -> $after)" >&2; exit 1; }
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $api_token" "http://127.0.0.1:$api_port/emails?limit=1")
+[ "$code" = 200 ] || { echo "compose-smoke: a token from before the restart was refused ($code)" >&2; exit 1; }
+echo "API token 200, the gateway's token at the API 401, keys $before kept across a restart"
 
 log "docker compose run --rm agent triage"
 dc run --rm agent triage

@@ -40,6 +40,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
       `DEMO_PASSWORD must be set, at least 8 characters: the password of the demo users (e.g. DEMO_PASSWORD=$(openssl rand -hex 8))\n${USAGE}`,
     );
   }
+  const passwordProblem = secretProblem('DEMO_PASSWORD', demoPassword, 8);
+  if (passwordProblem) throw new ConfigError(passwordProblem);
   const scriptClientSecret = env.SCRIPT_CLIENT_SECRET || undefined;
   const secretIssue = scriptClientSecret ? secretProblem('SCRIPT_CLIENT_SECRET', scriptClientSecret, 16) : undefined;
   if (secretIssue) throw new ConfigError(secretIssue);

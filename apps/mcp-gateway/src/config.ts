@@ -82,7 +82,7 @@ export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--opena
   [--demo-log-to-stdout] (with --stdio: breaks the protocol on purpose, for a lesson)
 environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
   MCP_GATEWAY_AUTH (token|oauth|none), MCP_GATEWAY_TOKEN (required with token), ALLOWED_ORIGINS, ALLOWED_HOSTS,
-  OAUTH_ISSUER (required with oauth), OAUTH_RESOURCE, OAUTH_SCOPES, OAUTH_ALGORITHMS (RS256,PS256,ES256,EdDSA),
+  OAUTH_ISSUER (required with oauth), OAUTH_JWKS_URI, OAUTH_RESOURCE, OAUTH_SCOPES, OAUTH_ALGORITHMS (RS256,PS256,ES256,EdDSA),
   OAUTH_CLOCK_TOLERANCE_S (30), MAX_TOKEN_BYTES (8192), JWKS_CACHE_MS (600000), JWKS_MAX_STALE_MS (86400000),
   JWKS_REFETCH_INTERVAL_MS (30000), JWT_CACHE_MS (60000), OAUTH_INTROSPECTION_CLIENT_ID/_SECRET, TRUSTED_PROXIES,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
@@ -290,8 +290,11 @@ export function oauthSettingsOf(env: NodeJS.ProcessEnv): OAuthSettings {
       'OAUTH_INTROSPECTION_CLIENT_ID and OAUTH_INTROSPECTION_CLIENT_SECRET go together: set both, or neither',
     );
   }
+  const jwksUri = env.OAUTH_JWKS_URI || undefined;
+  if (jwksUri) httpUrlOf('OAUTH_JWKS_URI', jwksUri);
   return {
     issuer,
+    jwksUri,
     resource: resource?.replace(/\/$/, ''),
     scopes: env.OAUTH_SCOPES ? words(env.OAUTH_SCOPES) : undefined,
     algorithms,

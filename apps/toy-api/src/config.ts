@@ -15,6 +15,8 @@ export interface ToyApiConfig {
   oauthIssuer: string | undefined;
   /** OAUTH_RESOURCE: the API's public URL, the audience its tokens name. */
   oauthResource: string | undefined;
+  /** OAUTH_JWKS_URI: where the keys are, when the issuer's URL is not reachable from here. */
+  oauthJwksUri: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -57,6 +59,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
     logLevel: logLevelOf(env.LOG_LEVEL),
     oauthIssuer: urlOf('OAUTH_ISSUER', env.OAUTH_ISSUER),
     oauthResource: urlOf('OAUTH_RESOURCE', env.OAUTH_RESOURCE),
+    oauthJwksUri: urlOf('OAUTH_JWKS_URI', env.OAUTH_JWKS_URI),
   };
 }
 

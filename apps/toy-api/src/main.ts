@@ -16,7 +16,9 @@ async function main(): Promise<void> {
     redis,
     redisPrefix: config.redisPrefix,
     admin: config.admin,
-    oauth: config.oauthIssuer ? { issuer: config.oauthIssuer, resource: config.oauthResource } : undefined,
+    oauth: config.oauthIssuer
+      ? { issuer: config.oauthIssuer, resource: config.oauthResource, jwksUri: config.oauthJwksUri }
+      : undefined,
     logger: { level: config.logLevel },
     tracerProvider: tracing?.provider,
   });

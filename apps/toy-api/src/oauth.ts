@@ -24,6 +24,8 @@ export interface ToyOAuthOptions {
   issuer: string;
   /** OAUTH_RESOURCE: the API's canonical URL, the `aud` its tokens carry; unset, the URL a request reached. */
   resource?: string | undefined;
+  /** OAUTH_JWKS_URI: the keys, when the issuer's public URL is not reachable from here. */
+  jwksUri?: string | undefined;
   /** Milliseconds since the epoch (tests). */
   now?: (() => number) | undefined;
 }
@@ -57,7 +59,9 @@ export class ToyOAuth {
   constructor(options: ToyOAuthOptions, idKey: Buffer) {
     this.#options = options;
     this.#idKey = idKey;
-    this.#server = new ResourceServer(new TokenVerifier({ issuer: options.issuer, now: options.now }));
+    this.#server = new ResourceServer(
+      new TokenVerifier({ issuer: options.issuer, jwksUri: options.jwksUri, now: options.now }),
+    );
   }
 
   /** The OpenAPI security scheme: OpenID Connect discovery names the endpoints. */

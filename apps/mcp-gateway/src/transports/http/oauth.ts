@@ -26,6 +26,11 @@ export interface OAuthSettings {
   /** OAUTH_ISSUER: the authorization server, as its metadata spells its `issuer`. */
   issuer: string;
   /**
+   * OAUTH_JWKS_URI: read the keys here instead of through the issuer's metadata (in a container
+   * network the issuer's public URL may not be reachable from the gateway).
+   */
+  jwksUri?: string | undefined;
+  /**
    * OAUTH_RESOURCE: the URL clients use for the MCP endpoint, which tokens must name in `aud`.
    * Unset: the URL each request reached, with forwarded headers trusted only from TRUSTED_PROXIES.
    */
@@ -65,6 +70,7 @@ export class OAuthGuard {
     this.#scopes = scopes;
     const verifier = new TokenVerifier({
       issuer: settings.issuer,
+      jwksUri: settings.jwksUri,
       algorithms: settings.algorithms,
       clockToleranceSec: settings.clockToleranceSec,
       introspection: settings.introspection,
