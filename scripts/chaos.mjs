@@ -778,10 +778,10 @@ function print(report) {
   console.log(
     `\nchaos run: ${report.seconds} s, 22 agents (8 sessions with GET streams, 8 stateless, 4 replying, 2 triage), ${report.calls} tool calls, ${report.attempts} attempts, ${report.triageRuns} triage runs\n`,
   );
-  console.log(`${pad('fault', 32)}${pad('at s', 7)}${pad('window s', 10)}${pad('failed attempts', 17)}stream cuts`);
+  console.log(`${pad('fault', 34)}${pad('at s', 7)}${pad('window s', 10)}${pad('failed attempts', 17)}stream cuts`);
   for (const f of report.faults) {
     console.log(
-      `${pad(f.fault, 32)}${pad(f.at, 7)}${pad(f.windowSeconds, 10)}${pad(f.failedAttempts, 17)}${f.streamCuts}`,
+      `${pad(f.fault, 34)}${pad(f.at, 7)}${pad(f.windowSeconds, 10)}${pad(f.failedAttempts, 17)}${f.streamCuts}`,
     );
     if (f.answeringAgainAfterSeconds !== undefined)
       console.log(`  answering again after ${f.answeringAgainAfterSeconds} s`);
