@@ -120,6 +120,20 @@ describe('the agent and an OAuth gateway', () => {
     expect({ code: call.code, stderr: call.stderr }).toEqual({ code: 0, stderr: '' });
     expect(call.stdout).toContain('Ada Okafor');
 
+    // An access token the gateway refuses (here: spoiled in the file, as an expired one would be):
+    // the agent refreshes it with the refresh token and carries on, saving the new one.
+    const { readFileSync, writeFileSync } = await import('node:fs');
+    const saved = JSON.parse(readFileSync(tokenFile, 'utf8'));
+    const before = saved[mcpUrl].tokens;
+    expect(before.refresh_token).toEqual(expect.any(String));
+    saved[mcpUrl].tokens.access_token = `${before.access_token.slice(0, -6)}AAAAAA`;
+    writeFileSync(tokenFile, JSON.stringify(saved), { mode: 0o600 });
+    const refreshed = await runAgent(['call', 'list_employees', '--via', 'mcp-http', '--mcp-url', mcpUrl], env);
+    expect({ code: refreshed.code, stderr: refreshed.stderr }).toEqual({ code: 0, stderr: '' });
+    const renewed = JSON.parse(readFileSync(tokenFile, 'utf8'))[mcpUrl].tokens;
+    expect(renewed.access_token).not.toBe(before.access_token);
+    expect(renewed.refresh_token).not.toBe(before.refresh_token); // rotated on use
+
     // An analyst may not reply: the gateway answers 403, and the agent never asks in this mode.
     const reply = await runAgent(
       [
