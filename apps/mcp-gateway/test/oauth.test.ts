@@ -395,3 +395,46 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
     expect(log).not.toMatch(/\n\s+at /);
   });
 });
+
+describe('OAuth settings', () => {
+  const base = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'oauth' };
+  it('say what is missing or wrong, and what is allowed', async () => {
+    const { readConfig } = await import('../src/config.js');
+    expect(() => readConfig([], base)).toThrow('MCP_GATEWAY_AUTH=oauth needs OAUTH_ISSUER');
+    const env = { ...base, OAUTH_ISSUER: 'https://auth.example.com' };
+    expect(() => readConfig([], { ...env, MCP_GATEWAY_AUTH: 'jwt' })).toThrow(
+      "MCP_GATEWAY_AUTH must be token, oauth or none, got 'jwt'",
+    );
+    expect(() => readConfig([], { ...env, OAUTH_ISSUER: 'auth.example.com' })).toThrow(
+      "OAUTH_ISSUER must be an absolute http(s) URL, got 'auth.example.com'",
+    );
+    expect(() => readConfig([], { ...env, OAUTH_RESOURCE: 'https://mcp.example.com/mcp?x=1' })).toThrow(
+      'OAUTH_RESOURCE must be the MCP endpoint',
+    );
+    expect(() => readConfig([], { ...env, OAUTH_ALGORITHMS: 'ES256,HS256' })).toThrow(
+      'OAUTH_ALGORITHMS may list only asymmetric algorithms',
+    );
+    expect(() => readConfig([], { ...env, OAUTH_INTROSPECTION_CLIENT_ID: 'rs' })).toThrow('go together');
+    expect(() => readConfig([], { ...env, JWT_CACHE_MS: '-1' })).toThrow(
+      'JWT_CACHE_MS must be an integer from 0 to 3600000',
+    );
+    expect(() => readConfig([], { ...env, MAX_TOKEN_BYTES: '100' })).toThrow(
+      'MAX_TOKEN_BYTES must be an integer from 512 to 65536',
+    );
+    const config = readConfig([], {
+      ...env,
+      HOST: '0.0.0.0',
+      OAUTH_RESOURCE: 'https://mcp.example.com/mcp/',
+      TRUSTED_PROXIES: 'uniquelocal',
+    });
+    expect(config.token).toBeUndefined();
+    expect(config.trustedProxies).toEqual(['uniquelocal']);
+    expect(config.oauth).toMatchObject({
+      issuer: 'https://auth.example.com',
+      resource: 'https://mcp.example.com/mcp',
+      maxTokenBytes: 8192,
+      verifiedCacheMs: 60_000,
+      clockToleranceSec: 30,
+    });
+  });
+});
