@@ -17,6 +17,8 @@ export interface AuthConfig {
   accessTokenTtl: number;
   trustProxy: boolean;
   redisUrl: string | undefined;
+  /** Sent with AUTH, never part of the URL. */
+  redisPassword: string | undefined;
 }
 
 export const ALL_SCOPES = ['emails:read', 'digest:read', 'replies:write', 'admin'];
@@ -27,7 +29,7 @@ environment: HOST (127.0.0.1), PORT (9000), AUTH_ISSUER (default http://HOST:POR
   AUTH_RESOURCES (default 'http://127.0.0.1:8090/mcp,http://127.0.0.1:8080': the resources tokens are for),
   AUTH_KEYS_FILE (./data/auth-keys.json), SCRIPT_CLIENT_SECRET (registers agentwire-scripts),
   AUTH_COOKIE_KEYS (comma list; unset: new ones each start), ACCESS_TOKEN_TTL_S (600),
-  AUTH_TRUST_PROXY (off: on believes X-Forwarded-Proto), REDIS_URL (unset: grants in memory)`;
+  AUTH_TRUST_PROXY (off: on believes X-Forwarded-Proto), REDIS_URL (unset: grants in memory), REDIS_PASSWORD`;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const port = Number(env.PORT ?? '9000');
@@ -42,6 +44,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   }
   const passwordProblem = secretProblem('DEMO_PASSWORD', demoPassword, 8);
   if (passwordProblem) throw new ConfigError(passwordProblem);
+  const redisPasswordIssue = env.REDIS_PASSWORD ? secretProblem('REDIS_PASSWORD', env.REDIS_PASSWORD, 16) : undefined;
+  if (redisPasswordIssue) throw new ConfigError(redisPasswordIssue);
   const scriptClientSecret = env.SCRIPT_CLIENT_SECRET || undefined;
   const secretIssue = scriptClientSecret ? secretProblem('SCRIPT_CLIENT_SECRET', scriptClientSecret, 16) : undefined;
   if (secretIssue) throw new ConfigError(secretIssue);
@@ -82,5 +86,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
     accessTokenTtl: ttl,
     trustProxy: trust === 'on',
     redisUrl: env.REDIS_URL || undefined,
+    redisPassword: env.REDIS_PASSWORD || undefined,
   };
 }

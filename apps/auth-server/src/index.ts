@@ -1,5 +1,6 @@
 export { generateKeys, type KeyFile, loadOrCreateKeys, retireKeys, rotateKeys } from './keys.js';
 export { canonical } from './provider.js';
+export { type RedisAdapter, redisAdapter } from './redis-adapter.js';
 export {
   AGENT_CLIENT,
   type AuthServer,

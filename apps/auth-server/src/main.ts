@@ -23,12 +23,21 @@ async function main(): Promise<void> {
   if (command !== undefined) throw new ConfigError(`unknown command '${command.slice(0, 40)}'\n${USAGE}`);
   const config = readConfig();
   const keys = await loadOrCreateKeys(keysFile);
-  const adapter = config.redisUrl ? (await import('./redis-adapter.js')).redisAdapter(config.redisUrl) : undefined;
-  const server = await startAuthServer({ ...config, keys: keys.keys, adapter });
+  const redis = config.redisUrl
+    ? (await import('./redis-adapter.js')).redisAdapter(config.redisUrl, {
+        password: config.redisPassword,
+        onError: (error) => process.stderr.write(`auth-server: redis: ${error.message}\n`),
+      })
+    : undefined;
+  const server = await startAuthServer({ ...config, keys: keys.keys, adapter: redis?.Adapter });
   process.stderr.write(
     `auth-server: issuer ${server.issuer}; tokens for ${Object.keys(config.resources).join(', ')}; signing key ${keys.keys[0]?.kid}; ${config.redisUrl ? 'grants in Redis' : 'grants in memory'}\n`,
   );
-  const stop = () => void server.close().then(() => process.exit(0));
+  const stop = () =>
+    void server
+      .close()
+      .then(() => redis?.close())
+      .then(() => process.exit(0));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }

@@ -14,13 +14,32 @@ const GRANTABLE = new Set([
   'BackchannelAuthenticationRequest',
 ]);
 
-export function redisAdapter(url: string, prefix = 'auth-server:'): new (model: string) => Adapter {
-  const client = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 2, lazyConnect: false });
+export interface RedisAdapter {
+  /** The class oidc-provider constructs per model. */
+  Adapter: new (
+    model: string,
+  ) => Adapter;
+  /** Closes the connection. */
+  close(): Promise<void>;
+}
+
+/** REDIS_PASSWORD is sent with AUTH, never part of the URL. */
+export function redisAdapter(
+  url: string,
+  options: { password?: string | undefined; prefix?: string | undefined; onError?: (error: Error) => void } = {},
+): RedisAdapter {
+  const client = new Redis(url, {
+    keyPrefix: options.prefix ?? 'auth-server:',
+    maxRetriesPerRequest: 2,
+    ...(options.password ? { password: options.password } : {}),
+  });
+  // ioredis reconnects by itself; what went wrong is said once per error, not thrown.
+  client.on('error', (error: Error) => options.onError?.(error));
   const grantKey = (id: string) => `grant:${id}`;
   const uidKey = (uid: string) => `uid:${uid}`;
   const userCodeKey = (code: string) => `userCode:${code}`;
 
-  return class RedisAdapter implements Adapter {
+  const Adapter = class RedisModelAdapter implements Adapter {
     constructor(private readonly model: string) {}
 
     #key(id: string) {
@@ -75,5 +94,11 @@ export function redisAdapter(url: string, prefix = 'auth-server:'): new (model: 
       payload.consumed = Math.floor(Date.now() / 1000);
       await client.set(this.#key(id), JSON.stringify(payload), 'KEEPTTL');
     }
+  };
+  return {
+    Adapter,
+    close: async () => {
+      await client.quit().catch(() => client.disconnect());
+    },
   };
 }
