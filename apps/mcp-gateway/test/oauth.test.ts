@@ -246,6 +246,25 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
           params: { name: 'reply_to_email', arguments: { email_id: 'm-0007', body: 'On it.' } },
         }),
       });
+    // tools/list shows each caller only what it may call.
+    const list = async (token: string) => {
+      const answer = await fetch(gw.mcpUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+          'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      });
+      return ((await answer.json()).result.tools as Array<{ name: string }>).map((t) => t.name);
+    };
+    const readerTools = await list(reader);
+    expect(readerTools).toContain('list_emails');
+    expect(readerTools).not.toContain('reply_to_email');
+    expect(readerTools).not.toContain('create_digest');
     const refused = await call(reader);
     expect(refused.status).toBe(403);
     expect(refused.headers.get('www-authenticate')).toBe(
@@ -253,8 +272,35 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
     );
     expect(gw.api.seen.filter((h) => h !== 'undefined')).toHaveLength(1); // only the list's GET of the spec
     const writer = await clientCredentials(gw.resource, 'emails:read replies:write');
+    expect(await list(writer)).toContain('reply_to_email');
     const allowed = await call(writer);
     expect(allowed.status).toBe(200);
+
+    // 2026-07-28: a list cut for this caller is marked private, so no shared cache keeps it.
+    const modern = await fetch(gw.mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${reader}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/list',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 10,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    });
+    const modernResult = (await modern.json()).result;
+    expect(modernResult.cacheScope).toBe('private');
+    expect(modernResult.tools.map((t: { name: string }) => t.name)).not.toContain('reply_to_email');
     expect(await allowed.text()).not.toContain('"isError":true');
   });
 

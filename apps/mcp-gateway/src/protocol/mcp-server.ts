@@ -140,7 +140,7 @@ export class McpServer {
       case 'ping':
         return this.#ok(id, {});
       case 'tools/list':
-        return this.#ok(id, this.#options.tools.list(params?.cursor, revision));
+        return this.#ok(id, this.#options.tools.list(params?.cursor, revision, ctx.caller));
       case 'tools/call': {
         const answer = await this.#options.tools.call(this.#callOf(ctx, params, revision, session.logLevel));
         return answer.kind === 'cancelled' ? answer : this.#ok(id, answer.result);
@@ -187,7 +187,12 @@ export class McpServer {
         };
         break;
       case 'tools/list':
-        result = { ...this.#options.tools.list(params?.cursor, MODERN_REVISION), ttlMs: 300_000, cacheScope: 'public' };
+        // A list cut to what this caller may call is the caller's own: no shared cache may keep it.
+        result = {
+          ...this.#options.tools.list(params?.cursor, MODERN_REVISION, ctx.caller),
+          ttlMs: 300_000,
+          cacheScope: ctx.caller ? 'private' : 'public',
+        };
         break;
       case 'tools/call': {
         const answer = await this.#options.tools.call(

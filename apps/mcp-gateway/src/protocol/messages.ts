@@ -24,6 +24,14 @@ export interface RequestContext {
   headers?: Record<string, string | string[] | undefined> | undefined;
   /** The request's span context, when the gateway traces (handed on, not kept in async state). */
   traceContext?: Context | undefined;
+  /** Who is calling, when the transport knows (an OAuth access token's subject and scopes). */
+  caller?: Caller | undefined;
+}
+
+/** A signed-in caller: the subject of its token and the scopes it grants. */
+export interface Caller {
+  subject: string;
+  scopes: readonly string[];
 }
 
 export type Outcome =
@@ -50,7 +58,8 @@ export type ToolCallAnswer = { kind: 'result'; result: Record<string, unknown> }
  * (no such tool, arguments it cannot take in a revision that says so by error) throws RpcError.
  */
 export interface ToolService {
-  list(cursor: unknown, revision: Revision): Record<string, unknown>;
+  /** One page of the tools; with a caller, only those it may call. */
+  list(cursor: unknown, revision: Revision, caller?: Caller): Record<string, unknown>;
   call(request: ToolCallRequest): Promise<ToolCallAnswer>;
 }
 

@@ -153,19 +153,24 @@ export class ToolRegistry {
   }
 
   /** One page of tools; the cursor is the offset, opaque to clients. */
-  page(cursor: unknown, revision: Revision): { tools: Record<string, unknown>[]; nextCursor?: string } {
+  page(
+    cursor: unknown,
+    revision: Revision,
+    allowed?: (tool: ListedTool) => boolean,
+  ): { tools: Record<string, unknown>[]; nextCursor?: string } {
+    const listed = allowed ? this.listed.filter(allowed) : this.listed;
     let offset = 0;
     if (cursor !== undefined && cursor !== '') {
       const decoded =
         typeof cursor === 'string' ? Number(Buffer.from(cursor, 'base64url').toString('utf8')) : Number.NaN;
-      if (!Number.isInteger(decoded) || decoded < 0 || decoded > this.listed.length) {
+      if (!Number.isInteger(decoded) || decoded < 0 || decoded > listed.length) {
         throw new RpcError(INVALID_PARAMS, 'Invalid cursor: pass the nextCursor of the previous tools/list page');
       }
       offset = decoded;
     }
-    const slice = this.listed.slice(offset, offset + this.pageSize).map((t) => this.view(t, revision));
+    const slice = listed.slice(offset, offset + this.pageSize).map((t) => this.view(t, revision));
     const next = offset + this.pageSize;
-    return next < this.listed.length
+    return next < listed.length
       ? { tools: slice, nextCursor: Buffer.from(String(next)).toString('base64url') }
       : { tools: slice };
   }

@@ -7,7 +7,7 @@
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
-import type { ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
+import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import { features, LOG_LEVELS, type LogLevel, META, metaOf, type Revision } from '../protocol/revisions.js';
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, scopedName, unknownOperation } from './dynamic-tools.js';
 import { describeTool, isMetaTool, type ToolRegistry } from './registry.js';
@@ -80,8 +80,13 @@ export class ToolCalls implements ToolService {
     this.#tools = tools;
   }
 
-  list(cursor: unknown, revision: Revision): Record<string, unknown> {
-    return this.#tools.page(cursor, revision);
+  list(cursor: unknown, revision: Revision, caller?: Caller): Record<string, unknown> {
+    if (!caller) return this.#tools.page(cursor, revision);
+    // Only the tools this caller's scopes allow (a meta tool of dynamic mode declares none).
+    const granted = new Set(caller.scopes);
+    return this.#tools.page(cursor, revision, (tool) =>
+      isMetaTool(tool) ? true : tool.binding.scopes.every((scope) => granted.has(scope)),
+    );
   }
 
   async call(request: ToolCallRequest): Promise<ToolCallAnswer> {

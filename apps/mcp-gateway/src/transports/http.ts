@@ -131,6 +131,12 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     getStreams: new Map(),
     log: app.log,
     batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
+    callerOf: oauth
+      ? (request) => {
+          const principal = oauth.principalOf(request);
+          return principal ? { subject: principal.subject, scopes: principal.scopes } : undefined;
+        }
+      : undefined,
   };
 
   app.removeContentTypeParser(['application/json', 'text/plain']);

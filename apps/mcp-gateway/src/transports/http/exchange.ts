@@ -1,6 +1,6 @@
 // What the HTTP handlers share: the core, the session store, the requests in flight, the open
 // GET streams; and how one request runs within an HTTP exchange, whose client may go away.
-import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Cancellation } from '../../protocol/cancellation.js';
 import type { InFlightRequests } from '../../protocol/in-flight-requests.js';
 import {
@@ -11,7 +11,7 @@ import {
 } from '../../protocol/json-rpc.js';
 import type { McpServer } from '../../protocol/mcp-server.js';
 import type { BatchLimits } from '../../protocol/message-intake.js';
-import type { Outcome, SessionState } from '../../protocol/messages.js';
+import type { Caller, Outcome, SessionState } from '../../protocol/messages.js';
 import type { SessionBackend } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 
@@ -23,6 +23,8 @@ export interface HttpContext {
   getStreams: Map<string, EventStream>;
   log: FastifyBaseLogger;
   batchLimits: BatchLimits;
+  /** Who is calling (OAuth mode: the access token's subject and scopes). */
+  callerOf?: ((request: FastifyRequest) => Caller | undefined) | undefined;
 }
 
 /** One HTTP exchange's client: whether it went away, and the calls to stop when it does. */
@@ -50,16 +52,17 @@ export interface RunOptions {
   client: ClientWatch;
   /** The HTTP request's headers, for the trace context they may carry. */
   headers?: Record<string, string | string[] | undefined> | undefined;
+  caller?: Caller | undefined;
 }
 
 /** Runs one request through the core, cancellable by the client or by its going away. */
 export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, options: RunOptions): Promise<Outcome> {
-  const { session, sessionId, notify, client, headers } = options;
+  const { session, sessionId, notify, client, headers, caller } = options;
   const cancellation = ctx.inFlight.start(sessionId, request.id);
   if (client.gone) cancellation.abort(new Error('client went away'));
   else client.running.add(cancellation);
   try {
-    return await ctx.server.handle(request, { session, signal: cancellation.signal, notify, headers });
+    return await ctx.server.handle(request, { session, signal: cancellation.signal, notify, headers, caller });
   } finally {
     client.running.delete(cancellation);
     ctx.inFlight.finish(sessionId, request.id);

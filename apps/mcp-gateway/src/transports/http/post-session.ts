@@ -133,14 +133,28 @@ export async function postSession(
     // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
     // Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
     return streamAnswer(ctx, reply, async (notify) => {
-      const outcome = await runRequest(ctx, single, { session, sessionId, notify, client, headers: request.headers });
+      const outcome = await runRequest(ctx, single, {
+        session,
+        sessionId,
+        notify,
+        client,
+        headers: request.headers,
+        caller: ctx.callerOf?.(request),
+      });
       await persist(outcome);
       return outcome;
     });
   }
   // A batch's requests run BATCH_CONCURRENCY at a time.
   const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, (r) =>
-    runRequest(ctx, r, { session, sessionId, notify: toGetStream, client, headers: request.headers }),
+    runRequest(ctx, r, {
+      session,
+      sessionId,
+      notify: toGetStream,
+      client,
+      headers: request.headers,
+      caller: ctx.callerOf?.(request),
+    }),
   );
   for (const outcome of outcomes) await persist(outcome);
   const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];

@@ -69,9 +69,16 @@ export async function postStateless(
 
   const client = watchClient(reply);
   if (meta.progressToken !== undefined || meta[META.logLevel] !== undefined) {
-    return streamAnswer(ctx, reply, (notify) => runRequest(ctx, message, { notify, client, headers: request.headers }));
+    return streamAnswer(ctx, reply, (notify) =>
+      runRequest(ctx, message, { notify, client, headers: request.headers, caller: ctx.callerOf?.(request) }),
+    );
   }
-  const outcome = await runRequest(ctx, message, { notify: () => undefined, client, headers: request.headers });
+  const outcome = await runRequest(ctx, message, {
+    notify: () => undefined,
+    client,
+    headers: request.headers,
+    caller: ctx.callerOf?.(request),
+  });
   if (outcome.kind === 'cancelled') {
     reply.hijack();
     reply.raw.destroy();
