@@ -304,6 +304,59 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
     expect(await allowed.text()).not.toContain('"isError":true');
   });
 
+  it("binds a session to the caller who opened it: another caller's token cannot use, stream or end it", async () => {
+    const gw = await oauthGateway();
+    // A second client of the authorization server (dynamic registration): another subject.
+    const registered = await (
+      await fetch(`${auth.issuer}/reg`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          client_name: 'other',
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_basic',
+          scope: 'emails:read',
+        }),
+      })
+    ).json();
+    const otherToken = await (
+      await fetch(`${auth.issuer}/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${registered.client_id}:${registered.client_secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'client_credentials', resource: gw.resource, scope: 'emails:read' }),
+      })
+    ).json();
+    const mine = await clientCredentials(gw.resource);
+    const init = await rpc(gw.mcpUrl, `Bearer ${mine}`, initialize);
+    const sessionId = init.headers.get('mcp-session-id') ?? '';
+    const inSession = (token: string, method: string, extra: Record<string, string> = {}) =>
+      fetch(gw.mcpUrl, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: method === 'GET' ? 'text/event-stream' : 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-06-18',
+          'mcp-session-id': sessionId,
+          ...extra,
+        },
+        ...(method === 'POST' ? { body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' }) } : {}),
+      });
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const answer = await inSession(otherToken.access_token, method);
+      expect({ method, status: answer.status }).toEqual({ method, status: 404 });
+      await answer.body?.cancel();
+    }
+    const own = await inSession(mine, 'POST');
+    expect(own.status).toBe(200);
+    expect((await inSession(mine, 'DELETE')).status).toBe(204);
+  });
+
   it('serves the official SDK clients, v1 and v2, each discovering it from the 401 and getting its own token', async () => {
     const gw = await oauthGateway({}, {}, true);
     const options = {

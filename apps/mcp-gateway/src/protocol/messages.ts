@@ -11,6 +11,11 @@ export interface SessionState {
   initialized: boolean;
   logLevel?: LogLevel | undefined;
   clientName?: string | undefined;
+  /**
+   * Who opened the session (the subject of an OAuth access token), set by the transport: a
+   * session answers its owner only, whoever else holds its id.
+   */
+  owner?: string | undefined;
 }
 
 export interface RequestContext {

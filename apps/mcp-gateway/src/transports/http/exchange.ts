@@ -27,6 +27,15 @@ export interface HttpContext {
   callerOf?: ((request: FastifyRequest) => Caller | undefined) | undefined;
 }
 
+/**
+ * Whether this request may use this session: a session opened by a signed-in caller answers
+ * that caller only (MCP's security best practices: bind session ids to the user). Another
+ * caller is told the session does not exist, as if it guessed the id.
+ */
+export function ownsSession(ctx: HttpContext, request: FastifyRequest, session: SessionState): boolean {
+  return session.owner === undefined || ctx.callerOf?.(request)?.subject === session.owner;
+}
+
 /** One HTTP exchange's client: whether it went away, and the calls to stop when it does. */
 export interface ClientWatch {
   gone: boolean;

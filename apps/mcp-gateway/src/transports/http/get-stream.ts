@@ -6,7 +6,7 @@ import { INVALID_REQUEST, SESSION_NOT_FOUND } from '../../protocol/json-rpc.js';
 import { features } from '../../protocol/revisions.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
 import { openEventStream, sendMessage } from './event-stream.js';
-import type { HttpContext } from './exchange.js';
+import { type HttpContext, ownsSession } from './exchange.js';
 import { accepts, header, needsSession, rpcError } from './replies.js';
 
 export async function getStream(ctx: HttpContext, request: FastifyRequest, reply: FastifyReply) {
@@ -16,7 +16,9 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     return rpcError(reply, 406, INVALID_REQUEST, 'Not Acceptable: a GET stream needs Accept: text/event-stream');
   }
   const session = await ctx.store.get(sessionId);
-  if (!session) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
+  if (!session || !ownsSession(ctx, request, session)) {
+    return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
+  }
   const lastEventId = header(request, 'last-event-id');
   if (lastEventId !== undefined && !/^\d+$/.test(lastEventId)) {
     return rpcError(

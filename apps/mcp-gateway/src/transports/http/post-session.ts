@@ -16,7 +16,7 @@ import type { Outcome } from '../../protocol/messages.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { SessionLimitError } from '../../sessions/session-store.js';
 import { openEventStream } from './event-stream.js';
-import { type HttpContext, runRequest, streamAnswer, watchClient } from './exchange.js';
+import { type HttpContext, ownsSession, runRequest, streamAnswer, watchClient } from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
 
 /** initialize: one request on its own, without a session id; answers with the new session's id. */
@@ -47,7 +47,8 @@ async function initialize(
   if (!outcome.session) return sendJson(reply, 400, outcome.response);
   let sessionId: string;
   try {
-    sessionId = await ctx.store.create(outcome.session);
+    const owner = ctx.callerOf?.(request)?.subject;
+    sessionId = await ctx.store.create(owner === undefined ? outcome.session : { ...outcome.session, owner });
   } catch (error) {
     if (error instanceof SessionLimitError) {
       return rpcError(reply, 503, INTERNAL_ERROR, `Server busy: ${error.message}; try again later`);
@@ -95,7 +96,9 @@ export async function postSession(
     );
   }
   let session = await ctx.store.get(sessionId);
-  if (!session) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
+  if (!session || !ownsSession(ctx, request, session)) {
+    return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
+  }
   // A supported MCP-Protocol-Version other than the negotiated one is tolerated (the spec only
   // requires a 400 for unsupported ones, checked above); the session's version decides behaviour.
   const intake = takeIn(body, session.protocolVersion, ctx.batchLimits.maxBatchSize);
