@@ -6,29 +6,9 @@
 // upstream attempt span per call). The toy API: GET /emails (a server span per request).
 
 import { callBody, gatewaySession, sessionHeaders } from '../lib/shared-servers.mjs';
-import { cpuMicros, median } from '../lib/util.mjs';
+import { cpuPerCall, median } from '../lib/util.mjs';
 
 export const ids = [11];
-
-const IN_FLIGHT = 16;
-
-/** `calls` requests, IN_FLIGHT at a time; the server's CPU µs per call and the calls per second. */
-async function measure(pid, calls, send) {
-  const cpu0 = cpuMicros(pid);
-  const t0 = performance.now();
-  let left = calls;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) {
-        const r = await send();
-        if (r.status !== 200 || r.text.includes('"isError":true'))
-          throw new Error(`${r.status} ${r.text.slice(0, 200)}`);
-      }
-    }),
-  );
-  const seconds = (performance.now() - t0) / 1000;
-  return { cpuUs: (cpuMicros(pid) - cpu0) / calls, rps: calls / seconds };
-}
 
 export async function run(runner) {
   const calls = runner.settings.quick ? 2000 : 6000;
@@ -61,9 +41,11 @@ export async function run(runner) {
   }
   console.log(`11. tracing off, on, 1 in 10 sampled: own CPU per call, ${calls} calls a round`);
   // A round to warm up, then the measured ones, sides interleaved.
-  for (const side of Object.values(sides)) await measure(side.pid, 500, side.send);
+  for (const side of Object.values(sides)) await cpuPerCall(side.pid, 500, side.send);
   const s = await runner.interleave(
-    Object.fromEntries(Object.entries(sides).map(([name, side]) => [name, () => measure(side.pid, calls, side.send)])),
+    Object.fromEntries(
+      Object.entries(sides).map(([name, side]) => [name, () => cpuPerCall(side.pid, calls, side.send)]),
+    ),
   );
   const { exports } = JSON.parse((await runner.http(`${sink.line}/count`)).text);
   if (exports === 0) throw new Error('the traced servers sent no span to the sink');

@@ -7,28 +7,11 @@
 
 import { randomBytes } from 'node:crypto';
 import { callBody, gatewaySession, mcpHeaders, sessionHeaders } from '../lib/shared-servers.mjs';
-import { cpuMicros, median } from '../lib/util.mjs';
+import { cpuPerCall, median } from '../lib/util.mjs';
 
 export const ids = [13];
 
-const IN_FLIGHT = 16;
 const RESOURCE = 'http://gateway.bench.internal/mcp';
-
-async function measure(pid, calls, send) {
-  const cpu0 = cpuMicros(pid);
-  const t0 = performance.now();
-  let left = calls;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) {
-        const r = await send();
-        if (r.status !== 200 || r.text.includes('"isError":true'))
-          throw new Error(`${r.status} ${r.text.slice(0, 200)}`);
-      }
-    }),
-  );
-  return { cpuUs: (cpuMicros(pid) - cpu0) / calls, rps: calls / ((performance.now() - t0) / 1000) };
-}
 
 export async function run(runner) {
   const calls = runner.settings.quick ? 2000 : 6000;
@@ -85,9 +68,11 @@ export async function run(runner) {
     },
   };
   console.log(`13. JWT access tokens vs the static token: own CPU per tools/call, ${calls} calls a round`);
-  for (const side of Object.values(sides)) await measure(side.pid, 500, side.send);
+  for (const side of Object.values(sides)) await cpuPerCall(side.pid, 500, side.send);
   const s = await runner.interleave(
-    Object.fromEntries(Object.entries(sides).map(([name, side]) => [name, () => measure(side.pid, calls, side.send)])),
+    Object.fromEntries(
+      Object.entries(sides).map(([name, side]) => [name, () => cpuPerCall(side.pid, calls, side.send)]),
+    ),
   );
   const cpu = (name) => median(s[name].map((x) => x.cpuUs));
   const rps = (name) => median(s[name].map((x) => x.rps));

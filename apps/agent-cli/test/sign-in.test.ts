@@ -8,7 +8,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuthServer, loadOrCreateKeys, SCRIPT_CLIENT_ID, startAuthServer } from '@agentwire/auth-server';
-import { createGateway, serveHttp } from '@agentwire/mcp-gateway';
+import { createGateway, oauthSettingsOf, serveHttp } from '@agentwire/mcp-gateway';
 import { buildApp } from '@agentwire/toy-api';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,18 +46,7 @@ beforeAll(async () => {
     port: 0,
     token: undefined,
     allowedOrigins: [],
-    oauth: {
-      issuer: auth.issuer,
-      resource: undefined,
-      scopes: undefined,
-      algorithms: undefined,
-      clockToleranceSec: 30,
-      maxTokenBytes: 8192,
-      jwksCacheMs: 600_000,
-      jwksMaxStaleMs: 86_400_000,
-      jwksRefetchIntervalMs: 30_000,
-      introspection: undefined,
-    },
+    oauth: oauthSettingsOf({ OAUTH_ISSUER: auth.issuer }),
   });
   closers.push(async () => {
     await http.close();

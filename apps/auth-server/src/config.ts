@@ -1,4 +1,5 @@
 // The authorization server's settings, from the environment (the README lists each).
+import { canonicalResource } from '@agentwire/oauth';
 import { secretProblem } from '@agentwire/schemas/settings';
 
 export class ConfigError extends Error {
@@ -62,7 +63,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
     if (url.hash || !/^https?:$/.test(url.protocol)) {
       throw new ConfigError(`AUTH_RESOURCES must list http(s) URLs without a fragment, got '${trimmed.slice(0, 200)}'`);
     }
-    resources[trimmed.replace(/\/$/, '')] = ALL_SCOPES;
+    resources[canonicalResource(trimmed)] = ALL_SCOPES;
   }
   if (Object.keys(resources).length === 0) throw new ConfigError('AUTH_RESOURCES lists no resource');
   const ttl = Number(env.ACCESS_TOKEN_TTL_S ?? '600');

@@ -6,6 +6,7 @@
 // - RFC 8414 metadata, `iss` in the authorization response (RFC 9207), Client ID Metadata
 //   Documents and Dynamic Client Registration;
 // - what a user may grant is their role's scopes, whatever the client asks for (users.ts).
+import { canonicalResource } from '@agentwire/oauth';
 import type { JWK } from 'jose';
 import type Provider from 'oidc-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
@@ -193,10 +194,8 @@ export async function grantFor(
 
 export type { KoaContextWithOIDC };
 
-/** A resource URL as tokens name it: no fragment, no trailing slash. */
-export function canonical(resource: string): string {
-  return resource.replace(/#.*$/, '').replace(/\/$/, '');
-}
+/** A resource URL as tokens name it: the resource servers' own rule (@agentwire/oauth). */
+export const canonical = canonicalResource;
 
 function isPublicHttps(clientId: string): boolean {
   try {

