@@ -14,6 +14,7 @@ export interface AuthConfig {
   resources: Record<string, string[]>;
   demoPassword: string;
   scriptClientSecret: string | undefined;
+  gatewayClientSecret: string | undefined;
   cookieKeys: string[] | undefined;
   accessTokenTtl: number;
   trustProxy: boolean;
@@ -29,6 +30,7 @@ environment: HOST (127.0.0.1), PORT (9000), AUTH_ISSUER (default http://HOST:POR
   DEMO_PASSWORD (required: the demo users' password, at least 8 characters),
   AUTH_RESOURCES (default 'http://127.0.0.1:8090/mcp,http://127.0.0.1:8080': the resources tokens are for),
   AUTH_KEYS_FILE (./data/auth-keys.json), SCRIPT_CLIENT_SECRET (registers agentwire-scripts),
+  GATEWAY_CLIENT_SECRET (registers agentwire-gateway, which may exchange a user's token for the API's),
   AUTH_COOKIE_KEYS (comma list; unset: new ones each start), ACCESS_TOKEN_TTL_S (600),
   AUTH_TRUST_PROXY (off: on believes X-Forwarded-Proto), REDIS_URL (unset: grants in memory), REDIS_PASSWORD`;
 
@@ -50,6 +52,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const scriptClientSecret = env.SCRIPT_CLIENT_SECRET || undefined;
   const secretIssue = scriptClientSecret ? secretProblem('SCRIPT_CLIENT_SECRET', scriptClientSecret, 16) : undefined;
   if (secretIssue) throw new ConfigError(secretIssue);
+  const gatewayClientSecret = env.GATEWAY_CLIENT_SECRET || undefined;
+  const gatewayIssue = gatewayClientSecret ? secretProblem('GATEWAY_CLIENT_SECRET', gatewayClientSecret, 16) : undefined;
+  if (gatewayIssue) throw new ConfigError(gatewayIssue);
   const resources: Record<string, string[]> = {};
   for (const resource of (env.AUTH_RESOURCES ?? 'http://127.0.0.1:8090/mcp,http://127.0.0.1:8080').split(',')) {
     const trimmed = resource.trim();
@@ -83,6 +88,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
     resources,
     demoPassword,
     scriptClientSecret,
+    gatewayClientSecret,
     cookieKeys,
     accessTokenTtl: ttl,
     trustProxy: trust === 'on',

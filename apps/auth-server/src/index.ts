@@ -1,3 +1,4 @@
+export { type DemoSignIn, type DemoTokens, signInDemoUser } from './demo-sign-in.js';
 export { generateKeys, type KeyFile, loadOrCreateKeys, retireKeys, rotateKeys } from './keys.js';
 export { canonical } from './provider.js';
 export { type RedisAdapter, redisAdapter } from './redis-adapter.js';
@@ -6,7 +7,9 @@ export {
   type AuthServer,
   type AuthServerOptions,
   defaultClients,
+  GATEWAY_CLIENT_ID,
   SCRIPT_CLIENT_ID,
   startAuthServer,
 } from './server.js';
 export { type DemoUser, SCOPES, USERS } from './users.js';
+export { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE } from './token-exchange.js';

@@ -3,6 +3,7 @@
 // - authorization code with PKCE, S256 only, for every client; client credentials; refresh tokens;
 // - RFC 8707 resource indicators: each known resource (the gateway, the API) gets JWT access
 //   tokens with `aud` = that resource and only the scopes it accepts; any other is invalid_target;
+// - RFC 8693 token exchange for the gateway's client (token-exchange.ts);
 // - RFC 8414 metadata, `iss` in the authorization response (RFC 9207), Client ID Metadata
 //   Documents and Dynamic Client Registration;
 // - what a user may grant is their role's scopes, whatever the client asks for (users.ts).
@@ -10,6 +11,7 @@ import { canonicalResource } from '@agentwire/oauth';
 import type { JWK } from 'jose';
 import type Provider from 'oidc-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { registerTokenExchange } from './token-exchange.js';
 import { findUser, SCOPES } from './users.js';
 
 export interface ProviderOptions {
@@ -129,8 +131,12 @@ export async function createProvider(options: ProviderOptions): Promise<Provider
       return { accountId: user.id, claims: async () => ({ sub: user.id, name: user.name }) };
     },
     // The token's client_id and scope travel with it: the resource server needs both.
-    extraTokenClaims: async (_ctx, token) =>
-      'clientId' in token && token.clientId ? { client_id: token.clientId } : undefined,
+    // An exchanged token also names the gateway that acts for the user (RFC 8693 `act`).
+    extraTokenClaims: async (_ctx, token) => {
+      if (!('clientId' in token) || !token.clientId) return undefined;
+      const exchanged = (token as { gty?: string }).gty === 'token-exchange';
+      return { client_id: token.clientId, ...(exchanged ? { act: { sub: token.clientId } } : {}) };
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     renderError: async (ctx, out) => {
       ctx.type = 'html';
@@ -138,6 +144,14 @@ export async function createProvider(options: ProviderOptions): Promise<Provider
     },
   };
   const provider = await withoutKnownWarnings(() => new Provider(options.issuer, configuration));
+  // RFC 8693, for the gateway's `identity: exchange` (token-exchange.ts).
+  registerTokenExchange(provider, errors, {
+    issuer: options.issuer,
+    keys: options.keys,
+    resources,
+    canonical,
+    accessTokenTtl: options.accessTokenTtl ?? 600,
+  });
   // A client that asks for no scope (the MCP conformance suite's does not) gets every scope of
   // the resources; the consent step then keeps only what the user's role allows.
   provider.use(async (ctx, next) => {

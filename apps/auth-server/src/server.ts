@@ -8,6 +8,7 @@ import type { JWK } from 'jose';
 import type Provider from 'oidc-provider';
 import type { Configuration } from 'oidc-provider';
 import { createProvider, describeScope, escapeHtml, grantFor } from './provider.js';
+import { TOKEN_EXCHANGE } from './token-exchange.js';
 import { checkLogin, findUser, USERS } from './users.js';
 
 export interface AuthServerOptions {
@@ -20,6 +21,8 @@ export interface AuthServerOptions {
   clients?: NonNullable<Configuration['clients']> | undefined;
   /** SCRIPT_CLIENT_SECRET: registers agentwire-scripts, a confidential client (client credentials, and codes). */
   scriptClientSecret?: string | undefined;
+  /** GATEWAY_CLIENT_SECRET: registers agentwire-gateway, which may exchange a user's token for an API's. */
+  gatewayClientSecret?: string | undefined;
   /** DEMO_PASSWORD: the demo users' password. */
   demoPassword: string;
   cookieKeys?: string[] | undefined;
@@ -78,7 +81,7 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
     issuer,
     keys: options.keys,
     resources: options.resources,
-    clients: options.clients ?? defaultClients(options.scriptClientSecret),
+    clients: options.clients ?? defaultClients(options.scriptClientSecret, options.gatewayClientSecret),
     cookieKeys: options.cookieKeys ?? [randomBytes(32).toString('base64url')],
     accessTokenTtl: options.accessTokenTtl,
     adapter: options.adapter,
@@ -96,17 +99,35 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
   };
 }
 
-/** The agent, and with a secret the scripts' confidential client. */
-export function defaultClients(scriptClientSecret: string | undefined): NonNullable<Configuration['clients']> {
+/** The agent, and with their secrets the scripts' and the gateway's confidential clients. */
+export function defaultClients(
+  scriptClientSecret: string | undefined,
+  gatewayClientSecret?: string | undefined,
+): NonNullable<Configuration['clients']> {
   const agent = {
     ...AGENT_CLIENT,
     redirect_uris: [...AGENT_CLIENT.redirect_uris],
     grant_types: [...AGENT_CLIENT.grant_types],
     response_types: [...AGENT_CLIENT.response_types],
   };
-  if (!scriptClientSecret) return [agent];
+  const gateway = gatewayClientSecret
+    ? [
+        {
+          client_id: GATEWAY_CLIENT_ID,
+          client_name: 'agentwire gateway',
+          client_secret: gatewayClientSecret,
+          token_endpoint_auth_method: 'client_secret_basic' as const,
+          // Token exchange only: it signs no one in and gets no token of its own.
+          grant_types: [TOKEN_EXCHANGE],
+          response_types: [],
+          redirect_uris: [],
+        },
+      ]
+    : [];
+  if (!scriptClientSecret) return [agent, ...gateway];
   return [
     agent,
+    ...gateway,
     {
       client_id: SCRIPT_CLIENT_ID,
       client_name: 'agentwire scripts',
@@ -121,6 +142,7 @@ export function defaultClients(scriptClientSecret: string | undefined): NonNulla
 }
 
 export const SCRIPT_CLIENT_ID = 'agentwire-scripts';
+export const GATEWAY_CLIENT_ID = 'agentwire-gateway';
 
 /** The sign-in and consent steps of one authorization request. */
 async function interaction(

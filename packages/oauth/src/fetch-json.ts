@@ -12,6 +12,20 @@ export class AuthServerUnavailableError extends Error {
 }
 
 export async function fetchJson(url: string, limits: FetchLimits, init: RequestInit = {}): Promise<unknown> {
+  const answer = await fetchJsonAnswer(url, limits, init);
+  if (answer.status < 200 || answer.status > 299) throw new AuthServerUnavailableError(`${url} answered ${answer.status}`);
+  return answer.body;
+}
+
+/**
+ * The status and JSON body of an answer, errors included (a token endpoint explains a refusal
+ * in its 400's body); unreachable, too large or not JSON is AuthServerUnavailableError.
+ */
+export async function fetchJsonAnswer(
+  url: string,
+  limits: FetchLimits,
+  init: RequestInit = {},
+): Promise<{ status: number; body: unknown }> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -23,13 +37,13 @@ export async function fetchJson(url: string, limits: FetchLimits, init: RequestI
   } catch (error) {
     throw new AuthServerUnavailableError(`${url} could not be reached: ${reason(error)}`);
   }
-  if (!response.ok) {
+  if (response.status >= 500 || (!response.ok && !/json/i.test(response.headers.get('content-type') ?? ''))) {
     await response.body?.cancel();
     throw new AuthServerUnavailableError(`${url} answered ${response.status}`);
   }
   const text = await readCapped(response, url, limits.maxBytes);
   try {
-    return JSON.parse(text);
+    return { status: response.status, body: JSON.parse(text) };
   } catch {
     throw new AuthServerUnavailableError(`${url} did not answer JSON`);
   }

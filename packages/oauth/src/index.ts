@@ -18,8 +18,17 @@ export {
 export {
   AuthServerUnavailableError,
   DEFAULT_ALGORITHMS,
+  type IssuerMetadata,
   type Principal,
   TokenRejectedError,
   TokenVerifier,
   type TokenVerifierOptions,
 } from './token-verifier.js';
+export {
+  ACCESS_TOKEN_TYPE,
+  type ExchangedToken,
+  TOKEN_EXCHANGE_GRANT,
+  TokenExchanger,
+  type TokenExchangerOptions,
+  TokenExchangeRefusedError,
+} from './token-exchanger.js';

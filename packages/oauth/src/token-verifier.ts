@@ -62,10 +62,11 @@ export interface TokenVerifierOptions {
   now?: (() => number) | undefined;
 }
 
-interface IssuerMetadata {
+export interface IssuerMetadata {
   issuer: string;
   jwks_uri?: string;
   introspection_endpoint?: string;
+  token_endpoint?: string;
 }
 
 export class TokenVerifier {
@@ -171,6 +172,11 @@ export class TokenVerifier {
     const uri = (await this.#issuerMetadata()).jwks_uri;
     if (!uri) throw new AuthServerUnavailableError(`the metadata of ${this.#options.issuer} has no jwks_uri`);
     return uri;
+  }
+
+  /** The issuer's metadata, read once (a failed read is tried again next time). */
+  issuerMetadata(): Promise<IssuerMetadata> {
+    return this.#issuerMetadata();
   }
 
   /** RFC 8414 metadata first, then OpenID's; its `issuer` must be ours exactly (RFC 8414 §3.3). */
