@@ -2,7 +2,14 @@
 // itself on free loopback ports, with fresh random secrets, and stops them afterwards.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { generateKeys, SCRIPT_CLIENT_ID, startAuthServer } from '@agentwire/auth-server';
+import {
+  GATEWAY_CLIENT_ID,
+  generateKeys,
+  SCRIPT_CLIENT_ID,
+  signInDemoUser,
+  startAuthServer,
+  USERS,
+} from '@agentwire/auth-server';
 import { createGateway, GATEWAY_BIN, oauthSettingsOf, serveHttp } from '@agentwire/mcp-gateway';
 import type { Tracing } from '@agentwire/telemetry';
 import { buildApp } from '@agentwire/toy-api';
@@ -19,11 +26,39 @@ export interface Stack {
    * it (client credentials), instead of a gateway token.
    */
   oauth?: { issuer: string; clientId: string; clientSecret: string; scope: string } | undefined;
+  /**
+   * The demo user the embedded stack signed in (`--as`): the API and the gateway see this user;
+   * the gateway calls the API with tokens it gets for them in exchange (identity: exchange).
+   */
+  user?: SignedInUser | undefined;
   /** How to spawn the gateway over stdio against this API. */
   stdio: { command: string; args: string[]; env: Record<string, string> };
   /** Only the embedded API takes fault rules through its admin endpoint. */
   embedded: boolean;
   close(): Promise<void>;
+}
+
+/** The demo roles and who holds them (the authorization server's users). */
+export const ROLES = { manager: 'ada', analyst: 'ben' } as const;
+export type Role = keyof typeof ROLES;
+
+export interface SignedInUser {
+  id: string;
+  name: string;
+  role: Role;
+  scopes: string[];
+  /** Access tokens of this user, for the gateway and for the API. */
+  gatewayToken: string;
+  apiToken: string;
+}
+
+/** The role `--as` (or AGENTWIRE_AS) names, checked. */
+export function roleOf(text: string | undefined, source = '--as'): Role | undefined {
+  if (text === undefined || text === '') return undefined;
+  if (text !== 'manager' && text !== 'analyst') {
+    throw new UsageError(`${source} must be manager or analyst (the demo users' roles), got '${text.slice(0, 40)}'`);
+  }
+  return text;
 }
 
 /**
@@ -33,13 +68,15 @@ export interface Stack {
  */
 export async function startEmbeddedStack(
   env: NodeJS.ProcessEnv = process.env,
-  options: { requestTimeoutMs?: number; tracing?: Tracing | undefined } = {},
+  options: { requestTimeoutMs?: number; tracing?: Tracing | undefined; as?: Role | undefined } = {},
 ): Promise<Stack> {
   const { tracing } = options;
-  const authMode = env.MCP_GATEWAY_AUTH || 'token';
+  const authMode = options.as ? 'oauth' : env.MCP_GATEWAY_AUTH || 'token';
   if (authMode !== 'token' && authMode !== 'oauth') {
     throw new UsageError(`MCP_GATEWAY_AUTH for the embedded stack must be token or oauth, got '${authMode}'`);
   }
+  const demoPassword = randomBytes(8).toString('hex');
+  const exchangeSecret = randomBytes(16).toString('hex');
   // OAuth: an authorization server too, issuing tokens for the gateway and the API.
   const resources: Record<string, string[]> = {};
   const clientSecret = randomBytes(16).toString('hex');
@@ -50,8 +87,9 @@ export async function startEmbeddedStack(
           port: 0,
           keys: (await generateKeys()).keys,
           resources,
-          demoPassword: randomBytes(8).toString('hex'),
+          demoPassword,
           scriptClientSecret: clientSecret,
+          gatewayClientSecret: exchangeSecret,
         })
       : undefined;
   const apiKey = env.TOY_API_KEY || randomBytes(16).toString('hex');
@@ -72,11 +110,19 @@ export async function startEmbeddedStack(
   const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
   // OPENAPI_URL: the gateway's tools from your own OpenAPI file (or URL) instead of the API's.
   const openapi = env.OPENAPI_URL || undefined;
+  const user = options.as;
   const gateway = await createGateway({
     upstreamUrl: apiUrl,
     upstreamApiKey: apiKey,
     openapi,
     tracer: tracing?.tracer('agentwire.gateway'),
+    // A signed-in user reaches the API as themselves: the gateway trades their token for one for it.
+    ...(auth && user
+      ? {
+          upstreamIdentity: 'exchange' as const,
+          exchange: { issuer: auth.issuer, clientId: GATEWAY_CLIENT_ID, clientSecret: exchangeSecret },
+        }
+      : {}),
   });
   const http = await serveHttp(gateway, {
     host: '127.0.0.1',
@@ -90,7 +136,9 @@ export async function startEmbeddedStack(
   const scopes = ['emails:read', 'digest:read', 'replies:write'];
   resources[mcpUrl] = scopes;
   resources[apiUrl] = scopes;
+  const signedIn = auth && user ? await signIn(auth.issuer, user, demoPassword, scopes, mcpUrl, apiUrl) : undefined;
   return {
+    ...(signedIn ? { user: signedIn } : {}),
     apiUrl,
     apiKey,
     mcpUrl,
@@ -104,6 +152,8 @@ export async function startEmbeddedStack(
       env: {
         UPSTREAM_URL: apiUrl,
         UPSTREAM_API_KEY: apiKey,
+        // Over stdio the signed-in user is the local user, with their role's scopes.
+        ...(signedIn ? { LOCAL_USER: signedIn.id, LOCAL_SCOPES: signedIn.scopes.join(' ') } : {}),
         ...(openapi ? { OPENAPI_URL: openapi } : {}),
         ...(logLevel ? { LOG_LEVEL: logLevel } : {}),
         ...otelEnv(env),
@@ -116,6 +166,29 @@ export async function startEmbeddedStack(
       await api.close();
       await auth?.close();
     },
+  };
+}
+
+/** The demo user of `role` signs in (the embedded stack knows the password it made): a token for each resource. */
+async function signIn(
+  issuer: string,
+  role: Role,
+  password: string,
+  scopes: string[],
+  mcpUrl: string,
+  apiUrl: string,
+): Promise<SignedInUser> {
+  const id = ROLES[role];
+  const demo = USERS.find((u) => u.id === id);
+  const as = (resource: string) => signInDemoUser({ issuer, user: id, password, scope: scopes.join(' '), resource });
+  const [gateway, api] = await Promise.all([as(mcpUrl), as(apiUrl)]);
+  return {
+    id,
+    name: demo?.name ?? id,
+    role,
+    scopes: gateway.scope,
+    gatewayToken: gateway.accessToken,
+    apiToken: api.accessToken,
   };
 }
 

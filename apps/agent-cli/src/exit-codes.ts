@@ -9,4 +9,6 @@ export const EXIT = {
   budget: 3,
   /** --deadline passed. */
   deadline: 4,
+  /** The signed-in user may not do a step (e.g. `--as analyst` replying): each path says why. */
+  refused: 5,
 } as const;

@@ -170,9 +170,30 @@ describe('the agent and an OAuth gateway', () => {
     expect(call.stderr).toContain(`chmod 600 ${loose}`);
   });
 
-  it('runs the triage on an embedded stack with its own authorization server (MCP_GATEWAY_AUTH=oauth)', async () => {
+  it('runs the triage on an embedded stack signed in as the demo manager, its first line saying so', async () => {
     const run = await runAgent(['triage', '--via', 'mcp-http', '--faults', 'none'], { MCP_GATEWAY_AUTH: 'oauth' });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(run.stdout.split('\n')[0]).toBe(
+      'signed in as ada (Ada Okafor, manager): emails:read digest:read replies:write',
+    );
     expect(run.stdout).toMatch(/stored reply r-/);
+  });
+
+  it('as the analyst, shows the reply refused on every path with the reason and the scope that would allow it', async () => {
+    const run = await runAgent(['triage', '--as', 'analyst', '--via', 'all', '--faults', 'none']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(5);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toBe('signed in as ben (Ben Lindqvist, analyst): emails:read digest:read');
+    const refused = lines.filter((l) => l.startsWith('   refused: '));
+    expect(refused).toEqual([
+      '   refused: POST /emails/m-0115/reply: 403 permission_error: this needs the scope replies:write; the token has emails:read, digest:read',
+      '   refused: reply_to_email: Tool reply_to_email is not allowed for this caller: it needs the scope replies:write; the scope replies:write would allow it.',
+      '   refused: reply_to_email: refused by the gateway (HTTP 403): this needs the scope replies:write; the token has emails:read, digest:read',
+    ]);
+    expect(run.stdout).not.toMatch(/stored reply/);
+    const bad = await runAgent(['triage', '--as', 'boss']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--as must be manager or analyst (the demo users' roles), got 'boss'");
   });
 });

@@ -53,7 +53,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const secretIssue = scriptClientSecret ? secretProblem('SCRIPT_CLIENT_SECRET', scriptClientSecret, 16) : undefined;
   if (secretIssue) throw new ConfigError(secretIssue);
   const gatewayClientSecret = env.GATEWAY_CLIENT_SECRET || undefined;
-  const gatewayIssue = gatewayClientSecret ? secretProblem('GATEWAY_CLIENT_SECRET', gatewayClientSecret, 16) : undefined;
+  const gatewayIssue = gatewayClientSecret
+    ? secretProblem('GATEWAY_CLIENT_SECRET', gatewayClientSecret, 16)
+    : undefined;
   if (gatewayIssue) throw new ConfigError(gatewayIssue);
   const resources: Record<string, string[]> = {};
   for (const resource of (env.AUTH_RESOURCES ?? 'http://127.0.0.1:8090/mcp,http://127.0.0.1:8080').split(',')) {

@@ -72,7 +72,8 @@ export async function signInDemoUser(options: DemoSignIn): Promise<DemoTokens> {
         login: options.user,
         password: options.password,
       });
-      if (response.status === 401) throw new Error(`the demo user '${options.user}' could not sign in: wrong login or password`);
+      if (response.status === 401)
+        throw new Error(`the demo user '${options.user}' could not sign in: wrong login or password`);
       signedIn = true;
     } else if (interaction) {
       response = await send(`${options.issuer}/interaction/${interaction[1]}/confirm`, {});
@@ -84,7 +85,8 @@ export async function signInDemoUser(options: DemoSignIn): Promise<DemoTokens> {
     url = new URL(location, url).toString();
     if (url.startsWith(redirectUri)) {
       const query = new URL(url).searchParams;
-      if (query.get('error')) throw new Error(`the sign-in was refused: ${query.get('error')} ${query.get('error_description') ?? ''}`);
+      if (query.get('error'))
+        throw new Error(`the sign-in was refused: ${query.get('error')} ${query.get('error_description') ?? ''}`);
       if (query.get('state') !== state) throw new Error('the sign-in answered another state');
       const token = await fetch(`${options.issuer}/token`, {
         method: 'POST',
@@ -106,7 +108,9 @@ export async function signInDemoUser(options: DemoSignIn): Promise<DemoTokens> {
       return {
         accessToken: body.access_token,
         refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined,
-        scope: String(body.scope ?? '').split(' ').filter(Boolean),
+        scope: String(body.scope ?? '')
+          .split(' ')
+          .filter(Boolean),
         expiresIn: Number(body.expires_in ?? 0),
       };
     }

@@ -11,5 +11,5 @@ export {
   SCRIPT_CLIENT_ID,
   startAuthServer,
 } from './server.js';
-export { type DemoUser, SCOPES, USERS } from './users.js';
 export { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE } from './token-exchange.js';
+export { type DemoUser, SCOPES, USERS } from './users.js';

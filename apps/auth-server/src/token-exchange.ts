@@ -7,7 +7,7 @@
 //                resource=<the API> (or audience=)  scope=<what the tool needs> (optional)
 // The new token names the gateway as the actor (`act`, RFC 8693 §4.1): the API can tell a
 // user acting directly from one acting through the gateway.
-import { createLocalJWKSet, errors as joseErrors, type JWK, jwtVerify } from 'jose';
+import { createLocalJWKSet, type JWK, errors as joseErrors, jwtVerify } from 'jose';
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { findUser } from './users.js';
@@ -26,7 +26,11 @@ interface ExchangeOptions {
   accessTokenTtl: number;
 }
 
-export function registerTokenExchange(provider: Provider, errors: typeof import('oidc-provider').errors, options: ExchangeOptions) {
+export function registerTokenExchange(
+  provider: Provider,
+  errors: typeof import('oidc-provider').errors,
+  options: ExchangeOptions,
+) {
   const publicKeys = createLocalJWKSet({
     keys: options.keys.map(({ d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub }) => pub),
   });
@@ -51,7 +55,8 @@ export function registerTokenExchange(provider: Provider, errors: typeof import(
         algorithms: ['ES256'],
       }));
     } catch (error) {
-      const why = error instanceof joseErrors.JWTExpired ? 'it has expired' : 'it is not a valid access token of this server';
+      const why =
+        error instanceof joseErrors.JWTExpired ? 'it has expired' : 'it is not a valid access token of this server';
       throw new errors.InvalidGrant(`subject_token refused: ${why}`);
     }
     const audiences = ([] as unknown[]).concat(payload.aud ?? []).map(String);
@@ -70,7 +75,11 @@ export function registerTokenExchange(provider: Provider, errors: typeof import(
       );
     }
     // Never more than the user's token grants, the API accepts and the user's role allows now.
-    const held = new Set(String(payload.scope ?? '').split(' ').filter(Boolean));
+    const held = new Set(
+      String(payload.scope ?? '')
+        .split(' ')
+        .filter(Boolean),
+    );
     const allowed = accepted.filter((s) => held.has(s) && user.scopes.includes(s));
     const asked = (params.scope ?? '').split(' ').filter(Boolean);
     const beyond = asked.filter((s) => !allowed.includes(s));

@@ -1,12 +1,16 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
 import { ConfigError } from './common/config-error.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
+import type { Caller } from './protocol/messages.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
 import type { UpstreamAuth } from './tools/tool.js';
 import type { OAuthSettings } from './transports/http/oauth.js';
+import { type ExchangeSettings, forwardHeaderProblem } from './upstream/caller.js';
 import {
+  type QuotaSettings,
   readUpstreamsConfig,
   type Upstream,
   UpstreamsConfigError,
@@ -73,6 +77,17 @@ export interface GatewayConfig {
   openapiPollMs: number | undefined;
   /** UPSTREAM_AUTH: how to send the upstream key, instead of the spec's security schemes. */
   upstreamAuth: UpstreamAuth | undefined;
+  /** identity: exchange's authorization server and the gateway's client there. */
+  exchange: ExchangeSettings | undefined;
+  /** UPSTREAM_IDENTITY (service|exchange), for the single upstream. */
+  upstreamIdentity: 'service' | 'exchange';
+  upstreamAudience: string | undefined;
+  /** FORWARD_HEADERS: caller headers copied to the single upstream. */
+  forwardHeaders: string[];
+  /** QUOTA_CALLS per QUOTA_PER_SECONDS, per caller, per QUOTA_PER (upstream|tool). */
+  quota: QuotaSettings | undefined;
+  /** Over stdio: the local user's name and scopes for the config file's rules (LOCAL_USER, LOCAL_SCOPES). */
+  localCaller: Caller;
 }
 
 export { ConfigError };
@@ -91,7 +106,9 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
   UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
-  OPENAPI_WATCH (on: reload when the spec file changes), OPENAPI_POLL_MS (unset: read a spec URL again at this interval); SIGHUP reloads`;
+  OPENAPI_WATCH (on: reload when the spec file changes), OPENAPI_POLL_MS (unset: read a spec URL again at this interval); SIGHUP reloads,
+  UPSTREAM_IDENTITY (service|exchange), UPSTREAM_AUDIENCE (the upstream URL), OAUTH_EXCHANGE_CLIENT_ID (agentwire-gateway), OAUTH_EXCHANGE_CLIENT_SECRET,
+  FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -180,6 +197,36 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       .split(',')
       .map((v) => v.trim())
       .filter(Boolean);
+  const upstreamIdentity = env.UPSTREAM_IDENTITY || 'service';
+  if (upstreamIdentity !== 'service' && upstreamIdentity !== 'exchange') {
+    throw new ConfigError(`UPSTREAM_IDENTITY must be service or exchange, got '${upstreamIdentity.slice(0, 40)}'`);
+  }
+  const exchanges = upstreamIdentity === 'exchange' || (upstreams ?? []).some((u) => u.identity === 'exchange');
+  const exchangeSecret = env.OAUTH_EXCHANGE_CLIENT_SECRET || undefined;
+  if (exchanges && (authMode !== 'oauth' || !exchangeSecret)) {
+    throw new ConfigError(
+      "identity exchange calls the API as the signed-in user: it needs MCP_GATEWAY_AUTH=oauth (with OAUTH_ISSUER) and OAUTH_EXCHANGE_CLIENT_SECRET, the secret of the gateway's client (OAUTH_EXCHANGE_CLIENT_ID, default agentwire-gateway) at the authorization server",
+    );
+  }
+  const exchangeProblem = exchangeSecret
+    ? secretProblem('OAUTH_EXCHANGE_CLIENT_SECRET', exchangeSecret, 16)
+    : undefined;
+  if (exchangeProblem) throw new ConfigError(exchangeProblem);
+  const upstreamAudience = env.UPSTREAM_AUDIENCE || undefined;
+  if (upstreamAudience) httpUrlOf('UPSTREAM_AUDIENCE', upstreamAudience);
+  const forwardHeaders = list(env.FORWARD_HEADERS).map((h) => h.toLowerCase());
+  for (const header of forwardHeaders) {
+    const problem = forwardHeaderProblem(header);
+    if (problem) throw new ConfigError(`FORWARD_HEADERS: ${header} ${problem}`);
+  }
+  if (forwardHeaders.length > 32) throw new ConfigError('FORWARD_HEADERS may name at most 32 headers');
+  const quota = env.QUOTA_CALLS
+    ? {
+        calls: integerOf('QUOTA_CALLS', env.QUOTA_CALLS, 60, 1, 1_000_000),
+        perSeconds: integerOf('QUOTA_PER_SECONDS', env.QUOTA_PER_SECONDS, 60, 1, 86_400),
+        per: quotaPerOf(env.QUOTA_PER),
+      }
+    : undefined;
   return {
     transport,
     demoLogToStdout: flags['demo-log-to-stdout'] === true,
@@ -212,6 +259,25 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
+    exchange:
+      exchanges && exchangeSecret && env.OAUTH_ISSUER
+        ? {
+            issuer: env.OAUTH_ISSUER,
+            clientId: env.OAUTH_EXCHANGE_CLIENT_ID || 'agentwire-gateway',
+            clientSecret: exchangeSecret,
+          }
+        : undefined,
+    upstreamIdentity,
+    upstreamAudience,
+    forwardHeaders,
+    quota,
+    localCaller: {
+      subject: env.LOCAL_USER || safeUserName(),
+      scopes: (env.LOCAL_SCOPES ?? '').split(/[\s,]+/).filter(Boolean),
+      // With LOCAL_SCOPES the local user holds those scopes only, as a token would: the
+      // operations' declared scopes apply too. Without, only the config file's rules do.
+      local: env.LOCAL_SCOPES === undefined,
+    },
     openapiWatch: onOff('OPENAPI_WATCH', env.OPENAPI_WATCH, true),
     openapiPollMs: env.OPENAPI_POLL_MS
       ? integerOf('OPENAPI_POLL_MS', env.OPENAPI_POLL_MS, 0, 1000, 86_400_000)
@@ -233,6 +299,22 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       ),
     },
   };
+}
+
+function quotaPerOf(value: string | undefined): 'upstream' | 'tool' {
+  const per = value || 'upstream';
+  if (per !== 'upstream' && per !== 'tool')
+    throw new ConfigError(`QUOTA_PER must be upstream or tool, got '${per.slice(0, 40)}'`);
+  return per;
+}
+
+/** The OS user's name, or `local` where there is none (a container without a passwd entry). */
+function safeUserName(): string {
+  try {
+    return userInfo().username || 'local';
+  } catch {
+    return 'local';
+  }
 }
 
 function integerOf(name: string, value: string | undefined, fallback: number, min: number, max: number): number {

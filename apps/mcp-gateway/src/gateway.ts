@@ -4,11 +4,14 @@
 // lives in its room (protocol/, tools/, openapi/, upstream/, observability/).
 import type { HttpClient } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
+import { ConfigError } from './common/config-error.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { tracing } from './observability/request-span.js';
 import type { SkippedOperation } from './openapi/openapi-to-tools.js';
+import { QUOTA_EXCEEDED } from './protocol/json-rpc.js';
 import { McpServer } from './protocol/mcp-server.js';
 import type { SessionBackend } from './sessions/session-store.js';
+import { AccessPolicy } from './tools/access.js';
 import {
   buildCatalog,
   instructionsFor,
@@ -16,13 +19,24 @@ import {
   type ToolsModeChoice,
   type UpstreamTools,
 } from './tools/catalog.js';
-import type { ToolRegistry } from './tools/registry.js';
+import {
+  MemoryQuotaStore,
+  type Quota,
+  type QuotaState,
+  type QuotaStore,
+  quotaKey,
+  quotaName,
+  type Take,
+} from './tools/quota.js';
+import { isMetaTool, type ToolRegistry } from './tools/registry.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './tools/result-limits.js';
 import { SELECT_ALL, type SelectionReport, type ToolSelection } from './tools/selection.js';
 import type { ToolsMode, UpstreamAuth } from './tools/tool.js';
-import { ToolCalls } from './tools/tool-calls.js';
+import { type ToolCallOptions, ToolCalls } from './tools/tool-calls.js';
+import type { ToolScopes } from './transports/http/oauth.js';
 import type { HttpOptions, HttpServer } from './transports/http.js';
-import type { Upstream } from './upstream/config-file.js';
+import type { ExchangeSettings, UpstreamIdentity } from './upstream/caller.js';
+import type { QuotaSettings, Upstream } from './upstream/config-file.js';
 import { type Source, sourceOf, UpstreamRouter } from './upstream/sources.js';
 
 export { DEFAULT_TOOLS_TOKEN_BUDGET, type ToolListCost, type ToolsModeChoice } from './tools/catalog.js';
@@ -74,7 +88,24 @@ export interface GatewayOptions {
   toolsTokenBudget?: number | undefined;
   /** Spans for MCP requests and upstream attempts (see @agentwire/telemetry); none without. */
   tracer?: Tracer | undefined;
+  /**
+   * For upstreams with `identity: exchange`: the authorization server and the gateway's own
+   * client there (OAUTH_ISSUER, OAUTH_EXCHANGE_CLIENT_ID, OAUTH_EXCHANGE_CLIENT_SECRET).
+   */
+  exchange?: ExchangeSettings | undefined;
+  /** The single upstream's identity (UPSTREAM_IDENTITY); a config file sets it per upstream. */
+  upstreamIdentity?: 'service' | 'exchange' | undefined;
+  /** The resource its exchanged tokens are for (UPSTREAM_AUDIENCE); default its URL. */
+  upstreamAudience?: string | undefined;
+  /** Caller headers copied to the single upstream (FORWARD_HEADERS). */
+  forwardHeaders?: string[] | undefined;
+  /** The single upstream's quota per caller (QUOTA_CALLS, QUOTA_PER_SECONDS, QUOTA_PER). */
+  quota?: QuotaSettings | undefined;
+  /** Where quotas are counted: Redis shared by replicas, or (default) this process's memory. */
+  quotaStore?: QuotaStore | undefined;
 }
+
+export type { ExchangeSettings };
 
 export interface Gateway {
   server: McpServer;
@@ -103,13 +134,14 @@ export interface Gateway {
   /** What /health reports: the tools served, the mode, and what the list costs when counted. */
   health(): Promise<Record<string, unknown>>;
   /** The OAuth scopes the tools' operations declare (an OAuth gateway checks them per call). */
-  scopes: { supported(): string[]; forTool(name: string): readonly string[] };
+  scopes: ToolScopes;
   close(): Promise<void>;
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreams = upstreamsOf(options);
-  const sources: Source[] = upstreams.map((u) => sourceOf(u, options.tracer));
+  const identities = await identitiesOf(upstreams, options.exchange);
+  const sources: Source[] = upstreams.map((u, i) => sourceOf({ ...u, identity: identities[i] }, options.tracer));
   const toolSettings = upstreams.map((u) => toolsOf(u, options));
   const loadAll = () => Promise.all(sources.map((s) => s.load()));
   let current = await buildCatalog(await loadAll(), toolSettings, options);
@@ -126,7 +158,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     async () => (await current.listCost()).listTokens,
   );
   metrics.gauge('mcp_gateway_tools_listed', 'Tools in tools/list.', () => current.tools.listed.length);
+  const quotaStore = options.quotaStore ?? new MemoryQuotaStore();
   const calls = new ToolCalls({
+    access: new AccessPolicy(new Map(upstreams.flatMap((u) => (u.rules ? [[u.name, u.rules] as const] : [])))),
+    admit: admissionOf(upstreams, quotaStore),
     tools: current.tools,
     upstream: new UpstreamRouter(sources),
     observer: metrics,
@@ -212,13 +247,26 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         }
         return list;
       },
-      forTool: (name) => current.tools.operation(name)?.binding.scopes ?? [],
+      missingFor: (name, args, caller) => {
+        const listed = current.tools.get(name);
+        // call_operation: the operation it names is what the caller needs scopes for.
+        const target =
+          listed && isMetaTool(listed)
+            ? listed.meta === 'call'
+              ? current.tools.operation(String((args as { name?: unknown } | undefined)?.name), listed.scope)
+              : undefined
+            : listed;
+        if (!target) return [];
+        const access = calls.access(target, caller);
+        return access.ok ? [] : access.scopes;
+      },
     },
     sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
     client: (sources[0] as Source).client,
     metrics,
     close: async () => {
       await Promise.all(sources.map((s) => s.client.close()));
+      await quotaStore.close();
     },
   };
 }
@@ -233,6 +281,82 @@ export interface ReloadOutcome {
   reason?: string;
   /** Why the new document could not be used; the previous tools are still served. */
   error?: string;
+}
+
+/** Each upstream's identity; one token exchanger for all that call as the user. */
+async function identitiesOf(
+  upstreams: readonly Configured[],
+  settings: ExchangeSettings | undefined,
+): Promise<Array<UpstreamIdentity | undefined>> {
+  const exchanging = upstreams.filter((u) => u.identity === 'exchange');
+  if (exchanging.length === 0) return upstreams.map(() => undefined);
+  if (!settings) {
+    const names = exchanging.map((u) => u.name ?? 'the upstream').join(', ');
+    throw new ConfigError(
+      `${names}: identity exchange calls the API as the signed-in user, which needs MCP_GATEWAY_AUTH=oauth with OAUTH_ISSUER, and OAUTH_EXCHANGE_CLIENT_SECRET: the secret of the gateway's client (OAUTH_EXCHANGE_CLIENT_ID, default agentwire-gateway) at the authorization server`,
+    );
+  }
+  // Loaded only here: a gateway that never exchanges never loads jose.
+  const { TokenExchanger, TokenVerifier } = await import('@agentwire/oauth');
+  const discovery = new TokenVerifier({ issuer: settings.issuer });
+  const exchanger = new TokenExchanger({
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    tokenEndpoint: async () => {
+      if (settings.tokenEndpoint) return settings.tokenEndpoint;
+      const endpoint = (await discovery.issuerMetadata()).token_endpoint;
+      if (!endpoint) throw new Error(`the metadata of ${settings.issuer} names no token_endpoint`);
+      return endpoint;
+    },
+  });
+  return upstreams.map((u) =>
+    u.identity === 'exchange'
+      ? { mode: 'exchange', exchanger, audience: u.audience ?? u.url, issuer: settings.issuer }
+      : undefined,
+  );
+}
+
+/** Counts each call against its upstream's quota, if it has one; refuses one over it. */
+function admissionOf(upstreams: readonly Configured[], store: QuotaStore): ToolCallOptions['admit'] {
+  const quotas = new Map<string | undefined, Quota>();
+  for (const u of upstreams) if (u.quota) quotas.set(u.name, { upstream: u.name, ...u.quota });
+  if (quotas.size === 0) return undefined;
+  return async (tool, caller) => {
+    const quota = quotas.get(tool.binding.upstream);
+    if (!quota) return undefined;
+    const name = quotaName(quota, tool.name);
+    let take: Take;
+    try {
+      take = await store.take(quotaKey(quota, tool.name, caller?.subject ?? ''), quota.calls, quota.perSeconds * 1000);
+    } catch (error) {
+      return {
+        refusal: {
+          text: `Tool ${tool.name} was not called: its quota ${name} could not be checked (${(error as Error).message}); nothing was sent upstream. Try again in a second.`,
+          code: QUOTA_EXCEEDED,
+          data: { reason: 'quota_unavailable', quota: name, retryAfterMs: 1000 },
+        },
+      };
+    }
+    const state: QuotaState = { name, limit: quota.calls, windowSeconds: quota.perSeconds, ...take };
+    if (take.allowed) return { quota: state };
+    const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+    return {
+      quota: state,
+      refusal: {
+        text: `Tool ${tool.name} was not called: this caller is over the quota ${name} (${quota.calls} calls per ${quota.perSeconds} s${quota.per === 'tool' ? ' for this tool' : ''}). One more call is allowed in ${seconds(take.retryAfterMs)} s (retryAfterMs ${take.retryAfterMs}); the quota is full again in ${seconds(take.resetMs)} s. Nothing was sent upstream.`,
+        code: QUOTA_EXCEEDED,
+        data: {
+          reason: 'quota_exceeded',
+          quota: name,
+          limit: quota.calls,
+          windowSeconds: quota.perSeconds,
+          remaining: 0,
+          resetMs: take.resetMs,
+          retryAfterMs: take.retryAfterMs,
+        },
+      },
+    };
+  };
 }
 
 /** An upstream of the config file, or the environment's single one (no name, maybe a document given whole). */
@@ -258,6 +382,10 @@ function upstreamsOf(options: GatewayOptions): Configured[] {
       maxResultBytes: undefined,
       maxResultTokens: undefined,
       mode: undefined,
+      identity: options.upstreamIdentity,
+      audience: options.upstreamAudience,
+      forwardHeaders: options.forwardHeaders,
+      quota: options.quota,
     },
   ];
 }

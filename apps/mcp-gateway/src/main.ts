@@ -50,6 +50,12 @@ async function main(): Promise<void> {
     maxResultTokens: config.maxResultTokens,
     toolsMode: config.toolsMode,
     toolsTokenBudget: config.toolsTokenBudget,
+    exchange: config.exchange,
+    upstreamIdentity: config.upstreamIdentity,
+    upstreamAudience: config.upstreamAudience,
+    forwardHeaders: config.forwardHeaders,
+    quota: config.quota,
+    quotaStore: await quotaStoreOf(config),
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   // What is served and what it costs a model (counted in a child process, logged when known).
@@ -88,6 +94,7 @@ async function main(): Promise<void> {
       demoLogLine: config.demoLogToStdout ? 'debug: got a message' : undefined,
       log: (message, details = {}) => logger.error(details, message),
       batchLimits: config.batchLimits,
+      caller: config.localCaller,
     });
     await gateway.close();
     exit(0);
@@ -112,6 +119,20 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown());
   process.once('SIGINT', () => void shutdown());
+}
+
+/** Quotas in Redis when the gateway has one (every replica counts in the same buckets), else in memory. */
+async function quotaStoreOf(config: GatewayConfig) {
+  const quotas = config.quota !== undefined || (config.upstreams ?? []).some((u) => u.quota);
+  if (!quotas || !config.redisUrl) return undefined;
+  const [{ Redis }, { RedisQuotaStore }] = await Promise.all([import('ioredis'), import('./tools/quota.js')]);
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: 1,
+    ...(config.redisPassword ? { password: config.redisPassword } : {}),
+  });
+  // Outages are answered per call (the quota cannot be checked: nothing is sent upstream).
+  redis.on('error', () => undefined);
+  return new RedisQuotaStore(redis, config.redisPrefix, true);
 }
 
 /**

@@ -278,6 +278,8 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
         const needed = scopeForRoute({ url: request.routeOptions.url ?? request.url, write: config.write });
         oauth.authenticate(request, needed).then((caller) => {
           request.caller = caller;
+          // Every log line of the request names who made it (its `sub` only).
+          request.log = request.log.child({ sub: caller.subject });
           done();
         }, done);
         return;
@@ -288,6 +290,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
         done(oauth ? withResourceMetadata(error, oauth.target(request).resourceMetadata) : (error as Error));
         return;
       }
+      request.log = request.log.child({ sub: request.caller.subject });
       if (request.routeOptions.config.write && request.caller.access !== 'full') {
         done(new EnvelopeError('permission_error', 'this key is read-only; writes need the full-access key'));
         return;

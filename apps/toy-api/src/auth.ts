@@ -10,6 +10,11 @@ export interface Caller {
   access: Access;
   /** A stable, non-secret id for the key, used to keep per-caller state apart. */
   id: string;
+  /**
+   * Who is calling, as stored on what it writes and in the logs: a token's `sub` (a user, or
+   * the client of a client-credentials token), or `api-key` / `api-key:read` for the keys.
+   */
+  subject: string;
 }
 
 /** A 401 says how to authenticate (RFC 9110, section 11.6.1). */
@@ -29,8 +34,10 @@ export class KeyRing {
   constructor(fullKey: string, readOnlyKey?: string) {
     this.#full = digest(fullKey);
     this.#read = readOnlyKey ? digest(readOnlyKey) : undefined;
-    this.#fullCaller = Object.freeze({ access: 'full', id: this.#callerId(fullKey) });
-    this.#readCaller = readOnlyKey ? Object.freeze({ access: 'read', id: this.#callerId(readOnlyKey) }) : undefined;
+    this.#fullCaller = Object.freeze({ access: 'full', id: this.#callerId(fullKey), subject: 'api-key' });
+    this.#readCaller = readOnlyKey
+      ? Object.freeze({ access: 'read', id: this.#callerId(readOnlyKey), subject: 'api-key:read' })
+      : undefined;
   }
 
   /**

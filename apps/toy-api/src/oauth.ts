@@ -104,6 +104,7 @@ export class ToyOAuth {
       access: principal.scopes.includes('replies:write') ? 'full' : 'read',
       // Per-caller state (flaky counts, idempotency keys) is kept per user, not per token.
       id: `u-${createHmac('sha256', this.#idKey).update(principal.subject).digest('hex').slice(0, 16)}`,
+      subject: principal.subject.slice(0, 255),
       principal,
     };
   }

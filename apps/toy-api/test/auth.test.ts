@@ -91,8 +91,8 @@ describe('the key ring', () => {
         .slice(0, 16);
     const full = keys.authenticate({ authorization: 'Bearer full-secret-0123456789' });
     const read = keys.authenticate({ 'x-api-key': 'read-secret-0123456789' });
-    expect(full).toEqual({ access: 'full', id: hmac('full-secret-0123456789') });
-    expect(read).toEqual({ access: 'read', id: hmac('read-secret-0123456789') });
+    expect(full).toEqual({ access: 'full', id: hmac('full-secret-0123456789'), subject: 'api-key' });
+    expect(read).toEqual({ access: 'read', id: hmac('read-secret-0123456789'), subject: 'api-key:read' });
     expect(keys.authenticate({ authorization: 'bearer   full-secret-0123456789' })).toBe(full);
     expect(new KeyRing('full-secret-0123456789').authenticate({ 'x-api-key': 'full-secret-0123456789' }).id).toBe(
       full.id,

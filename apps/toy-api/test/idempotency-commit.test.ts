@@ -21,7 +21,7 @@ afterEach(async () => {
 
 async function startServer() {
   const store = new MemoryStore();
-  const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1' }));
+  const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1', subject: 'api-key' }));
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -51,7 +51,13 @@ async function startServer() {
     async (request, reply) => {
       if (!idempotency.startHandler(request, reply)) return reply;
       const { mode, text } = request.body;
-      const stored: Reply = { id: `r-${randomUUID()}`, email_id: 'm-0001', body: text, created_at: 'now' };
+      const stored: Reply = {
+        id: `r-${randomUUID()}`,
+        email_id: 'm-0001',
+        body: text,
+        created_at: 'now',
+        written_by: 'api-key',
+      };
       if (mode === 'not-found') return reply.code(404).send({ error: { type: 'not_found_error', message: 'no' } });
       if (mode === 'crash') throw new Error('the handler broke');
       return idempotency.commitWrite(request, reply, 201, stored, async (commit) => {
@@ -95,7 +101,9 @@ describe('commitWrite', () => {
     expect(first).toMatchObject({ status: 201, type: 'application/json; charset=utf-8', replayed: false });
     const again = await server.send('store', key);
     expect(again).toEqual({ ...first, replayed: true });
-    expect(await server.store.listReplies('m-0001')).toEqual([{ ...first.body, created_at: 'now' }]);
+    expect(await server.store.listReplies('m-0001')).toEqual([
+      { ...first.body, created_at: 'now', written_by: 'api-key' },
+    ]);
     expect(server.steps(key)).toEqual([
       ['started', 30],
       ['stored', 30],

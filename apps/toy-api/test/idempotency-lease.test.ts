@@ -14,7 +14,13 @@ function leaseOf(key: string, fingerprint = 'f-1'): IdempotencyLease {
 }
 
 function replyOf(body: string): Reply {
-  return { id: `r-${randomUUID()}`, email_id: 'm-0007', body, created_at: new Date().toISOString() };
+  return {
+    id: `r-${randomUUID()}`,
+    email_id: 'm-0007',
+    body,
+    created_at: new Date().toISOString(),
+    written_by: 'api-key',
+  };
 }
 
 function commitOf(lease: IdempotencyLease, reply: Reply): IdempotencyCommit {

@@ -27,7 +27,7 @@ afterEach(async () => {
 
 async function startServer() {
   const store = new MemoryStore();
-  const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1' }));
+  const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1', subject: 'api-key' }));
   let runs = 0;
   let started: () => void = () => undefined;
   let gone: () => void = () => undefined;

@@ -13,7 +13,8 @@ export class AuthServerUnavailableError extends Error {
 
 export async function fetchJson(url: string, limits: FetchLimits, init: RequestInit = {}): Promise<unknown> {
   const answer = await fetchJsonAnswer(url, limits, init);
-  if (answer.status < 200 || answer.status > 299) throw new AuthServerUnavailableError(`${url} answered ${answer.status}`);
+  if (answer.status < 200 || answer.status > 299)
+    throw new AuthServerUnavailableError(`${url} answered ${answer.status}`);
   return answer.body;
 }
 

@@ -16,6 +16,14 @@ export {
   type ResourceTarget,
 } from './resource-server.js';
 export {
+  ACCESS_TOKEN_TYPE,
+  type ExchangedToken,
+  TOKEN_EXCHANGE_GRANT,
+  TokenExchangeRefusedError,
+  TokenExchanger,
+  type TokenExchangerOptions,
+} from './token-exchanger.js';
+export {
   AuthServerUnavailableError,
   DEFAULT_ALGORITHMS,
   type IssuerMetadata,
@@ -24,11 +32,3 @@ export {
   TokenVerifier,
   type TokenVerifierOptions,
 } from './token-verifier.js';
-export {
-  ACCESS_TOKEN_TYPE,
-  type ExchangedToken,
-  TOKEN_EXCHANGE_GRANT,
-  TokenExchanger,
-  type TokenExchangerOptions,
-  TokenExchangeRefusedError,
-} from './token-exchanger.js';

@@ -18,6 +18,8 @@ export interface Principal {
   audience: string[];
   /** Seconds since the epoch; undefined when the token has no end (introspection only). */
   expiresAt: number | undefined;
+  /** Every claim of the token (or introspection answer), for rules by claim. */
+  claims: Readonly<Record<string, unknown>>;
 }
 
 /** A token this server will not accept; `description` is safe to send and to log (no token in it). */
@@ -240,6 +242,7 @@ function principalOf(claims: JWTPayload): Principal {
     scopes: scopes.filter((s) => s !== ''),
     audience,
     expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined,
+    claims,
   };
 }
 

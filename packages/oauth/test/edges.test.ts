@@ -111,7 +111,14 @@ describe('the challenge', () => {
   });
 
   it('names several missing scopes, and a token with none', () => {
-    const principal = { subject: 's', clientId: undefined, scopes: [], audience: [RESOURCE], expiresAt: undefined };
+    const principal = {
+      subject: 's',
+      clientId: undefined,
+      scopes: [],
+      audience: [RESOURCE],
+      expiresAt: undefined,
+      claims: {},
+    };
     const denial = insufficientScope({ resource: RESOURCE, resourceMetadata: 'https://r/m' }, principal, ['a', 'b']);
     expect(denial.description).toBe('this needs the scopes a, b; the token has none');
     expect(denial.error).toBe('insufficient_scope');
@@ -131,6 +138,7 @@ describe('checking a JWT', () => {
       scopes: ['a', 'b'],
       audience: [RESOURCE, 'other'],
       expiresAt: seconds() + 300,
+      claims: expect.objectContaining({ sub: 'ana', azp: 'app' }),
     });
     const bare = await issuer.sign(claims({ scope: 'a  b ', client_id: 42 }));
     expect(await v.verify(bare, RESOURCE)).toMatchObject({ clientId: undefined, scopes: ['a', 'b'] });

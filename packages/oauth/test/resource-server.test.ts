@@ -62,6 +62,7 @@ describe('a resource server checking bearer tokens', () => {
         scopes: ['emails:read'],
         audience: [RESOURCE],
         expiresAt: seconds() + 300,
+        claims: expect.objectContaining({ sub: 'ana', client_id: 'agent' }),
       },
     });
   });
@@ -334,6 +335,7 @@ describe('a resource server checking bearer tokens', () => {
       scopes: ['emails:read'],
       audience: [RESOURCE],
       expiresAt: undefined,
+      claims: {},
     };
     const denial = insufficientScope(target, principal, ['replies:write']);
     expect(denial.status).toBe(403);

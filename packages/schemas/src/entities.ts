@@ -105,6 +105,9 @@ export const Reply = Type.Object(
     email_id: EmailId,
     body: Type.String(),
     created_at: Type.String({ format: 'date-time' }),
+    written_by: Type.String({
+      description: 'Who wrote the reply: the `sub` of the access token it was sent with, or api-key for the API key.',
+    }),
   },
   { additionalProperties: false },
 );

@@ -45,6 +45,10 @@ export const UpstreamReport = Type.Object({
   attemptLog: Type.Array(UpstreamAttemptReport),
   /** On an error result: whether trying the call again may help. */
   retryable: Type.Optional(Type.Boolean()),
+  /** Whom the call was made for: the caller's `sub` (no other personal data), when it signed in. */
+  subject: Type.Optional(Type.String({ maxLength: 255 })),
+  /** How the upstream was called: its own key (service) or a token for the user (exchange). */
+  identity: Type.Optional(Type.Union([Type.Literal('service'), Type.Literal('exchange')])),
   /** The result was cut to the result limits: what it was and what they are. */
   cut: Type.Optional(
     Type.Object({

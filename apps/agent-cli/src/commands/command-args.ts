@@ -92,6 +92,8 @@ export async function gatewayAuth(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ token?: string | undefined; authProvider?: OAuthClientProvider | undefined; close(): void }> {
   if (stack.mcpToken) return { token: stack.mcpToken, close: () => undefined };
+  // The embedded stack's signed-in demo user (--as).
+  if (stack.user) return { token: stack.user.gatewayToken, close: () => undefined };
   // The embedded stack with MCP_GATEWAY_AUTH=oauth: its own authorization server's client.
   if (stack.oauth) {
     const { clientId, clientSecret, issuer, scope } = stack.oauth;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HttpClient, isBudgetExceededError, isDeadlineExceededError, Ledger, RunBudget } from '@agentwire/http-client';
 import { inSpan, type Tracing } from '@agentwire/telemetry';
-import { externalStack, type Stack, startEmbeddedStack } from '../embedded-stack.js';
+import { externalStack, roleOf, type Stack, startEmbeddedStack } from '../embedded-stack.js';
 import { EXIT } from '../exit-codes.js';
 import { faultConfig, installFaults } from '../faults.js';
 import { print, printError } from '../print.js';
@@ -14,7 +14,7 @@ import { RunRecord } from '../run-record.js';
 import { shownLine } from '../terminal-text.js';
 import { tokenReport } from '../tool-rendering.js';
 import { ApiBackend } from '../triage/api-backend.js';
-import type { TriageBackend } from '../triage/backend.js';
+import { isRefusal, type TriageBackend } from '../triage/backend.js';
 import { McpBackend } from '../triage/mcp-backend.js';
 import { renderSummary, summaryRows } from '../triage/summary.js';
 import { runTriage, TRIAGE_DATE } from '../triage/task.js';
@@ -67,6 +67,7 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
       json: { type: 'boolean', default: false },
       trace: { type: 'boolean', default: false },
       'mcp-mode': { type: 'string', default: 'auto' },
+      as: { type: 'string' },
     },
   });
   const mcpMode = values['mcp-mode'];
@@ -98,9 +99,20 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
     join(tmpdir(), 'agentwire', `triage-${new Date(started).toISOString().replace(/[:.]/g, '-')}.jsonl`);
   const record = new RunRecord(ledgerPath);
 
+  // The embedded stack signs in a demo user: the manager unless --as (or AGENTWIRE_AS) says
+  // otherwise; MCP_GATEWAY_AUTH=token runs it with the shared keys instead.
+  const as =
+    roleOf(values.as) ??
+    roleOf(env.AGENTWIRE_AS, 'AGENTWIRE_AS') ??
+    (env.MCP_GATEWAY_AUTH === 'token' ? undefined : 'manager');
+  if (values.as && apiUrl) {
+    throw new UsageError(
+      '--as signs in a demo user of the embedded stack; a running stack (--api-url) uses its own keys',
+    );
+  }
   const stack: Stack = apiUrl
     ? externalStack(apiUrl, mcpUrl, env)
-    : await startEmbeddedStack(env, { tracing: deps.tracing });
+    : await startEmbeddedStack(env, { tracing: deps.tracing, as });
   if (!stack.embedded && modes.includes('mcp-http') && !stack.mcpUrl) {
     throw new UsageError('--via mcp-http against a running stack needs --mcp-url (or AGENTWIRE_MCP_URL)');
   }
@@ -120,6 +132,10 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
   const walls = new Map<Mode, number>();
   let exit: number = EXIT.ok;
   let traceId: string | undefined;
+  if (stack.user) {
+    const { id, name, role, scopes } = stack.user;
+    out.step(`signed in as ${id} (${name}, ${role}): ${scopes.join(' ')}`);
+  }
   try {
     // One trace for the run: a span per path, per step, per tool call and per HTTP attempt.
     await inSpan(tracer, 'agent triage', { 'agentwire.via': via }, async (run) => {
@@ -138,8 +154,10 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
         try {
           await inSpan(tracer, `triage via ${mode}`, { 'agentwire.via': mode }, async () => {
             if (mode === 'api') {
+              // As the signed-in user (their token for the API), or with the API key.
+              const key = stack.user?.apiToken ?? stack.apiKey;
               backend = new ApiBackend(
-                new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, layer: 'api', tracer, ...common }),
+                new HttpClient({ baseUrl: stack.apiUrl, auth: { key }, layer: 'api', tracer, ...common }),
               );
             } else if (mode === 'mcp-http') {
               const http = new HttpClient({ baseUrl: stack.mcpUrl, layer: 'mcp-http', tracer, ...common });
@@ -178,6 +196,13 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
           });
         } catch (error) {
           walls.set(mode, Date.now() - modeStart);
+          if (isRefusal(error)) {
+            // Not a failure of the path: the user may not do this. The next path is asked too.
+            exit = exit === EXIT.ok ? EXIT.refused : exit;
+            stoppedBy = `refused: ${(error as Error).message}`;
+            out.step(`   refused: ${(error as Error).message}`);
+            continue;
+          }
           exit = exitCodeFor(error, deadline);
           stoppedBy = (error as Error).message;
           out.step(`\n   stopped: ${stoppedBy}`);

@@ -21,8 +21,19 @@ export class TaskError extends Error {
   /** The failure may pass if the same call is made again (the gateway said so). */
   readonly retryable: boolean;
 
-  constructor(message: string, options: { retryable?: boolean } = {}) {
+  /** The caller may not do this (a 403, or the gateway's refusal): another user, or scope, might. */
+  readonly refused: boolean;
+
+  constructor(message: string, options: { retryable?: boolean; refused?: boolean } = {}) {
     super(message);
     this.retryable = options.retryable ?? false;
+    this.refused = options.refused ?? false;
   }
+}
+
+/** Whether a step failed because the signed-in user may not do it (HTTP 403, or a refusal). */
+export function isRefusal(error: unknown): boolean {
+  const status = (error as { status?: unknown }).status;
+  const cause = (error as { cause?: { status?: unknown } }).cause;
+  return (error instanceof TaskError && error.refused) || status === 403 || cause?.status === 403;
 }

@@ -96,6 +96,7 @@ export class McpBackend implements TriageBackend {
   #tracer: Tracer | undefined;
   #chargeBytes: ((bytes: number) => void) | undefined;
   #authProvider: OAuthClientProvider | undefined;
+  #refusals: RefusalWatch | undefined;
 
   private constructor(name: string, client: Client, record: (r: ToolCallRecord) => void, deadline: number | undefined) {
     this.name = name;
@@ -144,10 +145,11 @@ export class McpBackend implements TriageBackend {
       trace = false,
       mode = 'auto',
     } = options;
+    const refusals = new RefusalWatch();
     const connectOnce = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         // A streamed answer cut mid-way fails its call at once (see answer-watch.ts).
-        fetch: watchingAnswers(trace ? tracingFetch(http.fetch) : http.fetch),
+        fetch: refusals.watch(watchingAnswers(trace ? tracingFetch(http.fetch) : http.fetch)),
         ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
         ...(authProvider ? { authProvider } : {}),
       });
@@ -163,6 +165,7 @@ export class McpBackend implements TriageBackend {
     const backend = new McpBackend('mcp-http', await repeatLostInTransit(connect, { deadline }), record, deadline);
     backend.#reconnect = connect;
     backend.#authProvider = authProvider;
+    backend.#refusals = refusals;
     backend.#tracer = options.tracer;
     return backend;
   }
@@ -178,6 +181,10 @@ export class McpBackend implements TriageBackend {
       // again, the call is sent again: a 403 means it was never run.
       return await withSignIn(this.#authProvider, () => this.#client.callTool(params, options));
     } catch (error) {
+      // A 403 the SDK could not step up from: the gateway's reason, with the scope it names.
+      const refusal = this.#refusals?.take();
+      if (refusal)
+        throw new TaskError(`${params.name}: refused by the gateway (HTTP 403): ${refusal}`, { refused: true });
       if (!this.#reconnect || !isSessionLost(error)) throw error;
       await this.#client.close().catch(() => undefined);
       this.#client = await this.#reconnect();
@@ -271,8 +278,12 @@ export class McpBackend implements TriageBackend {
     this.#chargeBytes?.((upstream?.bytesSent ?? 0) + (upstream?.bytesReceived ?? 0));
     if (result.isError) {
       // The gateway says whether the upstream failure may pass (a replica that died, a 503).
+      const refusal = (result._meta as Record<string, { reason?: string } | undefined> | undefined)?.[
+        'agentwire.dev/refusal'
+      ];
       throw new TaskError(`${name}: ${result.content?.map((c) => c.text ?? '').join(' ') ?? 'failed'}`, {
         retryable: upstream?.retryable === true,
+        refused: refusal?.reason === 'not_allowed',
       });
     }
     return result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null');
@@ -374,5 +385,31 @@ async function withSignIn<T>(provider: OAuthClientProvider | undefined, attempt:
       if (!(error instanceof UnauthorizedError) || !canFinish) throw error;
       await provider.completeSignIn();
     }
+  }
+}
+
+/**
+ * Remembers the last 403's reason (its WWW-Authenticate error_description): the SDK's error for
+ * it says only which scopes, and a person wants to know why.
+ */
+class RefusalWatch {
+  #last: string | undefined;
+
+  watch(fetchFn: typeof fetch): typeof fetch {
+    return async (input, init) => {
+      const response = await fetchFn(input, init);
+      if (response.status === 403) {
+        const challenge = response.headers.get('www-authenticate') ?? '';
+        this.#last = /error_description="([^"]*)"/.exec(challenge)?.[1] ?? `HTTP 403 (${challenge.slice(0, 200)})`;
+      }
+      return response;
+    };
+  }
+
+  /** The reason of a 403 since the last take, if any. */
+  take(): string | undefined {
+    const last = this.#last;
+    this.#last = undefined;
+    return last;
   }
 }

@@ -34,6 +34,9 @@ export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** MCP: the session is unknown (used in HTTP 404 bodies by the SDKs). */
 export const SESSION_NOT_FOUND = -32001;
+/** A tool call this caller may not make (access rules), or may not make now (a quota). */
+export const NOT_ALLOWED = -32003;
+export const QUOTA_EXCEEDED = -32029;
 /** MCP 2026-07-28: a header disagrees with the body. */
 export const HEADER_MISMATCH = -32020;
 /** MCP 2026-07-28: the protocol version is not supported. */

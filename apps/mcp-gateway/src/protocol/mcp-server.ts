@@ -187,11 +187,12 @@ export class McpServer {
         };
         break;
       case 'tools/list':
-        // A list cut to what this caller may call is the caller's own: no shared cache may keep it.
+        // A list cut to what a signed-in caller may call is its own: no shared cache may keep it
+        // (over stdio there is one client, the local user).
         result = {
           ...this.#options.tools.list(params?.cursor, MODERN_REVISION, ctx.caller),
           ttlMs: 300_000,
-          cacheScope: ctx.caller ? 'private' : 'public',
+          cacheScope: ctx.caller && ctx.caller.token !== undefined ? 'private' : 'public',
         };
         break;
       case 'tools/call': {
@@ -218,7 +219,17 @@ export class McpServer {
     revision: Revision,
     logLevel: LogLevel | undefined,
   ): ToolCallRequest {
-    return { params, revision, logLevel, signal: ctx.signal, notify: ctx.notify, traceContext: ctx.traceContext };
+    return {
+      params,
+      revision,
+      logLevel,
+      signal: ctx.signal,
+      notify: ctx.notify,
+      traceContext: ctx.traceContext,
+      caller: ctx.caller,
+      headers: ctx.headers,
+      onQuota: ctx.onQuota,
+    };
   }
 
   #ok(id: JsonRpcRequest['id'], result: Record<string, unknown>): Outcome & { kind: 'response' } {

@@ -31,12 +31,37 @@ export interface RequestContext {
   traceContext?: Context | undefined;
   /** Who is calling, when the transport knows (an OAuth access token's subject and scopes). */
   caller?: Caller | undefined;
+  /** Told the caller's quota after a tools/call counted against one (HTTP sends RateLimit headers). */
+  onQuota?: ((state: QuotaReport) => void) | undefined;
 }
 
-/** A signed-in caller: the subject of its token and the scopes it grants. */
+/** A caller's quota after a call (tools/quota.ts's QuotaState). */
+export interface QuotaReport {
+  name: string;
+  limit: number;
+  windowSeconds: number;
+  allowed: boolean;
+  remaining: number;
+  resetMs: number;
+  retryAfterMs: number;
+}
+
+/** Who is calling: a signed-in caller (its token's subject and scopes), or the local user over stdio. */
 export interface Caller {
   subject: string;
   scopes: readonly string[];
+  /** The token's claims, for the config file's rules by claim. */
+  claims?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * The caller's access token, only for trading at the authorization server (an upstream with
+   * `identity: exchange`); never logged, never sent upstream.
+   */
+  token?: string | undefined;
+  /**
+   * A caller without a token (stdio without LOCAL_SCOPES, or the shared-token mode): the
+   * operations' declared scopes do not apply to it, only the config file's rules.
+   */
+  local?: boolean | undefined;
 }
 
 export type Outcome =
@@ -53,6 +78,11 @@ export interface ToolCallRequest {
   signal: AbortSignal;
   notify: (notification: JsonRpcNotification) => void;
   traceContext?: Context | undefined;
+  /** Who is calling, when the transport knows. */
+  caller?: Caller | undefined;
+  /** The HTTP request's headers (an upstream's forwardHeaders come from them), over HTTP. */
+  headers?: Record<string, string | string[] | undefined> | undefined;
+  onQuota?: ((state: QuotaReport) => void) | undefined;
 }
 
 /** A tool call's result, or nothing to send because it was cancelled. */

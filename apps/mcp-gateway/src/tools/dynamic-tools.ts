@@ -91,12 +91,14 @@ export class OperationIndex {
     );
   }
 
-  search(query: string, limit = DEFAULT_SEARCH_RESULTS): SearchHit[] {
+  /** The best matches, only among the tools `visible` allows (those the caller may call). */
+  search(query: string, limit = DEFAULT_SEARCH_RESULTS, visible?: (tool: Tool) => boolean): SearchHit[] {
     return this.#search
       .search(query)
+      .map((hit) => this.#tools[hit.id as number] as Tool)
+      .filter((tool) => visible === undefined || visible(tool))
       .slice(0, limit)
-      .map((hit) => {
-        const tool = this.#tools[hit.id as number] as Tool;
+      .map((tool) => {
         return {
           name: tool.name,
           method: tool.binding.method,

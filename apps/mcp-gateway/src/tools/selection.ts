@@ -27,6 +27,20 @@ export interface ToolSelection {
   readOnly: boolean;
 }
 
+/** A config file's allow or deny rule (tools/access.ts applies them). */
+export interface AccessRule {
+  /** Where it was written, for messages (`toy.deny[0]`). */
+  name: string;
+  tools: Selector[];
+  scopes: string[];
+  claims: Record<string, string[]>;
+}
+
+export interface UpstreamRules {
+  allow: AccessRule[];
+  deny: AccessRule[];
+}
+
 export const SELECT_ALL: ToolSelection = { include: [], exclude: [], readOnly: false };
 
 export class SelectionError extends Error {

@@ -6,10 +6,12 @@
 // one. Each call ends as one typed outcome, which the observer (the metrics) counts.
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
-import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
+import { INVALID_PARAMS, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
 import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import { features, LOG_LEVELS, type LogLevel, META, metaOf, type Revision } from '../protocol/revisions.js';
+import { type Access, AccessPolicy } from './access.js';
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, scopedName, unknownOperation } from './dynamic-tools.js';
+import type { QuotaState } from './quota.js';
 import { describeTool, isMetaTool, type ToolRegistry } from './registry.js';
 import { boundResult, DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
 import type { ResultLimits, Tool, ToolCaller, ToolResult } from './tool.js';
@@ -41,6 +43,26 @@ export interface ToolCallOptions {
   /** What one result may cost a model (result-limits.ts). Default 100 000 bytes, no token cap. */
   resultLimits?: ResultLimits | undefined;
   observer?: ToolCallObserver | undefined;
+  /** Who may call what: declared scopes and the config file's rules (access.ts). */
+  access?: AccessPolicy | undefined;
+  /**
+   * Runs before a call goes upstream (a quota); a refusal is answered like an argument error
+   * (an error, or an isError result, as the revision says) and nothing is sent.
+   */
+  admit?: ((tool: Tool, caller: Caller | undefined) => Promise<Admission | undefined>) | undefined;
+}
+
+/** What admit says of a call: refused or not, and the quota it was counted against. */
+export interface Admission {
+  refusal?: Refusal | undefined;
+  quota?: QuotaState | undefined;
+}
+
+/** Why a call is refused before it runs: the text a model reads, and data for programs. */
+export interface Refusal {
+  text: string;
+  code: number;
+  data: Record<string, unknown>;
 }
 
 /** A call's answer and what it ended as. */
@@ -60,8 +82,12 @@ export class ToolCalls implements ToolService {
   readonly #maxDeadlineMs: number;
   readonly #resultLimits: ResultLimits;
   readonly #observer: ToolCallObserver | undefined;
+  readonly #access: AccessPolicy;
+  readonly #admit: ToolCallOptions['admit'];
 
   constructor(options: ToolCallOptions) {
+    this.#access = options.access ?? new AccessPolicy();
+    this.#admit = options.admit;
     this.#tools = options.tools;
     this.#upstream = options.upstream;
     this.#defaultDeadlineMs = options.defaultDeadlineMs ?? 30_000;
@@ -81,12 +107,14 @@ export class ToolCalls implements ToolService {
   }
 
   list(cursor: unknown, revision: Revision, caller?: Caller): Record<string, unknown> {
-    if (!caller) return this.#tools.page(cursor, revision);
-    // Only the tools this caller's scopes allow (a meta tool of dynamic mode declares none).
-    const granted = new Set(caller.scopes);
-    return this.#tools.page(cursor, revision, (tool) =>
-      isMetaTool(tool) ? true : tool.binding.scopes.every((scope) => granted.has(scope)),
-    );
+    if (!caller && !this.#access.hasRules) return this.#tools.page(cursor, revision);
+    // Only the tools this caller may call (a meta tool of dynamic mode needs nothing itself).
+    return this.#tools.page(cursor, revision, (tool) => isMetaTool(tool) || this.#access.check(tool, caller).ok);
+  }
+
+  /** Whether this caller may call this tool (access.ts), and if not why. */
+  access(tool: Tool, caller: Caller | undefined): Access {
+    return this.#access.check(tool, caller);
   }
 
   async call(request: ToolCallRequest): Promise<ToolCallAnswer> {
@@ -136,9 +164,13 @@ export class ToolCalls implements ToolService {
       if (checked.unusable || f.argumentErrorsAsResults) return errorAnswer(checked);
       throw new RpcError(INVALID_PARAMS, checked.text, { errors: checked.errors });
     }
-    if (!isMetaTool(listed)) return this.#callOperation(request, listed, checked.value);
+    if (!isMetaTool(listed)) {
+      const access = this.#access.check(listed, request.caller);
+      if (!access.ok) return refused(accessRefusal(listed.name, access), f.argumentErrorsAsResults);
+      return this.#callOperation(request, listed, checked.value);
+    }
     if (listed.meta !== 'call') {
-      const result = this.#answerLocally(listed, checked.value, revision);
+      const result = this.#answerLocally(listed, checked.value, revision, request.caller);
       return { answer: { kind: 'result', result }, outcome: result.isError === true ? 'error' : 'ok' };
     }
     // call_operation: the operation named, with its own arguments, exactly as if it were listed.
@@ -149,6 +181,8 @@ export class ToolCalls implements ToolService {
         outcome: 'error',
       };
     }
+    const access = this.#access.check(target, request.caller);
+    if (!access.ok) return refused(accessRefusal(target.name, access), true);
     const inner = this.#checkArguments(target, checked.value.arguments ?? {});
     if (!inner.ok) return errorAnswer(inner);
     return this.#callOperation(request, target, inner.value);
@@ -174,10 +208,18 @@ export class ToolCalls implements ToolService {
   }
 
   /** search_operations and describe_operation: answered from the registry, no upstream call. */
-  #answerLocally(tool: MetaTool, args: Record<string, unknown>, revision: Revision): Record<string, unknown> {
+  #answerLocally(
+    tool: MetaTool,
+    args: Record<string, unknown>,
+    revision: Revision,
+    caller: Caller | undefined,
+  ): Record<string, unknown> {
     const f = features(revision);
+    // Only what this caller may call is found or described: the rest is as if not served.
+    const visible = caller || this.#access.hasRules ? (t: Tool) => this.#access.check(t, caller).ok : undefined;
     if (tool.meta === 'search') {
-      const hits = this.#tools.indexFor(tool.scope)?.search(String(args.query), args.limit as number | undefined) ?? [];
+      const hits =
+        this.#tools.indexFor(tool.scope)?.search(String(args.query), args.limit as number | undefined, visible) ?? [];
       const lines = hits.map((h) => `${h.name}: ${h.method} ${h.path}${h.title ? ` - ${h.title}` : ''}`);
       const text =
         hits.length === 0
@@ -190,7 +232,7 @@ export class ToolCalls implements ToolService {
       };
     }
     const target = this.#tools.operation(String(args.name), tool.scope);
-    if (!target) return unknownOperation(String(args.name), tool.scope);
+    if (!target || (visible && !visible(target))) return unknownOperation(String(args.name), tool.scope);
     const described = describeTool(target, revision);
     return { content: [{ type: 'text', text: JSON.stringify(described) }], isError: false };
   }
@@ -213,12 +255,17 @@ export class ToolCalls implements ToolService {
               params: { progressToken: token, progress, ...(f.progressMessage ? { message } : {}) },
             })
         : undefined;
+    const admission = await this.#admit?.(tool, request.caller);
+    if (admission?.quota) request.onQuota?.(admission.quota);
+    if (admission?.refusal) return refused(admission.refusal, f.argumentErrorsAsResults);
     const result = await this.#upstream.call(tool, args, {
       signal: request.signal,
       deadlineMs,
       onProgress,
       structured: f.structuredOutput,
       traceContext: request.traceContext,
+      caller: request.caller,
+      headers: request.headers,
     });
     if (request.signal.aborted) return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
     const report = result._meta[UPSTREAM_REPORT_KEY];
@@ -297,6 +344,34 @@ function errorAnswer(problem: ArgumentProblem): Ended {
   return {
     answer: { kind: 'result', result: { content: [{ type: 'text', text: problem.text }], isError: true } },
     outcome: problem.unusable ? 'error' : 'invalid_arguments',
+  };
+}
+
+/** A call refused before it runs: an isError result, or a JSON-RPC error, as the revision says. */
+function refused(refusal: Refusal, asResult: boolean): Ended {
+  if (!asResult) throw new RpcError(refusal.code, refusal.text, refusal.data);
+  return {
+    answer: {
+      kind: 'result',
+      result: {
+        content: [{ type: 'text', text: refusal.text }],
+        isError: true,
+        _meta: { [REFUSAL_KEY]: refusal.data },
+      },
+    },
+    outcome: 'error',
+  };
+}
+
+/** Where a refusal's data travels in an isError result's `_meta`. */
+export const REFUSAL_KEY = 'agentwire.dev/refusal';
+
+function accessRefusal(name: string, access: Access & { ok: false }): Refusal {
+  const stepUp = access.scopes.length > 0 ? `; the scope ${access.scopes.join(' ')} would allow it` : '';
+  return {
+    text: `Tool ${name} is not allowed for this caller: ${access.reason}${stepUp}.`,
+    code: NOT_ALLOWED,
+    data: { reason: 'not_allowed', tool: name, ...(access.scopes.length > 0 ? { scopes: access.scopes } : {}) },
   };
 }
 

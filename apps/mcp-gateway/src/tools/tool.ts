@@ -5,6 +5,7 @@
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import type { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import type { Context } from '@opentelemetry/api';
+import type { Caller } from '../protocol/messages.js';
 
 /** A JSON Schema as a plain object (2020-12 once converted). */
 export type JsonSchema = Record<string, unknown>;
@@ -122,6 +123,10 @@ export interface CallContext {
   structured: boolean;
   /** The MCP request's span context: the upstream attempts' spans are its children. */
   traceContext?: Context | undefined;
+  /** Who is calling (its subject names the call in reports; its token may be exchanged). */
+  caller?: Caller | undefined;
+  /** The caller's HTTP headers, from which an upstream's forwardHeaders are copied. */
+  headers?: Record<string, string | string[] | undefined> | undefined;
 }
 
 /** Makes the upstream call of a tool (one upstream's caller, or a router over several). */

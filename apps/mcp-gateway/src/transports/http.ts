@@ -101,7 +101,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   const { store } = options;
   const guards: Guards = guardsFor({ ...options, token: options.oauth ? undefined : options.token });
   const oauth = options.oauth
-    ? new OAuthGuard(options.oauth, gateway.scopes ?? { supported: () => [], forTool: () => [] })
+    ? new OAuthGuard(options.oauth, gateway.scopes ?? { supported: () => [], missingFor: () => [] })
     : undefined;
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
@@ -131,12 +131,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     getStreams: new Map(),
     log: app.log,
     batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
-    callerOf: oauth
-      ? (request) => {
-          const principal = oauth.principalOf(request);
-          return principal ? { subject: principal.subject, scopes: principal.scopes } : undefined;
-        }
-      : undefined,
+    callerOf: oauth ? (request) => oauth.callerOf(request) : undefined,
   };
 
   app.removeContentTypeParser(['application/json', 'text/plain']);

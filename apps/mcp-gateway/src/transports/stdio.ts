@@ -17,7 +17,7 @@ import {
 } from '../protocol/json-rpc.js';
 import type { McpServer } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS, mapLimited, takeIn } from '../protocol/message-intake.js';
-import type { SessionState } from '../protocol/messages.js';
+import type { Caller, SessionState } from '../protocol/messages.js';
 
 export interface StdioOptions {
   input: Readable;
@@ -28,6 +28,8 @@ export interface StdioOptions {
   batchLimits?: BatchLimits | undefined;
   /** A line of text written to `output` before every answer: the lecture's stdio mistake, on purpose. */
   demoLogLine?: string | undefined;
+  /** The local user (LOCAL_USER, LOCAL_SCOPES): whom the config file's rules and quotas see. */
+  caller?: Caller | undefined;
 }
 
 export function serveStdio(server: McpServer, options: StdioOptions): Promise<void> {
@@ -57,7 +59,12 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
     const cancellation = inFlight.start(undefined, request.id);
     return async () => {
       try {
-        const outcome = await server.handle(request, { session, signal: cancellation.signal, notify: write });
+        const outcome = await server.handle(request, {
+          session,
+          signal: cancellation.signal,
+          notify: write,
+          caller: options.caller,
+        });
         if (outcome.kind === 'cancelled') return undefined;
         if (outcome.session) session = outcome.session;
         return outcome.response;

@@ -2,6 +2,10 @@
 // encoded so a value cannot change the path), adds the upstream key the way the spec's
 // security scheme says, sends it through the resilient client within the caller's deadline,
 // and turns the answer into an MCP tool result, errors included (isError, never a throw).
+// Who the upstream sees is the upstream's `identity`: the gateway's own key (service), or the
+// signed-in user through a token the authorization server minted for this upstream (exchange);
+// the caller's own token is never sent. A `forwardHeaders` allow-list copies named caller
+// headers, never credentials or the gateway's own.
 
 import { randomUUID } from 'node:crypto';
 import {
@@ -12,6 +16,8 @@ import {
   ResponseTooLargeError,
   type SseEvent,
 } from '@agentwire/http-client';
+// Types only: @agentwire/oauth (and jose) load only in a gateway that exchanges tokens.
+import type { TokenExchangeRefusedError, TokenExchanger } from '@agentwire/oauth';
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { keepRawJson } from '../common/raw-json.js';
@@ -20,18 +26,97 @@ import { queryNameRefusal } from '../openapi/parameters.js';
 import type { CallContext, Tool, ToolResult } from '../tools/tool.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
 
+/** How an upstream is called: with its own key, or as the user (RFC 8693 token exchange). */
+export type UpstreamIdentity =
+  | { mode: 'service' }
+  | { mode: 'exchange'; exchanger: TokenExchanger; audience: string; issuer: string };
+
+/** The authorization server that exchanges tokens, and the gateway's own client there. */
+export interface ExchangeSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Default: the issuer metadata's token_endpoint. */
+  tokenEndpoint?: string | undefined;
+}
+
+export interface UpstreamCallerOptions {
+  apiKey?: string | undefined;
+  maxUploadBytes?: number | undefined;
+  identity?: UpstreamIdentity | undefined;
+  /** Caller headers copied to this upstream (lower case); forbidden ones are never copied. */
+  forwardHeaders?: readonly string[] | undefined;
+}
+
+/**
+ * Headers never copied from a caller, whatever a forwardHeaders list says: credentials, the
+ * gateway's own protocol headers, and those that describe the connection or the body.
+ */
+const NEVER_FORWARDED = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'host',
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'accept',
+  'accept-encoding',
+  'last-event-id',
+  'forwarded',
+  'traceparent',
+  'tracestate',
+  'idempotency-key',
+]);
+
+/** Why a caller header may not be forwarded upstream, or undefined when it may. */
+export function forwardHeaderProblem(name: string): string | undefined {
+  const lower = name.toLowerCase();
+  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower)) return 'is not a header name';
+  if (NEVER_FORWARDED.has(lower)) return 'is never forwarded: it is a credential, or describes the connection or body';
+  if (lower.startsWith('mcp-')) return "is never forwarded: it is one of the gateway's own MCP headers";
+  if (lower.startsWith('x-forwarded-') || lower.startsWith('proxy-'))
+    return 'is never forwarded: it belongs to proxies';
+  return undefined;
+}
+
 export class UpstreamCaller {
   readonly #client: HttpClient;
   readonly #apiKey: string | undefined;
   readonly #maxUploadBytes: number;
+  readonly #identity: UpstreamIdentity;
+  readonly #forward: string[];
 
-  constructor(client: HttpClient, apiKey: string | undefined, maxUploadBytes = DEFAULT_MAX_UPLOAD_BYTES) {
+  constructor(client: HttpClient, options: UpstreamCallerOptions = {}) {
     this.#client = client;
-    this.#apiKey = apiKey;
-    this.#maxUploadBytes = maxUploadBytes;
+    this.#apiKey = options.apiKey;
+    this.#maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+    this.#identity = options.identity ?? { mode: 'service' };
+    // Checked again here, whatever made the list: a forbidden name is dropped, never sent.
+    this.#forward = (options.forwardHeaders ?? [])
+      .map((h) => h.toLowerCase())
+      .filter((h) => forwardHeaderProblem(h) === undefined);
   }
 
   async call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
+    const result = await this.#call(tool, args, ctx);
+    const report = result._meta[UPSTREAM_REPORT_KEY];
+    if (report) {
+      report.identity = this.#identity.mode;
+      if (ctx.caller?.subject) report.subject = ctx.caller.subject.slice(0, 255);
+    }
+    return result;
+  }
+
+  async #call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
     const b = tool.binding;
     const ledger = new Ledger();
     const started = performance.now();
@@ -81,11 +166,23 @@ export class UpstreamCaller {
     }
     // Only the operation's own cookie parameters: a caller cannot supply a Cookie header.
     if (cookies.length > 0) headers.cookie = cookies.join('; ');
-    for (const auth of b.auth) {
-      if (!this.#apiKey) break;
-      if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
-      else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
-      else query[auth.name] = [this.#apiKey];
+    // The caller's own headers this upstream allows; they win over a model's argument.
+    for (const name of this.#forward) {
+      const value = ctx.headers?.[name];
+      if (value === undefined) continue;
+      const text = Array.isArray(value) ? value.join(', ') : value;
+      if (!/[\r\n]/.test(text)) headers[name] = text;
+    }
+    if (this.#identity.mode === 'exchange') {
+      const problem = await this.#userToken(tool, ctx, headers);
+      if (problem) return errorResult(problem.text, problem.retryable, ledger, started);
+    } else {
+      for (const auth of b.auth) {
+        if (!this.#apiKey) break;
+        if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
+        else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
+        else query[auth.name] = [this.#apiKey];
+      }
     }
     let encoded: EncodedBody;
     try {
@@ -127,6 +224,46 @@ export class UpstreamCaller {
       );
     } catch (error) {
       if (error instanceof HttpClientError) return errorResult(describeError(error), error.retryable, ledger, started);
+      throw error;
+    }
+  }
+
+  /**
+   * identity: exchange: a token for this upstream, for the caller, with the scopes the tool
+   * declares, put in Authorization; or why there is none (nothing is then sent upstream).
+   */
+  async #userToken(
+    tool: Tool,
+    ctx: CallContext,
+    headers: Record<string, string>,
+  ): Promise<{ text: string; retryable: boolean } | undefined> {
+    const identity = this.#identity as Extract<UpstreamIdentity, { mode: 'exchange' }>;
+    const token = ctx.caller?.token;
+    if (!token) {
+      return {
+        text: `tool ${tool.name} calls its API as the signed-in user (identity: exchange), and this call has no signed-in user: call it through the gateway's HTTP endpoint with an OAuth access token`,
+        retryable: false,
+      };
+    }
+    try {
+      const exchanged = await identity.exchanger.exchange(token, identity.audience, tool.binding.scopes);
+      headers.authorization = `Bearer ${exchanged.accessToken}`;
+      return undefined;
+    } catch (error) {
+      if ((error as Error).name === 'TokenExchangeRefusedError') {
+        const refusal = error as TokenExchangeRefusedError;
+        const scopes = tool.binding.scopes.length > 0 ? ` with the scope ${tool.binding.scopes.join(' ')}` : '';
+        return {
+          text: `tool ${tool.name} was not called: the authorization server ${identity.issuer} would not give a token for ${identity.audience}${scopes} for you (${refusal.error}${refusal.description ? `: ${refusal.description}` : ''}); nothing was sent upstream. Retrying the same call will not help`,
+          retryable: false,
+        };
+      }
+      if ((error as Error).name === 'AuthServerUnavailableError') {
+        return {
+          text: `tool ${tool.name} was not called: the authorization server could not exchange your token for one for ${identity.audience} (${(error as Error).message}); nothing was sent upstream. Trying again later may help`,
+          retryable: true,
+        };
+      }
       throw error;
     }
   }

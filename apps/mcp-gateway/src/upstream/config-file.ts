@@ -14,13 +14,25 @@
 //     - name: toy
 //       url: http://127.0.0.1:8080       # spec: the upstream's /openapi.json
 //       auth: { keyEnv: TOY_API_KEY }    # scheme: spec (as the document says)
+//       identity: exchange               # call it as the signed-in user (RFC 8693); default service
+//       forwardHeaders: [x-tenant]       # caller headers copied to this upstream only
+//       deny: [{ tools: [op:delete_*], claim: { sub: ben } }]
+//       allow: [{ tools: [tag:admin], scope: admin }]
+//       quota: { calls: 60, perSeconds: 60, per: tool }   # per caller, across replicas with Redis
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { secretProblem } from '@agentwire/schemas/settings';
 import { createAjv } from '@agentwire/schemas/validation';
-import { parseSelectors, SelectionError, type ToolSelection } from '../tools/selection.js';
+import {
+  type AccessRule,
+  parseSelectors,
+  SelectionError,
+  type ToolSelection,
+  type UpstreamRules,
+} from '../tools/selection.js';
 import type { UpstreamAuth } from '../tools/tool.js';
+import { forwardHeaderProblem } from './caller.js';
 
 // The YAML parser (about 50 ms to load) is loaded when a config file is read: a gateway started
 // without one (most are) does not pay for it at start-up.
@@ -48,6 +60,23 @@ export interface Upstream {
   maxResultTokens: number | undefined;
   /** This upstream's tools mode; undefined: TOOLS_MODE. */
   mode: 'auto' | 'static' | 'dynamic' | undefined;
+  /** service: the upstream's own key; exchange: a token for the signed-in user (RFC 8693). Default service. */
+  identity?: 'service' | 'exchange' | undefined;
+  /** The resource an exchanged token is for (its `aud`); default the upstream's URL. */
+  audience?: string | undefined;
+  /** Caller headers copied to this upstream (lower case). */
+  forwardHeaders?: string[] | undefined;
+  /** Who may call which of its tools, beyond the scopes the document declares (tools/access.ts). */
+  rules?: UpstreamRules | undefined;
+  /** How many calls one caller may make (tools/quota.ts). */
+  quota?: QuotaSettings | undefined;
+}
+
+/** A token bucket per caller: `calls` per `perSeconds`, counted per upstream or per tool. */
+export interface QuotaSettings {
+  calls: number;
+  perSeconds: number;
+  per: 'upstream' | 'tool';
 }
 
 export const MAX_UPSTREAMS = 32;
@@ -55,6 +84,30 @@ export const MAX_UPSTREAMS = 32;
 const NAME = '^[A-Za-z0-9_-]{1,20}$';
 
 const positive = (max: number) => ({ type: 'integer', minimum: 1, maximum: max });
+/** The most rules of each kind per upstream. */
+export const MAX_RULES = 64;
+const SCOPE = { type: 'string', pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]{1,200}$' };
+const CLAIM_VALUE = { type: 'string', maxLength: 500 };
+const RULES = {
+  type: 'array',
+  maxItems: MAX_RULES,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      tools: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1 } },
+      scope: SCOPE,
+      scopes: { type: 'array', maxItems: 32, items: SCOPE },
+      claim: {
+        type: 'object',
+        maxProperties: 16,
+        additionalProperties: {
+          anyOf: [CLAIM_VALUE, { type: 'array', minItems: 1, maxItems: 64, items: CLAIM_VALUE }],
+        },
+      },
+    },
+  },
+};
 const SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -92,6 +145,21 @@ const SCHEMA = {
           maxUploadBytes: positive(1024 ** 3),
           maxResultBytes: { type: 'integer', minimum: 1024, maximum: 100 * 1024 * 1024 },
           maxResultTokens: { type: 'integer', minimum: 100, maximum: 10_000_000 },
+          identity: { enum: ['service', 'exchange'] },
+          audience: { type: 'string', minLength: 1, maxLength: 2048 },
+          forwardHeaders: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 100 } },
+          allow: RULES,
+          deny: RULES,
+          quota: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['calls', 'perSeconds'],
+            properties: {
+              calls: positive(1_000_000),
+              perSeconds: positive(86_400),
+              per: { enum: ['upstream', 'tool'] },
+            },
+          },
         },
       },
     },
@@ -244,6 +312,39 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
         throw error;
       }
     };
+    const forwardHeaders = ((raw.forwardHeaders as string[] | undefined) ?? []).map((h) => h.toLowerCase());
+    forwardHeaders.forEach((h, j) => {
+      const problem = forwardHeaderProblem(h);
+      if (problem) fail(at('forwardHeaders', j), `${h} ${problem}`);
+    });
+    const audience = raw.audience === undefined ? undefined : String(raw.audience);
+    if (audience !== undefined && upstreamUrlProblem(audience)) {
+      fail(
+        at('audience'),
+        `must be the API's http(s) URL as its tokens name it (aud), got '${audience.slice(0, 200)}'`,
+      );
+    }
+    const ruleList = (kind: 'allow' | 'deny'): AccessRule[] =>
+      ((raw[kind] as Array<Record<string, unknown>> | undefined) ?? []).map((rule, j) => {
+        let tools: AccessRule['tools'];
+        try {
+          tools = parseSelectors(((rule.tools as string[] | undefined) ?? []).join(','), `${name}.${kind}[${j}].tools`);
+        } catch (error) {
+          if (error instanceof SelectionError) return fail(at(kind, j, 'tools'), error.message.replace(/^[^:]+: /, ''));
+          throw error;
+        }
+        const claims: Record<string, string[]> = {};
+        for (const [claim, value] of Object.entries((rule.claim as Record<string, unknown> | undefined) ?? {})) {
+          claims[claim] = Array.isArray(value) ? value.map(String) : [String(value)];
+        }
+        const scopes = [
+          ...(rule.scope === undefined ? [] : [String(rule.scope)]),
+          ...((rule.scopes as string[] | undefined) ?? []),
+        ];
+        return { name: `${name}.${kind}[${j}]`, tools, scopes, claims };
+      });
+    const access = { allow: ruleList('allow'), deny: ruleList('deny') };
+    const quota = raw.quota as { calls: number; perSeconds: number; per?: 'upstream' | 'tool' } | undefined;
     const spec = raw.spec === undefined ? undefined : String(raw.spec);
     return {
       name,
@@ -265,6 +366,11 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       maxResultBytes: raw.maxResultBytes as number | undefined,
       maxResultTokens: raw.maxResultTokens as number | undefined,
       mode: raw.mode as 'auto' | 'static' | 'dynamic' | undefined,
+      identity: raw.identity as 'service' | 'exchange' | undefined,
+      audience,
+      forwardHeaders,
+      rules: access,
+      quota: quota ? { calls: quota.calls, perSeconds: quota.perSeconds, per: quota.per ?? 'upstream' } : undefined,
     };
   });
 }
@@ -272,5 +378,7 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
 function allowedAt(path: Array<string | number>): string[] {
   if (path.length === 0) return ['upstreams'];
   if (path.length === 2) return Object.keys(SCHEMA.properties.upstreams.items.properties);
+  if (path[2] === 'quota') return Object.keys(SCHEMA.properties.upstreams.items.properties.quota.properties);
+  if (path[2] === 'allow' || path[2] === 'deny') return Object.keys(RULES.items.properties);
   return Object.keys(SCHEMA.properties.upstreams.items.properties.auth.properties);
 }

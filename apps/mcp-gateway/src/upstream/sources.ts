@@ -5,7 +5,7 @@
 import { HttpClient, RetryBudget } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
 import type { CallContext, Tool, ToolCaller, ToolResult } from '../tools/tool.js';
-import { UpstreamCaller } from './caller.js';
+import { UpstreamCaller, type UpstreamIdentity } from './caller.js';
 import type { Upstream } from './config-file.js';
 import { loadSpec } from './spec-loader.js';
 
@@ -18,6 +18,9 @@ export type SourceSettings = Pick<
   name: string | undefined;
   /** The parsed document itself, instead of a place to read it from. */
   document?: object | undefined;
+  /** Whom the upstream is called as (upstream/caller.ts); default its own key. */
+  identity?: UpstreamIdentity | undefined;
+  forwardHeaders?: readonly string[] | undefined;
 };
 
 /** One upstream as the gateway runs it: its client and caller, and how to read its document. */
@@ -57,7 +60,12 @@ export function sourceOf(upstream: SourceSettings, tracer?: Tracer): Source {
     name: upstream.name,
     client,
     retryBudget,
-    caller: new UpstreamCaller(client, upstream.apiKey, upstream.maxUploadBytes),
+    caller: new UpstreamCaller(client, {
+      apiKey: upstream.apiKey,
+      maxUploadBytes: upstream.maxUploadBytes,
+      identity: upstream.identity,
+      forwardHeaders: upstream.forwardHeaders,
+    }),
     where: typeof source === 'string' ? source : undefined,
     load,
   };

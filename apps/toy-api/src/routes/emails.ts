@@ -115,6 +115,8 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
           email_id: email.id,
           body: request.body.body,
           created_at: new Date().toISOString(),
+          // Who wrote it: the signed-in user's `sub` (through the gateway, its exchanged token's).
+          written_by: request.caller?.subject ?? 'unknown',
         };
         return idempotency.commitWrite(request, reply, 201, stored, (commit) => context.store.addReply(stored, commit));
       },

@@ -11,9 +11,10 @@ import {
 } from '../../protocol/json-rpc.js';
 import type { McpServer } from '../../protocol/mcp-server.js';
 import type { BatchLimits } from '../../protocol/message-intake.js';
-import type { Caller, Outcome, SessionState } from '../../protocol/messages.js';
+import type { Caller, Outcome, QuotaReport, SessionState } from '../../protocol/messages.js';
 import type { SessionBackend } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
+import { rateLimitHeaders } from './rate-limit.js';
 
 export interface HttpContext {
   server: McpServer;
@@ -62,16 +63,31 @@ export interface RunOptions {
   /** The HTTP request's headers, for the trace context they may carry. */
   headers?: Record<string, string | string[] | undefined> | undefined;
   caller?: Caller | undefined;
+  /** The HTTP answer, for RateLimit headers while they can still be set. */
+  reply?: FastifyReply | undefined;
 }
 
 /** Runs one request through the core, cancellable by the client or by its going away. */
 export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, options: RunOptions): Promise<Outcome> {
-  const { session, sessionId, notify, client, headers, caller } = options;
+  const { session, sessionId, notify, client, headers, caller, reply } = options;
+  // A batch's calls each count: the last one's state is what the headers say.
+  const onQuota = reply
+    ? (state: QuotaReport) => {
+        if (!reply.raw.headersSent) reply.headers(rateLimitHeaders(state));
+      }
+    : undefined;
   const cancellation = ctx.inFlight.start(sessionId, request.id);
   if (client.gone) cancellation.abort(new Error('client went away'));
   else client.running.add(cancellation);
   try {
-    return await ctx.server.handle(request, { session, signal: cancellation.signal, notify, headers, caller });
+    return await ctx.server.handle(request, {
+      session,
+      signal: cancellation.signal,
+      notify,
+      headers,
+      caller,
+      onQuota,
+    });
   } finally {
     client.running.delete(cancellation);
     ctx.inFlight.finish(sessionId, request.id);

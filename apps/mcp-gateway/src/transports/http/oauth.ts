@@ -3,13 +3,13 @@
 // RFC 9728 metadata naming its authorization server, answers 401 with a challenge that points at
 // that metadata, checks each access token for this resource (@agentwire/oauth, on jose), and
 // answers 403 insufficient_scope naming the scope a tool needs, so a client can step up.
-// The caller's token stops here: upstreams are called with the gateway's own credentials.
+// The caller's token stops here: upstreams are called with the gateway's own credentials, or
+// with a token the authorization server minted for them in exchange (identity: exchange).
 import {
   type Authentication,
   canonicalResource,
   type Denial,
   insufficientScope,
-  missingScopes,
   PROTECTED_RESOURCE_WELL_KNOWN,
   type Principal,
   type ProtectedResourceMetadata,
@@ -17,9 +17,11 @@ import {
   protectedResourceMetadataUrl,
   ResourceServer,
   type ResourceTarget,
+  readBearer,
   TokenVerifier,
 } from '@agentwire/oauth';
 import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../../protocol/messages.js';
 
 /** The settings of OAuth mode (config.ts reads them from the environment; the README lists them). */
 export interface OAuthSettings {
@@ -52,11 +54,19 @@ export interface OAuthSettings {
 export interface ToolScopes {
   /** Every scope any served tool declares. */
   supported(): string[];
-  /** The scopes calling this tool needs (none when it declares none, or is unknown). */
-  forTool(name: string): readonly string[];
+  /**
+   * The scopes this caller lacks for this call (a tool's, or for call_operation the operation's
+   * it names), when scopes would allow it; none when it is allowed, unknown, or refused for
+   * another reason (the call then answers why).
+   */
+  missingFor(name: string, args: unknown, caller: Caller): readonly string[];
 }
 
 const METADATA_PATHS = new Set([PROTECTED_RESOURCE_WELL_KNOWN]);
+
+function callerOf(principal: Principal, token: string): Caller {
+  return { subject: principal.subject, scopes: principal.scopes, claims: principal.claims, token };
+}
 
 export class OAuthGuard {
   readonly #settings: OAuthSettings;
@@ -133,6 +143,14 @@ export class OAuthGuard {
     return this.#principals.get(request.raw);
   }
 
+  /** The caller of an authenticated request, with its token (for token exchange only). */
+  callerOf(request: FastifyRequest): Caller | undefined {
+    const principal = this.principalOf(request);
+    if (!principal) return undefined;
+    const read = readBearer(request.raw as { rawHeaders: string[]; url: string }, this.#settings.maxTokenBytes);
+    return callerOf(principal, 'token' in read ? read.token : '');
+  }
+
   /**
    * A 403 for a tools/call (alone or in a batch) whose tool needs scopes the token lacks, or
    * undefined. Tools that declare no scope need none beyond a valid token.
@@ -144,7 +162,8 @@ export class OAuthGuard {
     for (const message of Array.isArray(body) ? body : [body]) {
       const m = message as { method?: unknown; params?: { name?: unknown } } | null;
       if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') continue;
-      for (const scope of missingScopes(principal, this.#scopes.forTool(m.params.name))) needed.add(scope);
+      const args = (m.params as { arguments?: unknown }).arguments;
+      for (const scope of this.#scopes.missingFor(m.params.name, args, callerOf(principal, ''))) needed.add(scope);
     }
     return needed.size === 0 ? undefined : insufficientScope(this.target(request), principal, [...needed]);
   }

@@ -143,6 +143,7 @@ export async function postSession(
         client,
         headers: request.headers,
         caller: ctx.callerOf?.(request),
+        reply,
       });
       await persist(outcome);
       return outcome;
@@ -157,6 +158,7 @@ export async function postSession(
       client,
       headers: request.headers,
       caller: ctx.callerOf?.(request),
+      reply,
     }),
   );
   for (const outcome of outcomes) await persist(outcome);

@@ -70,7 +70,7 @@ export async function postStateless(
   const client = watchClient(reply);
   if (meta.progressToken !== undefined || meta[META.logLevel] !== undefined) {
     return streamAnswer(ctx, reply, (notify) =>
-      runRequest(ctx, message, { notify, client, headers: request.headers, caller: ctx.callerOf?.(request) }),
+      runRequest(ctx, message, { notify, client, headers: request.headers, caller: ctx.callerOf?.(request), reply }),
     );
   }
   const outcome = await runRequest(ctx, message, {
@@ -78,6 +78,7 @@ export async function postStateless(
     client,
     headers: request.headers,
     caller: ctx.callerOf?.(request),
+    reply,
   });
   if (outcome.kind === 'cancelled') {
     reply.hijack();

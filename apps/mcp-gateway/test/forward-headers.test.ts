@@ -1,0 +1,93 @@
+// forwardHeaders: a caller's headers copied upstream only where the upstream's config lists them,
+// and never credentials or the gateway's own headers, whatever the list says.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '@agentwire/toy-api';
+import { describe, expect, it } from 'vitest';
+import { readUpstreamsConfig } from '../src/upstream/config-file.js';
+import { onCleanup, startHttpGatewayFor } from './support/stack.js';
+
+async function recording() {
+  const key = `toy-${randomBytes(12).toString('hex')}`;
+  const app = await buildApp({ apiKey: key });
+  const seen: Array<Record<string, string | string[] | undefined>> = [];
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.url !== '/openapi.json') seen.push({ ...request.headers });
+    done();
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  onCleanup(() => app.close());
+  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, key, seen };
+}
+
+describe('forwardHeaders', () => {
+  it('copies a listed header to its own upstream only; Authorization, Cookie and Mcp-Session-Id never, even when listed', async () => {
+    const a = await recording();
+    const b = await recording();
+    const file = join(mkdtempSync(join(tmpdir(), 'gw-forward-')), 'gateway.yaml');
+    writeFileSync(
+      file,
+      `upstreams:
+  - name: a
+    url: ${a.url}
+    auth: { keyEnv: A_KEY }
+    forwardHeaders: [X-Tenant]
+  - name: b
+    url: ${b.url}
+    auth: { keyEnv: B_KEY }
+`,
+    );
+    const upstreams = readUpstreamsConfig(file, { A_KEY: a.key, B_KEY: b.key });
+    expect(upstreams[0]?.forwardHeaders).toEqual(['x-tenant']);
+    // Listed anyway (a program may build the list without the config file's checks).
+    (upstreams[0] as { forwardHeaders: string[] }).forwardHeaders.push(
+      'authorization',
+      'cookie',
+      'mcp-session-id',
+      'mcp-protocol-version',
+    );
+    const gw = await startHttpGatewayFor({ upstreamUrl: a.url, upstreams });
+    const headers = {
+      authorization: `Bearer ${gw.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      'x-tenant': 'acme',
+      cookie: 'session=caller-cookie',
+    };
+    const init = await fetch(gw.mcpUrl, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
+    });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    const call = async (name: string) => {
+      const response = await fetch(gw.mcpUrl, {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': session },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }),
+      });
+      expect((await response.json()).result.isError).toBe(false);
+    };
+    await call('a.list_employees');
+    await call('b.list_employees');
+    expect(a.seen).toHaveLength(1);
+    expect(a.seen[0]?.['x-tenant']).toBe('acme');
+    expect(a.seen[0]?.authorization).toBe(`Bearer ${a.key}`);
+    expect(a.seen[0]?.cookie).toBeUndefined();
+    expect(a.seen[0]?.['mcp-session-id']).toBeUndefined();
+    expect(a.seen[0]?.['mcp-protocol-version']).toBeUndefined();
+    expect(b.seen).toHaveLength(1);
+    expect(b.seen[0]?.['x-tenant']).toBeUndefined();
+    expect(b.seen[0]?.authorization).toBe(`Bearer ${b.key}`);
+    expect(JSON.stringify([...a.seen, ...b.seen])).not.toContain(gw.token);
+  });
+});
