@@ -19,6 +19,7 @@ import * as bigApis from './comparisons/10-big-apis.mjs';
 import * as tracing from './comparisons/11-tracing.mjs';
 import * as features from './comparisons/12-features.mjs';
 import * as oauth from './comparisons/13-oauth.mjs';
+import * as identity from './comparisons/14-identity.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
@@ -35,6 +36,7 @@ const COMPARISONS = [
   tracing,
   features,
   oauth,
+  identity,
 ];
 
 const { values } = parseArgs({

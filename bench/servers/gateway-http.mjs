@@ -1,6 +1,7 @@
 // Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions);
 // traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set; OUTPUT_SCHEMAS=off and
-// TOOLS_MODE=dynamic as the command reads them (comparison 12); OAuth with MCP_GATEWAY_AUTH=oauth (13).
+// TOOLS_MODE=dynamic as the command reads them (comparison 12); OAuth with MCP_GATEWAY_AUTH=oauth (13);
+// the upstream called as the user with UPSTREAM_IDENTITY=exchange, OAUTH_EXCHANGE_CLIENT_SECRET and UPSTREAM_AUDIENCE (14).
 // Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
 import { createGateway, oauthSettingsOf, serveHttp } from '@agentwire/mcp-gateway';
 import { startTracing } from '@agentwire/telemetry';
@@ -14,6 +15,17 @@ const gateway = await createGateway({
   ...(process.env.OUTPUT_SCHEMAS === 'off' ? { outputSchemas: false } : {}),
   ...(process.env.TOOLS_MODE ? { toolsMode: process.env.TOOLS_MODE } : {}),
   ...(openapi ? { openapi } : {}),
+  ...(process.env.UPSTREAM_IDENTITY === 'exchange'
+    ? {
+        upstreamIdentity: 'exchange',
+        upstreamAudience: process.env.UPSTREAM_AUDIENCE,
+        exchange: {
+          issuer: process.env.OAUTH_ISSUER,
+          clientId: 'agentwire-gateway',
+          clientSecret: process.env.OAUTH_EXCHANGE_CLIENT_SECRET,
+        },
+      }
+    : {}),
 });
 // MCP_GATEWAY_AUTH=oauth (comparison 13): access tokens of OAUTH_ISSUER instead of the token.
 const oauth = process.env.MCP_GATEWAY_AUTH === 'oauth' ? oauthSettingsOf(process.env) : undefined;

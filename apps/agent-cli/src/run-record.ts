@@ -32,11 +32,14 @@ export interface UpstreamAttempt extends UpstreamAttemptReport {
   tool: string;
 }
 
-export type RunEntry = (LedgerEntry | ToolCallRecord | UpstreamAttempt) & { via: string };
+/** Each line also names whom the run acted for (`sub` only), when a user signed in. */
+export type RunEntry = (LedgerEntry | ToolCallRecord | UpstreamAttempt) & { via: string; subject?: string };
 
 export class RunRecord {
   readonly entries: RunEntry[] = [];
   readonly #file: WriteStream;
+  /** The signed-in user's `sub`; the gateway's attempts carry the subject the gateway reported. */
+  subject: string | undefined;
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -44,6 +47,7 @@ export class RunRecord {
   }
 
   #add(entry: RunEntry): void {
+    if (entry.subject === undefined && this.subject !== undefined) entry.subject = this.subject;
     this.entries.push(entry);
     this.#file.write(`${JSON.stringify(entry)}\n`);
   }
@@ -70,6 +74,7 @@ export class RunRecord {
         bytesReceived: a.bytesReceived,
         ...(a.spanId !== undefined && a.traceId !== undefined ? { traceId: a.traceId, spanId: a.spanId } : {}),
         via,
+        ...(record.upstream?.subject ? { subject: record.upstream.subject } : {}),
       });
     }
   }

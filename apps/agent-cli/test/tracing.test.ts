@@ -48,6 +48,7 @@ const flat = (s: ReadableSpan): Flat => ({
 
 interface LedgerLine {
   kind: string;
+  subject?: string;
   layer: string;
   tool?: string;
   traceId?: string;
@@ -67,6 +68,8 @@ async function triage(via: 'mcp-http' | 'mcp-stdio', env: NodeJS.ProcessEnv = {}
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as LedgerLine);
+  // Every line of the ledger names the signed-in user, the gateway's attempts as it reported.
+  expect(new Set(lines.map((l) => l.subject))).toEqual(new Set(['ada']));
   return { ledger, lines, local: exporter.getFinishedSpans().map(flat) };
 }
 
@@ -98,6 +101,8 @@ function checkTrace(spans: Flat[], lines: LedgerLine[], via: string) {
     (s) => s.attributes['mcp.method.name'] === 'tools/call' && s !== undefined && s.scope === 'agentwire.gateway',
   );
   expect(gatewayRequests).toHaveLength(toolCalls.length);
+  // Each names whom it was for: the demo manager the embedded stack signed in (its sub only).
+  for (const request of gatewayRequests) expect(request.attributes['enduser.id']).toBe('ada');
   for (const request of gatewayRequests) {
     const parent = parentOf(request);
     const call =

@@ -14,6 +14,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TracerProvider } from '@opentelemetry/api';
 import Fastify, {
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
   type RouteOptions,
@@ -270,7 +271,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   });
 
   await app.register(async (api) => {
-    api.addHook('onRequest', (request, _reply, done) => {
+    api.addHook('onRequest', (request, reply, done) => {
       // An access token (a JWT; the keys never look like one) when OAuth is on: checked for the
       // API's audience and the route's scope. The keys' path stays synchronous.
       if (oauth && ToyOAuth.isToken(request.headers.authorization)) {
@@ -279,7 +280,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
         oauth.authenticate(request, needed).then((caller) => {
           request.caller = caller;
           // Every log line of the request names who made it (its `sub` only).
-          request.log = request.log.child({ sub: caller.subject });
+          named(request, reply, caller.subject);
           done();
         }, done);
         return;
@@ -290,7 +291,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
         done(oauth ? withResourceMetadata(error, oauth.target(request).resourceMetadata) : (error as Error));
         return;
       }
-      request.log = request.log.child({ sub: request.caller.subject });
+      named(request, reply, request.caller.subject);
       if (request.routeOptions.config.write && request.caller.access !== 'full') {
         done(new EnvelopeError('permission_error', 'this key is read-only; writes need the full-access key'));
         return;
@@ -387,4 +388,10 @@ function withResourceMetadata(error: unknown, resourceMetadata: string): Error {
   return new EnvelopeError(error.type, error.message, {
     headers: { 'www-authenticate': `Bearer realm="toy-api", resource_metadata="${resourceMetadata}"` },
   });
+}
+
+/** The request's log lines, its completion line included (Fastify logs that through the reply), name the caller. */
+function named(request: FastifyRequest, reply: FastifyReply, subject: string): void {
+  request.log = request.log.child({ sub: subject });
+  reply.log = request.log;
 }

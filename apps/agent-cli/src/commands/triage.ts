@@ -132,6 +132,7 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
   const walls = new Map<Mode, number>();
   let exit: number = EXIT.ok;
   let traceId: string | undefined;
+  record.subject = stack.user?.id;
   if (stack.user) {
     const { id, name, role, scopes } = stack.user;
     out.step(`signed in as ${id} (${name}, ${role}): ${scopes.join(' ')}`);

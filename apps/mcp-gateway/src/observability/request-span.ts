@@ -12,7 +12,14 @@ type Headers = Record<string, string | string[] | undefined>;
 /** The core's request wrapper that traces: `served` tells a served tool's name from a made-up one. */
 export function tracing(tracer: Tracer, served: (name: string) => boolean): RequestWrapper {
   return (request, ctx, next) =>
-    inRequestSpan(tracer, request, ctx.headers, served, (traceContext) => next({ ...ctx, traceContext }));
+    inRequestSpan(
+      tracer,
+      request,
+      ctx.headers,
+      served,
+      (traceContext) => next({ ...ctx, traceContext }),
+      ctx.caller?.subject,
+    );
 }
 
 export async function inRequestSpan(
@@ -21,6 +28,8 @@ export async function inRequestSpan(
   headers: Headers | undefined,
   served: (name: string) => boolean,
   run: (traceContext: Context) => Promise<Outcome>,
+  /** The caller's `sub`, when it signed in: the span names whom the request was for (nothing else of them). */
+  subject?: string | undefined,
 ): Promise<Outcome> {
   const params = request.params as Record<string, unknown> | undefined;
   const parent = incomingContext(params?._meta, headers);
@@ -35,6 +44,7 @@ export async function inRequestSpan(
         'mcp.method.name': request.method,
         'jsonrpc.request.id': String(request.id),
         ...(tool !== undefined && served(tool) ? { 'gen_ai.tool.name': tool } : {}),
+        ...(subject ? { 'enduser.id': subject.slice(0, 255) } : {}),
       },
     },
     parent,
