@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthSettingsOf } from '../src/config.js';
 import { createGateway, type GatewayOptions, serveHttp } from '../src/gateway.js';
 import { readUpstreamsConfig, UpstreamsConfigError } from '../src/upstream/config-file.js';
-import { onCleanup } from './support/stack.js';
+import { onCleanup, spawnGateway } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const PASSWORD = randomBytes(8).toString('hex');
@@ -285,6 +285,63 @@ describe('tools by scope and by rule', () => {
       'Tool toy.list_employees is not allowed for this caller: the rule toy.deny[0] refuses it.',
     );
     expect(api.seen).toEqual([]);
+  });
+
+  it('over stdio applies the rules to the local user (LOCAL_USER), and with LOCAL_SCOPES the declared scopes too', async () => {
+    const api = await recordingApi();
+    const file = join(mkdtempSync(join(tmpdir(), 'gw-rules-')), 'gateway.yaml');
+    writeFileSync(
+      file,
+      `upstreams:\n  - name: toy\n    url: ${api.url}\n    auth: { keyEnv: TOY_API_KEY }\n    deny: [{ tools: [op:list_employees], claim: { sub: ben } }]\n`,
+    );
+    const session = async (env: Record<string, string>) => {
+      const { child } = await spawnGateway({ TOY_API_KEY: api.key, ...env }, ['--stdio', '--config', file]);
+      const answers = new Map<number, Record<string, unknown>>();
+      let buffer = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString();
+        for (let at = buffer.indexOf('\n'); at >= 0; at = buffer.indexOf('\n')) {
+          const message = JSON.parse(buffer.slice(0, at));
+          buffer = buffer.slice(at + 1);
+          if (typeof message.id === 'number') answers.set(message.id, message);
+        }
+      });
+      let id = 0;
+      const send = async (method: string, params: Record<string, unknown> = {}) => {
+        const mine = ++id;
+        child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id: mine, method, params })}\n`);
+        await expect.poll(() => answers.has(mine), { timeout: 10_000, interval: 10 }).toBe(true);
+        return answers.get(mine) as { result: Record<string, unknown> };
+      };
+      await send('initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'stdio', version: '1' },
+      });
+      const names = ((await send('tools/list')).result.tools as Array<{ name: string }>).map((t) => t.name);
+      return { names, call: (name: string, args = {}) => send('tools/call', { name, arguments: args }) };
+    };
+    const ben = await session({ LOCAL_USER: 'ben' });
+    expect(ben.names).not.toContain('toy.list_employees');
+    expect(ben.names).toContain('toy.reply_to_email');
+    const denied = await ben.call('toy.list_employees');
+    expect(denied.result).toMatchObject({
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: 'Tool toy.list_employees is not allowed for this caller: the rule toy.deny[0] refuses it.',
+        },
+      ],
+    });
+    const analyst = await session({ LOCAL_USER: 'ben', LOCAL_SCOPES: 'emails:read digest:read' });
+    expect(analyst.names).not.toContain('toy.reply_to_email');
+    const ada = await session({ LOCAL_USER: 'ada' });
+    expect(ada.names).toContain('toy.list_employees');
+    expect((await ada.call('toy.list_employees')).result.isError).toBe(false);
+    expect(api.seen).toHaveLength(1);
+    // The key of this upstream, as a local user has no token to exchange.
+    expect(api.seen[0]?.authorization).toBe(`Bearer ${api.key}`);
   });
 
   it('refuses a config whose rules or forwarded headers are wrong, naming the line and field', () => {
