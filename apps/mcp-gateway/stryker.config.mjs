@@ -15,7 +15,12 @@ export default {
     'src/transports/http/request-guards.ts',
     'src/sessions/session-store.ts',
     'src/openapi/parameter-styles.ts',
-    'src/upstream/caller.ts:33-89',
+    // The caller's guards: which caller headers may go upstream, and the request's making
+    // (path segments, query names, headers, forwarded headers, the key or the exchanged token).
+    'src/upstream/caller.ts:80-89',
+    'src/upstream/caller.ts:119-187',
+    // Who may call which tool: declared scopes, allow and deny rules.
+    'src/tools/access.ts',
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,

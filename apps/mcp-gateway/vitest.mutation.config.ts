@@ -20,6 +20,7 @@ export default mergeConfig(
         'test/replicas.test.ts',
         'test/redis-outage.test.ts',
         'test/batch-limits.test.ts',
+        'test/identity-replicas.test.ts',
       ],
     },
   }),
