@@ -17,8 +17,8 @@ export default {
     'src/openapi/parameter-styles.ts',
     // The caller's guards: which caller headers may go upstream, and the request's making
     // (path segments, query names, headers, forwarded headers, the key or the exchanged token).
-    'src/upstream/caller.ts:80-89',
-    'src/upstream/caller.ts:119-187',
+    'src/upstream/caller.ts:85-94',
+    'src/upstream/caller.ts:124-192',
     // Who may call which tool: declared scopes, allow and deny rules.
     'src/tools/access.ts',
   ],

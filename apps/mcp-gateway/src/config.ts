@@ -417,14 +417,15 @@ function maxUploadBytesOf(value: string | undefined): number {
   return n;
 }
 
-/** `spec` (the default: the document's security schemes), `bearer`, `header:<Name>` or `query:<name>`. */
+/** `spec` (the default: the document's security schemes), `bearer`, `basic`, `header:<Name>` or `query:<name>`. */
 function upstreamAuthOf(value: string | undefined): UpstreamAuth | undefined {
   if (value === undefined || value === '' || value === 'spec') return undefined;
   if (value === 'bearer') return { type: 'bearer' };
+  if (value === 'basic') return { type: 'basic' };
   const match = /^(header|query):([!#$%&'*+.^_`|~0-9A-Za-z-]+)$/.exec(value);
   if (match) return { type: match[1] as 'header' | 'query', name: match[2] as string };
   throw new ConfigError(
-    `UPSTREAM_AUTH must be spec, bearer, header:<Name> or query:<name> (e.g. header:X-Api-Key), got '${value}'`,
+    `UPSTREAM_AUTH must be spec, bearer, basic, header:<Name> or query:<name> (e.g. header:X-Api-Key), got '${value}'`,
   );
 }
 

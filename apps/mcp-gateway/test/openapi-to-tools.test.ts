@@ -245,7 +245,7 @@ describe('OpenAPI to tools', () => {
     });
   });
 
-  it('applies the security scheme: bearer, or an API key in a header or the query', () => {
+  it('applies the security scheme: an API key in a header or the query, HTTP Basic; digest is refused', () => {
     const { tools, problems } = openApiToTools(
       spec31(
         {
@@ -253,12 +253,14 @@ describe('OpenAPI to tools', () => {
           '/b': { get: { operationId: 'b', security: [{ query: [] }], responses: ok } },
           '/c': { get: { operationId: 'c', security: [], responses: ok } },
           '/d': { get: { operationId: 'd', security: [{ basic: [] }], responses: ok } },
+          '/e': { get: { operationId: 'e', security: [{ digest: [] }], responses: ok } },
         },
         {
           securitySchemes: {
             header: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
             query: { type: 'apiKey', in: 'query', name: 'api_key' },
             basic: { type: 'http', scheme: 'basic' },
+            digest: { type: 'http', scheme: 'digest' },
           },
         },
         { security: [{ header: [] }] },
@@ -268,9 +270,10 @@ describe('OpenAPI to tools', () => {
       [{ type: 'header', name: 'X-Api-Key' }],
       [{ type: 'query', name: 'api_key' }],
       [],
+      [{ type: 'basic' }],
     ]);
     expect(problems).toEqual([
-      'GET /d (d): no supported security scheme: basic (http basic); supported are bearer, apiKey in header or query',
+      'GET /e (e): no supported security scheme: digest (http digest); supported are http bearer and basic, oauth2, openIdConnect, apiKey in header or query',
     ]);
   });
 

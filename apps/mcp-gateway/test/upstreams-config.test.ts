@@ -85,8 +85,8 @@ describe('the upstreams config file', () => {
         /:4 upstreams\[0\]\.auth: scheme header needs a name/,
       ],
       [
-        'upstreams:\n  - name: a\n    url: http://x\n    auth: { scheme: basic }\n',
-        /:4 upstreams\[0\]\.auth\.scheme: must be equal to one of the allowed values \(\["spec","bearer","header","query"\]\)/,
+        'upstreams:\n  - name: a\n    url: http://x\n    auth: { scheme: digest }\n',
+        /:4 upstreams\[0\]\.auth\.scheme: must be equal to one of the allowed values \(\["spec","bearer","basic","header","query"\]\)/,
       ],
       [
         'upstreams:\n  - name: a\n    url: ftp://x\n',

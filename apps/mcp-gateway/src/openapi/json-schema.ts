@@ -21,10 +21,24 @@ export interface DroppedPart {
  */
 export const DOCUMENT_PATTERN_BUDGET = 20 * MAX_PATTERN_COST;
 
-/** Shared by every converter of one document: the patterns already checked, and the budget left. */
+/** A definition as converted once for a document: reused by every tool that reaches it. */
+export interface ConvertedDefinition {
+  schema: JsonSchema;
+  /** The definitions it refers to itself (by name). */
+  refs: string[];
+  /** What its conversion left out (each tool reaching it reports them). */
+  dropped: DroppedPart[];
+}
+
+/**
+ * Shared by every converter of one document: the patterns already checked, the budget left,
+ * and the definitions already converted (Stripe's 452 operations reach the same few hundred).
+ */
 export class PatternChecks {
   readonly #seen = new Map<string, string | undefined>();
   #left = DOCUMENT_PATTERN_BUDGET;
+  /** By `strict name` or `loose name` (the output schemas' conversion differs). */
+  readonly definitions = new Map<string, ConvertedDefinition>();
 
   /** Why the pattern is left out, or undefined when it runs in linear time. */
   problem(pattern: string): string | undefined {
@@ -118,6 +132,11 @@ export class SchemaConverter {
   readonly #loose: boolean;
   readonly defs = new Map<string, JsonSchema>();
   readonly #inProgress = new Set<string>();
+  /** Definitions reached, converted after the schema that reached them (convert). */
+  readonly #pending: Array<{ name: string; ref: string }> = [];
+  readonly #queued = new Set<string>();
+  /** The definitions the one being converted refers to (for the document's cache). */
+  #reached: Set<string> | undefined;
   readonly #patterns: PatternChecks;
   readonly #dropped: DroppedPart[];
 
@@ -143,7 +162,40 @@ export class SchemaConverter {
   }
 
   convert(schema: unknown): JsonSchema {
-    return this.#walk(schema, 0) as JsonSchema;
+    const converted = this.#walk(schema, 0) as JsonSchema;
+    // The definitions it reaches, one after another (not one inside another): each is its own
+    // entry of $defs, so its nesting counts from its own top, and a long chain of references
+    // (AWS and Azure specs have chains past 64) costs no stack.
+    for (let next = this.#pending.shift(); next !== undefined; next = this.#pending.shift()) {
+      const key = `${this.#loose ? 'loose' : 'strict'} ${next.name}`;
+      let definition = this.#patterns.definitions.get(key);
+      if (definition) {
+        for (const name of definition.refs) this.#queue(name);
+        this.#dropped.push(...definition.dropped);
+      } else {
+        const droppedBefore = this.#dropped.length;
+        this.#reached = new Set();
+        const schema = this.#walk(resolvePointer(this.#document, next.ref), 0) as JsonSchema;
+        definition = {
+          // Shared by every tool from here on: frozen, so that none can change another's.
+          schema: deepFreeze(schema),
+          refs: [...this.#reached],
+          dropped: this.#dropped.slice(droppedBefore),
+        };
+        this.#reached = undefined;
+        this.#patterns.definitions.set(key, definition);
+      }
+      this.defs.set(next.name, definition.schema);
+    }
+    return converted;
+  }
+
+  #queue(name: string): void {
+    this.#reached?.add(name);
+    if (this.#queued.has(name)) return;
+    refusePureCycle(this.#document, name);
+    this.#queued.add(name);
+    this.#pending.push({ name, ref: `#/components/schemas/${escapePointer(name)}` });
   }
 
   /** Adds `$defs` with exactly the definitions used. */
@@ -169,16 +221,24 @@ export class SchemaConverter {
       }
       if (key === 'pattern' && typeof value === 'string') {
         const problem = this.#patterns.problem(value);
-        if (problem === undefined) out.pattern = value;
-        else this.#dropped.push({ part: `pattern ${clip(value)}`, reason: problem });
+        const unicode = problem === undefined ? unicodePattern(value) : undefined;
+        if (unicode !== undefined) out.pattern = unicode;
+        else this.#dropped.push({ part: `pattern ${clip(value)}`, reason: problem ?? NOT_UNICODE });
         continue;
       }
       if (key === 'patternProperties' && typeof value === 'object' && value !== null) {
-        for (const name of Object.keys(value)) {
-          const problem = this.#patterns.problem(name);
+        const renamed: Record<string, unknown> = {};
+        for (const [name, schema] of Object.entries(value)) {
+          const problem =
+            this.#patterns.problem(name) ?? (unicodePattern(name) === undefined ? NOT_UNICODE : undefined);
           // Left out, the key's values would meet additionalProperties instead: refused whole.
           if (problem !== undefined) throw new SpecError(`patternProperties key ${clip(name)}: ${problem}`);
+          renamed[unicodePattern(name) as string] = schema;
         }
+        out.patternProperties = Object.fromEntries(
+          Object.entries(renamed).map(([k, v]) => [k, this.#walk(v, depth + 1)]),
+        );
+        continue;
       }
       if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
         out[key] = Object.fromEntries(
@@ -235,18 +295,14 @@ export class SchemaConverter {
       this.#inProgress.delete(ref);
       return inlined;
     }
+    this.#queue(unescapePointer(match[1] ?? ''));
     const name = unescapePointer(match[1] ?? '');
-    if (!this.defs.has(name) && !this.#inProgress.has(name)) {
-      refusePureCycle(this.#document, name);
-      this.#inProgress.add(name);
-      const converted = this.#walk(resolvePointer(this.#document, ref), depth + 1) as JsonSchema;
-      this.#inProgress.delete(name);
-      this.defs.set(name, converted);
-    }
-    // Siblings of $ref (allowed in 3.1) are kept next to it.
-    const siblings = Object.fromEntries(Object.entries(source).filter(([k]) => k !== '$ref'));
+    // Siblings of $ref (allowed in 3.1) are kept next to it, but not OpenAPI's own keywords:
+    // `nullable` beside a $ref (a common 3.0 idiom) means the referenced schema, or null.
+    const siblings = Object.fromEntries(Object.entries(source).filter(([k]) => k !== '$ref' && !NOT_SCHEMA.has(k)));
     const pointer = { $ref: `#/$defs/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, ...siblings };
-    return this.#loose ? nullable(pointer) : pointer;
+    if (this.#loose) return nullable(pointer);
+    return source.nullable === true ? { anyOf: [pointer, { type: 'null' }] } : pointer;
   }
 }
 
@@ -313,4 +369,55 @@ export function targetOf(schema: JsonSchema, defs: Map<string, JsonSchema>): Jso
     current = next;
   }
   return current;
+}
+
+/** OpenAPI keywords that are not JSON Schema: never passed on to a client. */
+const NOT_SCHEMA = new Set(['nullable', 'discriminator', 'xml', 'externalDocs', 'example']);
+
+const NOT_UNICODE =
+  'not a valid regular expression in Unicode mode, which JSON Schema 2020-12 clients compile with (the upstream still applies it)';
+/** What `\X` may escape in Unicode mode: syntax characters and `/`, and `-` inside a class. */
+const SYNTAX = new Set(['^', '$', '\\', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '/']);
+
+/**
+ * A pattern as a Unicode-mode ECMAScript regular expression (JSON Schema 2020-12; clients
+ * compile patterns with the `u` flag): escapes of punctuation that mean the character itself
+ * (`\_`, `\:`, `\-` outside a class), which that mode refuses, are written as the character.
+ * Undefined when it still does not compile (a lone brace, `\a`): the caller leaves it out.
+ */
+export function unicodePattern(pattern: string): string | undefined {
+  if (compilesUnicode(pattern)) return pattern;
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === '\\' && i + 1 < pattern.length) {
+      const next = pattern[i + 1] as string;
+      i++;
+      const kept = SYNTAX.has(next) || (inClass && next === '-') || /[\p{L}\p{N}]/u.test(next);
+      out += kept ? `\\${next}` : next;
+      continue;
+    }
+    if (c === '[' && !inClass) inClass = true;
+    else if (c === ']' && inClass) inClass = false;
+    out += c;
+  }
+  return compilesUnicode(out) ? out : undefined;
+}
+
+function compilesUnicode(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }

@@ -1,6 +1,7 @@
 // How the upstream key is sent for an operation, from its security requirements (or the
-// document's): a bearer token, or an API key in a header or the query. An operation that needs
-// something else (basic auth, mutual TLS, a cookie) cannot be called and is reported.
+// document's): a bearer token, HTTP Basic (the key is `user:password`), or an API key in a
+// header or the query. An operation that needs something else (mutual TLS, a cookie, digest)
+// cannot be called and is reported.
 
 import type { UpstreamAuth } from '../tools/tool.js';
 import { deref, SpecError } from './json-schema.js';
@@ -24,6 +25,8 @@ export function securityFor(document: Record<string, unknown>, operation: Record
         break;
       }
       if (scheme.type === 'http' && String(scheme.scheme).toLowerCase() === 'bearer') applied.push({ type: 'bearer' });
+      else if (scheme.type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')
+        applied.push({ type: 'basic' });
       else if (scheme.type === 'oauth2' || scheme.type === 'openIdConnect') applied.push({ type: 'bearer' });
       else if (scheme.type === 'apiKey' && scheme.in === 'header')
         applied.push({ type: 'header', name: String(scheme.name) });
@@ -37,7 +40,7 @@ export function securityFor(document: Record<string, unknown>, operation: Record
     if (applied.length === names.length) return applied;
   }
   throw new SpecError(
-    `no supported security scheme: ${unsupported.join(', ')}; supported are bearer, apiKey in header or query`,
+    `no supported security scheme: ${unsupported.join(', ')}; supported are http bearer and basic, oauth2, openIdConnect, apiKey in header or query`,
   );
 }
 

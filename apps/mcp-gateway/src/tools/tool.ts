@@ -33,7 +33,12 @@ export interface ToolAnnotations {
   openWorldHint?: boolean;
 }
 
-export type UpstreamAuth = { type: 'bearer' } | { type: 'header'; name: string } | { type: 'query'; name: string };
+/** How the upstream key is sent; for `basic` the key is `user:password` (RFC 7617). */
+export type UpstreamAuth =
+  | { type: 'bearer' }
+  | { type: 'basic' }
+  | { type: 'header'; name: string }
+  | { type: 'query'; name: string };
 
 /** static: one tool per operation; dynamic: search, describe and call tools. */
 export type ToolsMode = 'static' | 'dynamic';

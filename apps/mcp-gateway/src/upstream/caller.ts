@@ -77,6 +77,11 @@ const NEVER_FORWARDED = new Set([
   'idempotency-key',
 ]);
 
+/** RFC 7617: `user:password` in Base64 (a key without a colon is the user, with no password). */
+function basicCredentials(key: string): string {
+  return Buffer.from(key.includes(':') ? key : `${key}:`, 'utf8').toString('base64');
+}
+
 /** Why a caller header may not be forwarded upstream, or undefined when it may. */
 export function forwardHeaderProblem(name: string): string | undefined {
   const lower = name.toLowerCase();
@@ -180,6 +185,7 @@ export class UpstreamCaller {
       for (const auth of b.auth) {
         if (!this.#apiKey) break;
         if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
+        else if (auth.type === 'basic') headers.authorization = `Basic ${basicCredentials(this.#apiKey)}`;
         else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
         else query[auth.name] = [this.#apiKey];
       }

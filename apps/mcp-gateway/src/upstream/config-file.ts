@@ -129,7 +129,7 @@ const SCHEMA = {
             type: 'object',
             additionalProperties: false,
             properties: {
-              scheme: { enum: ['spec', 'bearer', 'header', 'query'] },
+              scheme: { enum: ['spec', 'bearer', 'basic', 'header', 'query'] },
               name: { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
               keyEnv: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
             },
@@ -354,9 +354,11 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       auth:
         scheme === 'bearer'
           ? { type: 'bearer' }
-          : scheme === 'header' || scheme === 'query'
-            ? { type: scheme, name: String(auth.name) }
-            : undefined,
+          : scheme === 'basic'
+            ? { type: 'basic' }
+            : scheme === 'header' || scheme === 'query'
+              ? { type: scheme, name: String(auth.name) }
+              : undefined,
       selection: { include: rules('include'), exclude: rules('exclude'), readOnly: raw.readOnly === true },
       deadlineMs: raw.deadlineMs as number | undefined,
       timeoutMs: raw.timeoutMs as number | undefined,

@@ -42,7 +42,13 @@ export function sourceOf(upstream: SourceSettings, tracer?: Tracer): Source {
     baseUrl: upstream.url,
     layer: 'gateway',
     timeoutMs: upstream.timeoutMs ?? 30_000,
-    redact: upstream.apiKey ? [upstream.apiKey] : [],
+    // The key, and its HTTP Basic form: an upstream that echoes either is scrubbed.
+    redact: upstream.apiKey
+      ? [
+          upstream.apiKey,
+          Buffer.from(upstream.apiKey.includes(':') ? upstream.apiKey : `${upstream.apiKey}:`).toString('base64'),
+        ]
+      : [],
     maxResponseBytes: upstream.maxResponseBytes,
     ...(upstream.maxRetries === undefined ? {} : { maxRetries: upstream.maxRetries }),
     // Each upstream attempt a span (a child of the MCP request's), when the gateway traces.

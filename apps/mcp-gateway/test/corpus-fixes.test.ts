@@ -1,0 +1,131 @@
+// What the APIs.guru corpus showed the converter got wrong, fixed: patterns that are not valid
+// in Unicode mode (what JSON Schema 2020-12 clients compile), `nullable` beside a $ref leaking
+// into the advertised schema, and HTTP Basic upstream credentials.
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import { createGateway } from '../src/gateway.js';
+import { unicodePattern } from '../src/openapi/json-schema.js';
+import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
+import { onCleanup } from './support/stack.js';
+
+describe('patterns in Unicode mode', () => {
+  it('writes needless escapes of punctuation as the character, keeps the meaningful ones, and refuses what still fails', () => {
+    expect(unicodePattern('^[a-z]+$')).toBe('^[a-z]+$');
+    expect(unicodePattern('^[A-Za-z0-9\\-\\.\\_]*$')).toBe('^[A-Za-z0-9\\-\\._]*$');
+    expect(unicodePattern('[a-z]{2}\\-[0-9a-z\\-]{1,10}')).toBe('[a-z]{2}-[0-9a-z\\-]{1,10}');
+    expect(unicodePattern('^arn[\\/\\:\\-\\_\\.a-zA-Z0-9]+$')).toBe('^arn[\\/:\\-_\\.a-zA-Z0-9]+$');
+    expect(unicodePattern('^\\d{4}\\:\\d\\ x\\$$')).toBe('^\\d{4}:\\d x\\$$');
+    expect(unicodePattern('a{')).toBeUndefined();
+    expect(unicodePattern('\\a')).toBeUndefined();
+    for (const p of ['^[A-Za-z0-9\\-\\.\\_]*$', '[a-z]{2}\\-x', '^\\d{4}\\:\\d\\ x\\$$']) {
+      const fixed = unicodePattern(p) as string;
+      // The same strings match as before, the pattern read without the u flag.
+      for (const s of ['ab-c.d_e', 'ab-x', '2024:1 x$', 'A_b', 'x:y']) {
+        expect(new RegExp(fixed, 'u').test(s), `${p} on ${s}`).toBe(new RegExp(p).test(s));
+      }
+    }
+  });
+
+  it('advertises every schema so that Ajv 2020 compiles it, leaving out with a note what it cannot write', () => {
+    const result = openApiToTools({
+      openapi: '3.0.0',
+      info: { title: 'T', version: '1' },
+      components: {
+        schemas: {
+          Details: { type: 'object', properties: { at: { type: 'string' } } },
+          Track: {
+            type: 'object',
+            properties: {
+              last: { $ref: '#/components/schemas/Details', nullable: true, description: 'when' },
+              id: { type: 'string', pattern: '^[A-Z\\_0-9]*$' },
+              broken: { type: 'string', pattern: 'a{' },
+            },
+          },
+        },
+      },
+      paths: {
+        '/tracks': {
+          post: {
+            operationId: 'track',
+            requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Track' } } } },
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+    });
+    const [tool] = result.tools;
+    expect(tool).toBeDefined();
+    const ajv = new Ajv2020({ strict: false, logger: false });
+    expect(() => ajv.compile(tool?.inputSchema as object)).not.toThrow();
+    const text = JSON.stringify(tool?.inputSchema);
+    expect(text).not.toContain('nullable');
+    expect(text).toContain('"pattern":"^[A-Z_0-9]*$"');
+    const validate = ajv.compile(tool?.inputSchema as object);
+    expect(validate({ last: null, id: 'A_1' })).toBe(true);
+    expect(validate({ last: { at: 'x' } })).toBe(true);
+    expect(validate({ last: 3 })).toBe(false);
+    expect(result.problems.join('\n')).toContain(
+      'left out pattern "a{": not a valid regular expression in Unicode mode, which JSON Schema 2020-12 clients compile with (the upstream still applies it)',
+    );
+  });
+});
+
+describe('HTTP Basic upstream credentials', () => {
+  it('turns a basic security scheme into tools that send the key as user:password in Base64', async () => {
+    const seen: IncomingMessage[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
+    const gateway = await createGateway({
+      upstreamUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      upstreamApiKey: 'AC123:auth-token-0123',
+      openapi: {
+        openapi: '3.0.0',
+        info: { title: 'Calls', version: '1' },
+        components: { securitySchemes: { accountSid_authToken: { type: 'http', scheme: 'basic' } } },
+        security: [{ accountSid_authToken: [] }],
+        paths: {
+          '/calls': {
+            get: {
+              operationId: 'list_calls',
+              parameters: [{ name: 'Authorization', in: 'header', schema: { type: 'string' } }],
+              responses: { '200': { description: 'ok' } },
+            },
+          },
+        },
+      },
+    });
+    onCleanup(() => gateway.close());
+    expect(gateway.skipped.filter((s) => s.part === undefined)).toEqual([]);
+    const outcome = await gateway.server.handle(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_calls', arguments: {} } },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+      },
+    );
+    expect(JSON.stringify(outcome)).toContain('"isError":false');
+    expect(seen[0]?.headers.authorization).toBe(`Basic ${Buffer.from('AC123:auth-token-0123').toString('base64')}`);
+    // The model cannot set the header that carries the key.
+    expect(gateway.problems.join('\n')).toContain("the Authorization header is not the model's to set");
+  });
+
+  it('names what is still not supported, and what is', () => {
+    const result = openApiToTools({
+      openapi: '3.0.0',
+      info: { title: 'T', version: '1' },
+      components: { securitySchemes: { d: { type: 'http', scheme: 'digest' } } },
+      security: [{ d: [] }],
+      paths: { '/x': { get: { operationId: 'x', responses: { '200': { description: 'ok' } } } } },
+    });
+    expect(result.problems[0]).toContain(
+      'no supported security scheme: d (http digest); supported are http bearer and basic, oauth2, openIdConnect, apiKey in header or query',
+    );
+  });
+});
