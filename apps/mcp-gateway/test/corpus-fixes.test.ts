@@ -72,6 +72,43 @@ describe('patterns in Unicode mode', () => {
   });
 });
 
+describe('definitions', () => {
+  it('converts a chain of 150 references (deeper than any one schema may nest), each once per document', () => {
+    const schemas: Record<string, unknown> = {};
+    for (let i = 0; i < 150; i++) {
+      schemas[`N${i}`] = {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          ...(i < 149 ? { next: { $ref: `#/components/schemas/N${i + 1}` } } : {}),
+        },
+      };
+    }
+    const body = { content: { 'application/json': { schema: { $ref: '#/components/schemas/N0' } } } };
+    const result = openApiToTools({
+      openapi: '3.1.0',
+      info: { title: 'Chain', version: '1' },
+      components: { schemas },
+      paths: {
+        '/a': { post: { operationId: 'a', requestBody: body, responses: { '200': { description: 'ok' } } } },
+        '/b': { post: { operationId: 'b', requestBody: body, responses: { '200': { description: 'ok' } } } },
+      },
+    });
+    expect(result.problems).toEqual([]);
+    const [a, b] = result.tools;
+    const defsOf = (tool: typeof a) => (tool?.inputSchema as { $defs: Record<string, unknown> }).$defs;
+    expect(Object.keys(defsOf(a))).toHaveLength(150);
+    // Converted once, shared (and frozen, so no tool can change another's).
+    expect(defsOf(a).N77).toBe(defsOf(b).N77);
+    expect(Object.isFrozen(defsOf(a).N77)).toBe(true);
+    const validate = new Ajv2020({ strict: false, logger: false }).compile(a?.inputSchema as object);
+    let value: Record<string, unknown> = { name: 'last' };
+    for (let i = 0; i < 149; i++) value = { name: `n${i}`, next: value };
+    expect(validate(value)).toBe(true);
+    expect(validate({ next: { next: { name: 3 } } })).toBe(false);
+  });
+});
+
 describe('HTTP Basic upstream credentials', () => {
   it('turns a basic security scheme into tools that send the key as user:password in Base64', async () => {
     const seen: IncomingMessage[] = [];
