@@ -96,7 +96,7 @@ describe('definitions', () => {
     });
     expect(result.problems).toEqual([]);
     const [a, b] = result.tools;
-    const defsOf = (tool: typeof a) => (tool?.inputSchema as { $defs: Record<string, unknown> }).$defs;
+    const defsOf = (tool: typeof a) => ((tool?.inputSchema ?? {}) as { $defs: Record<string, unknown> }).$defs;
     expect(Object.keys(defsOf(a))).toHaveLength(150);
     // Converted once, shared (and frozen, so no tool can change another's).
     expect(defsOf(a).N77).toBe(defsOf(b).N77);
