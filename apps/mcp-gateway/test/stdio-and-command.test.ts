@@ -322,8 +322,9 @@ describe('configuration', () => {
       type: 'query',
       name: 'api_key',
     });
-    expect(() => readConfig([], { ...env, UPSTREAM_AUTH: 'basic' })).toThrow(
-      "UPSTREAM_AUTH must be spec, bearer, header:<Name> or query:<name> (e.g. header:X-Api-Key), got 'basic'",
+    expect(readConfig([], { ...env, UPSTREAM_AUTH: 'basic' }).upstreamAuth).toEqual({ type: 'basic' });
+    expect(() => readConfig([], { ...env, UPSTREAM_AUTH: 'digest' })).toThrow(
+      "UPSTREAM_AUTH must be spec, bearer, basic, header:<Name> or query:<name> (e.g. header:X-Api-Key), got 'digest'",
     );
     expect(() => readConfig([], { ...env, TOOLS_TOKEN_BUDGET: '10' })).toThrow(
       "TOOLS_TOKEN_BUDGET must be an integer from 100 to 10000000, got '10'",
