@@ -25,19 +25,6 @@ import { describeTool } from '../dist/tools/registry.js';
 
 export const DIRECTORY_VERSION = '1.3.17';
 
-const { values } = parseArgs({
-  options: {
-    all: { type: 'boolean', default: false },
-    sample: { type: 'string', default: '200' },
-    seed: { type: 'string', default: '35' },
-    json: { type: 'string' },
-    // The sample leaves out the few giants (Microsoft Graph, 19 MB): --all takes them.
-    'max-mb': { type: 'string', default: '5' },
-    quiet: { type: 'boolean', default: false },
-    baseline: { type: 'string' },
-  },
-});
-
 /** The directory's api/ folder, fetched and unpacked once. */
 export function directory() {
   const root = join(
@@ -257,6 +244,18 @@ function print(report) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({
+    options: {
+      all: { type: 'boolean', default: false },
+      sample: { type: 'string', default: '200' },
+      seed: { type: 'string', default: '35' },
+      json: { type: 'string' },
+      // The sample leaves out the few giants (Microsoft Graph, 19 MB): --all takes them.
+      'max-mb': { type: 'string', default: '5' },
+      quiet: { type: 'boolean', default: false },
+      baseline: { type: 'string' },
+    },
+  });
   const api = directory();
   const all = specsIn(api);
   const small = all.filter((f) => statSync(f).size <= Number(values['max-mb']) * 1048576);
