@@ -115,7 +115,8 @@ export function runRetrieval(file) {
     const started = performance.now();
     const ours = measure((q, n) => index.search(q, n), tasks, tools);
     const perQueryMs = (performance.now() - started) / Math.max(tasks.length, 1);
-    const bm25 = measure((q, n) => new Bm25Cache(tools).get().search(q, n), tasks, tools);
+    const baseline = new Bm25(tools);
+    const bm25 = measure((q, n) => baseline.search(q, n), tasks, tools);
     rows.push({ api, operations: tools.length, ours, bm25, perQueryMs });
   }
   const all = (side) => {
@@ -124,22 +125,6 @@ export function runRetrieval(file) {
     return { tasks: n, recallAt1: sum('recallAt1'), recallAt5: sum('recallAt5'), mrr: sum('mrr') };
   };
   return { rows, ours: all('ours'), bm25: all('bm25') };
-}
-
-/** One BM25 index per tool list (built once, not per query). */
-const bm25Indexes = new WeakMap();
-class Bm25Cache {
-  constructor(tools) {
-    this.tools = tools;
-  }
-  get() {
-    let index = bm25Indexes.get(this.tools);
-    if (!index) {
-      index = new Bm25(this.tools);
-      bm25Indexes.set(this.tools, index);
-    }
-    return index;
-  }
 }
 
 function print(report) {

@@ -229,15 +229,15 @@ export class SchemaConverter {
       if (key === 'patternProperties' && typeof value === 'object' && value !== null) {
         const renamed: Record<string, unknown> = {};
         for (const [name, schema] of Object.entries(value)) {
-          const problem =
-            this.#patterns.problem(name) ?? (unicodePattern(name) === undefined ? NOT_UNICODE : undefined);
+          const problem = this.#patterns.problem(name);
+          const unicode = problem === undefined ? unicodePattern(name) : undefined;
           // Left out, the key's values would meet additionalProperties instead: refused whole.
-          if (problem !== undefined) throw new SpecError(`patternProperties key ${clip(name)}: ${problem}`);
-          renamed[unicodePattern(name) as string] = schema;
+          if (unicode === undefined) {
+            throw new SpecError(`patternProperties key ${clip(name)}: ${problem ?? NOT_UNICODE}`);
+          }
+          renamed[unicode] = this.#walk(schema, depth + 1);
         }
-        out.patternProperties = Object.fromEntries(
-          Object.entries(renamed).map(([k, v]) => [k, this.#walk(v, depth + 1)]),
-        );
+        out.patternProperties = renamed;
         continue;
       }
       if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
@@ -295,8 +295,8 @@ export class SchemaConverter {
       this.#inProgress.delete(ref);
       return inlined;
     }
-    this.#queue(unescapePointer(match[1] ?? ''));
     const name = unescapePointer(match[1] ?? '');
+    this.#queue(name);
     // Siblings of $ref (allowed in 3.1) are kept next to it, but not OpenAPI's own keywords:
     // `nullable` beside a $ref (a common 3.0 idiom) means the referenced schema, or null.
     const siblings = Object.fromEntries(Object.entries(source).filter(([k]) => k !== '$ref' && !NOT_SCHEMA.has(k)));

@@ -78,7 +78,7 @@ const NEVER_FORWARDED = new Set([
 ]);
 
 /** RFC 7617: `user:password` in Base64 (a key without a colon is the user, with no password). */
-function basicCredentials(key: string): string {
+export function basicCredentials(key: string): string {
   return Buffer.from(key.includes(':') ? key : `${key}:`, 'utf8').toString('base64');
 }
 

@@ -5,7 +5,7 @@
 import { HttpClient, RetryBudget } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
 import type { CallContext, Tool, ToolCaller, ToolResult } from '../tools/tool.js';
-import { UpstreamCaller, type UpstreamIdentity } from './caller.js';
+import { basicCredentials, UpstreamCaller, type UpstreamIdentity } from './caller.js';
 import type { Upstream } from './config-file.js';
 import { loadSpec } from './spec-loader.js';
 
@@ -43,12 +43,7 @@ export function sourceOf(upstream: SourceSettings, tracer?: Tracer): Source {
     layer: 'gateway',
     timeoutMs: upstream.timeoutMs ?? 30_000,
     // The key, and its HTTP Basic form: an upstream that echoes either is scrubbed.
-    redact: upstream.apiKey
-      ? [
-          upstream.apiKey,
-          Buffer.from(upstream.apiKey.includes(':') ? upstream.apiKey : `${upstream.apiKey}:`).toString('base64'),
-        ]
-      : [],
+    redact: upstream.apiKey ? [upstream.apiKey, basicCredentials(upstream.apiKey)] : [],
     maxResponseBytes: upstream.maxResponseBytes,
     ...(upstream.maxRetries === undefined ? {} : { maxRetries: upstream.maxRetries }),
     // Each upstream attempt a span (a child of the MCP request's), when the gateway traces.
