@@ -7,6 +7,12 @@
 //   pnpm retrieval                              the table
 //   pnpm retrieval --json out.json
 //   pnpm retrieval --baseline retrieval/baseline.json   fails if recall@5 or MRR fall below it (CI)
+//   pnpm retrieval --split tuning --misses      only the tasks search may be tuned on, and its misses
+//   pnpm retrieval --tasks retrieval/blind.json  150 tasks written blind, never tuned on
+//
+// A third of each API's tasks (every third one) is held out: search is tuned looking only at the
+// other two thirds (--split tuning), and the held-out line of the table says whether what was
+// learnt there carries over to tasks it never saw.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -25,6 +31,7 @@ const { values } = parseArgs({
     json: { type: 'string' },
     baseline: { type: 'string' },
     misses: { type: 'boolean', default: false },
+    split: { type: 'string', default: 'all' },
   },
 });
 
@@ -98,48 +105,86 @@ function measure(search, tasks, tools) {
   return { tasks: tasks.length, recallAt1: hit1 / n, recallAt5: hit5 / n, mrr: rr / n, misses };
 }
 
-export function runRetrieval(file) {
+const SPLITS = ['all', 'tuning', 'held-out'];
+
+/** Every third task of an API is held out from tuning. */
+const heldOut = (indexInApi) => indexInApi % 3 === 2;
+
+export function runRetrieval(file, split = 'all') {
+  if (!SPLITS.includes(split)) throw new Error(`--split must be one of ${SPLITS.join(', ')}; got "${split}"`);
   const spec = JSON.parse(readFileSync(file, 'utf8'));
+  // A blind set (retrieval/blind.json: written without seeing the tuning tasks or the thesaurus)
+  // is held out whole; search is never tuned on it, and its misses are not printed.
+  if (spec.blind && split !== 'all') throw new Error(`${file} is a blind set: it has no --split`);
   const rows = [];
   for (const [api, entry] of Object.entries(spec.apis)) {
     const document = JSON.parse(readFileSync(specPath(entry), 'utf8'));
     const tools = openApiToTools(document).tools;
-    const tasks = spec.tasks.filter((t) => t.api === api);
+    const tasks = spec.tasks
+      .filter((t) => t.api === api)
+      .map((t, i) => ({ ...t, heldOut: !spec.blind && heldOut(i) }))
+      .filter((t) => split === 'all' || (split === 'held-out') === t.heldOut);
     const unknown = tasks.filter((t) => !nameOf(tools, t.expect));
     if (unknown.length > 0) {
       throw new Error(
         `${api}: ${unknown.length} tasks expect operations that are not tools: ${unknown.map((t) => t.expect).join(', ')}`,
       );
     }
+    const building = performance.now();
     const index = new OperationIndex(tools);
-    const started = performance.now();
-    const ours = measure((q, n) => index.search(q, n), tasks, tools);
-    const perQueryMs = (performance.now() - started) / Math.max(tasks.length, 1);
+    const buildMs = performance.now() - building;
+    const times = [];
+    const ours = measure(
+      (q, n) => {
+        const started = performance.now();
+        const hits = index.search(q, n);
+        times.push(performance.now() - started);
+        return hits;
+      },
+      tasks,
+      tools,
+    );
     const baseline = new Bm25(tools);
     const bm25 = measure((q, n) => baseline.search(q, n), tasks, tools);
-    rows.push({ api, operations: tools.length, ours, bm25, perQueryMs });
+    const held = measure(
+      (q, n) => index.search(q, n),
+      tasks.filter((t) => t.heldOut),
+      tools,
+    );
+    rows.push({ api, operations: tools.length, ours, bm25, held, medianQueryMs: median(times), buildMs });
   }
   const all = (side) => {
     const n = rows.reduce((s, r) => s + r[side].tasks, 0);
     const sum = (k) => rows.reduce((s, r) => s + r[side][k] * r[side].tasks, 0) / Math.max(n, 1);
     return { tasks: n, recallAt1: sum('recallAt1'), recallAt5: sum('recallAt5'), mrr: sum('mrr') };
   };
-  return { rows, ours: all('ours'), bm25: all('bm25') };
+  return { blind: spec.blind === true, rows, ours: all('ours'), bm25: all('bm25'), held: all('held') };
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s[Math.floor(s.length / 2)];
 }
 
 function print(report) {
   const f = (x) => x.toFixed(2);
   const lines = [
-    '| API | operations | tasks | recall@1 | recall@5 | MRR | BM25 recall@1 | BM25 recall@5 | BM25 MRR | ms per query |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| API | operations | tasks | recall@1 | recall@5 | MRR | BM25 recall@1 | BM25 recall@5 | BM25 MRR | median ms per query | index build ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...report.rows.map(
       (r) =>
-        `| ${r.api} | ${r.operations.toLocaleString('en-US')} | ${r.ours.tasks} | ${f(r.ours.recallAt1)} | ${f(r.ours.recallAt5)} | ${f(r.ours.mrr)} | ${f(r.bm25.recallAt1)} | ${f(r.bm25.recallAt5)} | ${f(r.bm25.mrr)} | ${r.perQueryMs.toFixed(2)} |`,
+        `| ${r.api} | ${r.operations.toLocaleString('en-US')} | ${r.ours.tasks} | ${f(r.ours.recallAt1)} | ${f(r.ours.recallAt5)} | ${f(r.ours.mrr)} | ${f(r.bm25.recallAt1)} | ${f(r.bm25.recallAt5)} | ${f(r.bm25.mrr)} | ${r.medianQueryMs.toFixed(2)} | ${Math.round(r.buildMs)} |`,
     ),
-    `| all | | ${report.ours.tasks} | ${f(report.ours.recallAt1)} | ${f(report.ours.recallAt5)} | ${f(report.ours.mrr)} | ${f(report.bm25.recallAt1)} | ${f(report.bm25.recallAt5)} | ${f(report.bm25.mrr)} | |`,
+    `| all | | ${report.ours.tasks} | ${f(report.ours.recallAt1)} | ${f(report.ours.recallAt5)} | ${f(report.ours.mrr)} | ${f(report.bm25.recallAt1)} | ${f(report.bm25.recallAt5)} | ${f(report.bm25.mrr)} | | |`,
   ];
+  if (report.held.tasks > 0 && report.held.tasks < report.ours.tasks) {
+    lines.push(
+      `| held-out | | ${report.held.tasks} | ${f(report.held.recallAt1)} | ${f(report.held.recallAt5)} | ${f(report.held.mrr)} | | | | | |`,
+    );
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
-  if (values.misses) {
+  if (values.misses && report.blind) process.stdout.write('(a blind set: its misses are not shown)\n');
+  else if (values.misses) {
     for (const r of report.rows) {
       for (const m of r.ours.misses)
         process.stdout.write(`miss ${r.api}: "${m.task}" -> ${m.got.join(', ')} (want ${m.expect})\n`);
@@ -148,7 +193,7 @@ function print(report) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const report = runRetrieval(values.tasks);
+  const report = runRetrieval(values.tasks, values.split);
   print(report);
   if (values.json) {
     const slim = {
@@ -157,6 +202,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         ...r,
         ours: { ...r.ours, misses: undefined },
         bm25: { ...r.bm25, misses: undefined },
+        held: { ...r.held, misses: undefined },
       })),
     };
     writeFileSync(values.json, `${JSON.stringify(slim, null, 2)}\n`);

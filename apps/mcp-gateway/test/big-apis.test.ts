@@ -91,9 +91,10 @@ describe("GitHub's REST API", () => {
       method: 'POST',
       path: '/repos/{owner}/{repo}/issues',
       title: 'Create an issue',
+      summary: 'Any user with pull access to a repository can create an issue.',
     });
     expect(found.content[0]?.text).toMatch(
-      /^issues_create: POST \/repos\/\{owner\}\/\{repo\}\/issues - Create an issue\n/,
+      /^issues_create: POST \/repos\/\{owner\}\/\{repo\}\/issues - Create an issue: Any user with pull access to a repository can create an issue\.\n/,
     );
 
     const described = (await client.callTool({ name: DESCRIBE_TOOL, arguments: { name: 'issues_create' } })) as Result;

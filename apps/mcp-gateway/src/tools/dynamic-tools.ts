@@ -1,19 +1,18 @@
 // Dynamic mode, for APIs too big to list: instead of one tool per operation the gateway lists
 // three, and the model finds what it needs by asking.
 //
-//   search_operations {query}            ranked operations: the exact name, method, path, title
+//   search_operations {query}            ranked operations: the exact name, method, path, title,
+//                                        and the description's first sentence
 //   describe_operation {name}            one operation's full input and output schema
 //   call_operation {name, arguments}     calls it: validation, the upstream call, _meta,
 //                                        progress and cancellation exactly as a listed tool's
 //
-// Ranking is MiniSearch's (BM25 over the title, name, tags, path and description, with prefix
-// and fuzzy matching on longer words), on words reduced to their stems by the Porter stemmer
-// (`stemmer`), so "issue" finds "issues" and "requests" finds "request". One thing is ours: the
-// verbs people use are read as the kind of operation they mean (intentOf), and operations of
-// that HTTP method rank higher. Measured by the retrieval benchmark (pnpm retrieval).
-import MiniSearch from 'minisearch';
-import { stemmer } from 'stemmer';
-import type { JsonSchema, Tool, ToolAnnotations } from './tool.js';
+// Ranking is in operation-search.ts, measured by the retrieval benchmark (pnpm retrieval).
+
+import { DEFAULT_SEARCH_RESULTS } from './operation-search.js';
+import type { JsonSchema, ToolAnnotations } from './tool.js';
+
+export { OperationIndex, type SearchHit } from './operation-search.js';
 
 export const SEARCH_TOOL = 'search_operations';
 export const DESCRIBE_TOOL = 'describe_operation';
@@ -24,10 +23,6 @@ export const MAX_QUERY_LENGTH = 200;
 export const scopedName = (base: string, scope: string | undefined) =>
   scope === undefined ? base : `${scope}.${base}`;
 export const MAX_SEARCH_RESULTS = 20;
-const DEFAULT_SEARCH_RESULTS = 8;
-
-/** Words that say nothing about which operation is meant. */
-const STOP_WORDS = new Set(['a', 'an', 'the', 'to', 'of', 'for', 'in', 'on', 'by', 'and', 'or', 'with', 'my', 'me']);
 
 const readOnly: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true };
 
@@ -42,117 +37,6 @@ export interface MetaTool {
   meta: 'search' | 'describe' | 'call';
   /** The upstream whose operations it reaches, when the gateway has several. */
   scope?: string | undefined;
-}
-
-export interface SearchHit {
-  name: string;
-  method: string;
-  path: string;
-  title?: string;
-}
-
-interface Indexed {
-  id: number;
-  name: string;
-  title: string;
-  tags: string;
-  path: string;
-  description: string;
-}
-
-/** The operations a dynamic gateway serves, searchable by words. */
-export class OperationIndex {
-  readonly #tools: readonly Tool[];
-  readonly #search: MiniSearch<Indexed>;
-
-  constructor(tools: readonly Tool[]) {
-    this.#tools = tools;
-    this.#search = new MiniSearch<Indexed>({
-      fields: ['name', 'title', 'tags', 'path', 'description'],
-      processTerm: (term) => {
-        const word = term.toLowerCase();
-        return STOP_WORDS.has(word) ? null : stemmer(word);
-      },
-      searchOptions: {
-        boost: { title: 4, name: 2, tags: 1.5, path: 1, description: 0.5 },
-        prefix: (term) => term.length > 3,
-        fuzzy: (term) => (term.length > 5 ? 0.2 : false),
-        combineWith: 'OR',
-      },
-    });
-    this.#search.addAll(
-      tools.map((tool, id) => ({
-        id,
-        name: tool.name,
-        title: tool.title ?? '',
-        tags: tool.source.tags.join(' '),
-        path: tool.binding.path.replace(/[{}]/g, ' '),
-        // The first paragraph is what says what an operation is for; the rest is detail.
-        description: firstParagraph(tool.description),
-      })),
-    );
-  }
-
-  /** The best matches, only among the tools `visible` allows (those the caller may call). */
-  search(query: string, limit = DEFAULT_SEARCH_RESULTS, visible?: (tool: Tool) => boolean): SearchHit[] {
-    const intent = intentOf(query);
-    return this.#search
-      .search(intent.query, {
-        boostDocument: (id) => (intent.methods.has((this.#tools[id as number] as Tool).binding.method) ? 1.6 : 1),
-      })
-      .map((hit) => this.#tools[hit.id as number] as Tool)
-      .filter((tool) => visible === undefined || visible(tool))
-      .slice(0, limit)
-      .map((tool) => {
-        return {
-          name: tool.name,
-          method: tool.binding.method,
-          path: tool.binding.path,
-          ...(tool.title ? { title: tool.title } : {}),
-        };
-      });
-  }
-}
-
-/**
- * What a person's wording says about the kind of operation: the verbs people use mapped to the
- * ones specs use (make, add, open -> create; get rid of, remove -> delete; ...), added to the
- * query, and the HTTP methods such operations have, whose operations rank higher.
- */
-const INTENTS: Array<{ words: RegExp; add: string; methods: string[] }> = [
-  {
-    words:
-      /\b(make|new|add|open|start|spin|set up|register|file|log|draft|launch|post|send|upload|invite|issue|generate|cut|build)\b/i,
-    add: 'create',
-    methods: ['POST', 'PUT'],
-  },
-  {
-    words: /\b(remove|delete|erase|wipe|kill|drop|get rid|nuke|tear down|revoke|purge|uninstall|destroy)\b/i,
-    add: 'delete',
-    methods: ['DELETE'],
-  },
-  {
-    words: /\b(change|edit|modify|rename|update|tweak|fix|set|bump|switch|move|mark)\b/i,
-    add: 'update',
-    methods: ['PATCH', 'PUT', 'POST'],
-  },
-  {
-    words: /\b(show|see|list|which|what|who|find|look|view|read|get|fetch|how many|is|are|did|was|check)\b/i,
-    add: 'get list',
-    methods: ['GET'],
-  },
-];
-
-function intentOf(query: string): { query: string; methods: Set<string> } {
-  const methods = new Set<string>();
-  const added: string[] = [];
-  for (const intent of INTENTS) {
-    if (!intent.words.test(query)) continue;
-    added.push(intent.add);
-    for (const m of intent.methods) methods.add(m);
-    break;
-  }
-  return { query: added.length > 0 ? `${query} ${added.join(' ')}` : query, methods };
 }
 
 export function firstParagraph(text: string): string {
@@ -206,7 +90,7 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
       meta: 'search',
       name: SEARCH,
       title: `Search the ${title} operations`,
-      description: `Finds operations of ${title} (${count} in all) by words, best match first: each hit is the exact name to pass to ${DESCRIBE} and ${CALL}, with its method, path and title.`,
+      description: `Finds operations of ${title} (${count} in all) by words, best match first: each hit is the exact name to pass to ${DESCRIBE} and ${CALL}, with its method, path, title and what it does (the description's first sentence).`,
       inputSchema: {
         type: 'object',
         properties: {
@@ -238,6 +122,7 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
                 method: { type: 'string' },
                 path: { type: 'string' },
                 title: { type: 'string' },
+                summary: { type: 'string' },
               },
               required: ['name', 'method', 'path'],
             },

@@ -220,7 +220,11 @@ export class ToolCalls implements ToolService {
     if (tool.meta === 'search') {
       const hits =
         this.#tools.indexFor(tool.scope)?.search(String(args.query), args.limit as number | undefined, visible) ?? [];
-      const lines = hits.map((h) => `${h.name}: ${h.method} ${h.path}${h.title ? ` - ${h.title}` : ''}`);
+      // One line a hit: enough to choose without describing each (name, method, path, title, what it does).
+      const lines = hits.map(
+        (h) =>
+          `${h.name}: ${h.method} ${h.path}${h.title ? ` - ${h.title}` : ''}${h.summary ? `${h.title ? ':' : ' -'} ${h.summary}` : ''}`,
+      );
       const text =
         hits.length === 0
           ? `No operation matches "${String(args.query)}". Try other words, or fewer.`

@@ -1,0 +1,258 @@
+// Finding the operation a model means among hundreds: search_operations' ranking.
+//
+// BM25 (MiniSearch) over fields of different worth: the title (or, when a document has none,
+// the first sentence of the description), the operation's name, its tags, the literal segments
+// of its path, the first paragraph of its description, and the names of its arguments. Three
+// things are ours, each measured by the retrieval benchmark (pnpm retrieval):
+//
+// - words as specs write them and as people type them meet: camelCase and snake_case split
+//   (`listCoreV1NamespacedPod` is "list core v1 namespaced pod"), HTML and links left out of
+//   descriptions, every word reduced to its stem (`stemmer`), so "issues" finds "issue";
+// - a thesaurus of the words people use for what APIs name otherwise ("ticket" for issue, "PR"
+//   for pull request, "money back" for refund), whose words join the query at a lower weight;
+// - the verbs people use read as the kind of operation they mean (make, add, open -> create;
+//   get rid of -> delete; show, which -> get and list), and operations of that HTTP method
+//   ranked higher.
+import MiniSearch from 'minisearch';
+import { stemmer } from 'stemmer';
+import { THESAURUS } from './thesaurus.js';
+import type { Tool } from './tool.js';
+
+/** A search hit: what a model needs to choose, in few tokens. */
+export interface SearchHit {
+  name: string;
+  method: string;
+  path: string;
+  title?: string;
+  /** The description's first sentence, when it says more than the title (at most 120 characters). */
+  summary?: string;
+}
+
+interface Indexed {
+  id: number;
+  title: string;
+  name: string;
+  tags: string;
+  path: string;
+  description: string;
+  arguments: string;
+}
+
+/** Words that say nothing about which operation is meant. */
+const STOP_WORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'to',
+  'of',
+  'for',
+  'in',
+  'on',
+  'by',
+  'and',
+  'or',
+  'with',
+  'my',
+  'me',
+  'i',
+  'it',
+  'its',
+  'this',
+  'that',
+  'these',
+  'those',
+  'our',
+  'we',
+  'you',
+  'your',
+  'from',
+  'into',
+  'at',
+  'as',
+  'so',
+  'can',
+  'do',
+  'please',
+  'some',
+  'all',
+  'every',
+  'one',
+  'new',
+]);
+
+export const DEFAULT_SEARCH_RESULTS = 8;
+const SUMMARY_LIMIT = 120;
+/** Weight of a word the thesaurus added, next to 1 for a word the caller typed. */
+const THESAURUS_WEIGHT = 0.6;
+/** How much higher an operation of the HTTP method the query's verb means ranks. */
+const METHOD_BOOST = 1.6;
+
+/** `listCoreV1Pod`, `conversations_setPurpose`, `<p>Creates a <a href=...>charge</a></p>` -> words. */
+export function splitWords(text: string): string[] {
+  return text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\]\([^)]*\)/g, ' ')
+    .replace(/https?:\/\/\S+/g, ' ')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 0);
+}
+
+const termOf = (word: string): string | null => (STOP_WORDS.has(word) ? null : stemmer(word));
+
+/** The first paragraph of a text, with its markup left out. */
+function plainParagraph(text: string): string {
+  const plain = text
+    .replace(/<[^>]*>/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .trim();
+  return (plain.split(/\n\s*\n/)[0] ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** The sentences of a paragraph (cut after . ! ? and a space). */
+const sentencesOf = (paragraph: string) => paragraph.split(/(?<=[.!?])\s+/).filter((s) => s.length > 0);
+
+/** A description that is only the operation's method and path (as Twilio's are) says nothing. */
+const meaningful = (text: string, tool: Tool) =>
+  /[a-z]/i.test(text.replace(tool.binding.path, '').replace(tool.binding.method, ''));
+
+const bare = (text: string) => text.toLowerCase().replace(/[.\s]+$/, '');
+
+/** What the operation does in one sentence: the description's first that is not the title again. */
+function summaryOf(tool: Tool): string | undefined {
+  const paragraph = plainParagraph(tool.description);
+  if (!meaningful(paragraph, tool)) return undefined;
+  const title = bare(tool.title ?? '');
+  const sentence = sentencesOf(paragraph).find((s) => bare(s) !== title);
+  if (sentence === undefined) return undefined;
+  if (sentence.length <= SUMMARY_LIMIT) return sentence;
+  const cut = sentence.slice(0, SUMMARY_LIMIT);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > SUMMARY_LIMIT / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
+
+function documentOf(tool: Tool, id: number): Indexed {
+  const paragraph = plainParagraph(tool.description);
+  const said = meaningful(paragraph, tool);
+  const properties = tool.inputSchema.properties;
+  return {
+    id,
+    // A document without titles has its description's first sentence read as one.
+    title: tool.title ?? (said ? (sentencesOf(paragraph)[0] ?? '') : ''),
+    name: tool.name,
+    tags: tool.source.tags.join(' '),
+    // Literal segments only: `{owner}` and `{repo}` are in every GitHub path and say nothing.
+    path: tool.binding.path.replace(/\{[^}]*\}/g, ' '),
+    description: said ? paragraph : '',
+    arguments: properties && typeof properties === 'object' ? Object.keys(properties).join(' ') : '',
+  };
+}
+
+/** The operations a dynamic gateway serves, searchable by words. */
+export class OperationIndex {
+  readonly #tools: readonly Tool[];
+  readonly #search: MiniSearch<Indexed>;
+
+  constructor(tools: readonly Tool[]) {
+    this.#tools = tools;
+    this.#search = new MiniSearch<Indexed>({
+      fields: ['title', 'name', 'tags', 'path', 'description', 'arguments'],
+      tokenize: splitWords,
+      processTerm: termOf,
+      searchOptions: {
+        boost: { title: 4, name: 2, tags: 1.5, path: 1, description: 0.5, arguments: 0.3 },
+        prefix: (term) => term.length > 4,
+        fuzzy: (term) => (term.length > 6 ? 0.15 : false),
+        combineWith: 'OR',
+      },
+    });
+    this.#search.addAll(tools.map(documentOf));
+  }
+
+  /** The best matches, only among the tools `visible` allows (those the caller may call). */
+  search(query: string, limit = DEFAULT_SEARCH_RESULTS, visible?: (tool: Tool) => boolean): SearchHit[] {
+    const { terms, weights, methods } = understand(query);
+    if (terms.length === 0) return [];
+    return this.#search
+      .search(terms.join(' '), {
+        tokenize: (text) => text.split(' '),
+        processTerm: (term) => term,
+        boostTerm: (term) => weights.get(term) ?? 1,
+        boostDocument: (id) => (methods.has((this.#tools[id as number] as Tool).binding.method) ? METHOD_BOOST : 1),
+      })
+      .map((hit) => this.#tools[hit.id as number] as Tool)
+      .filter((tool) => visible === undefined || visible(tool))
+      .slice(0, limit)
+      .map((tool) => {
+        const summary = summaryOf(tool);
+        return {
+          name: tool.name,
+          method: tool.binding.method,
+          path: tool.binding.path,
+          ...(tool.title ? { title: tool.title } : {}),
+          ...(summary ? { summary } : {}),
+        };
+      });
+  }
+}
+
+/**
+ * What a person's wording says: its words as stems, the thesaurus's words for them (weighted
+ * lower), and the HTTP methods the kind of operation it asks for has.
+ */
+function understand(query: string): { terms: string[]; weights: Map<string, number>; methods: Set<string> } {
+  const text = query.toLowerCase();
+  const weights = new Map<string, number>();
+  const typed = splitWords(query)
+    .map(termOf)
+    .filter((t): t is string => t !== null);
+  for (const t of typed) weights.set(t, 1);
+  const add = (words: string, weight: number) => {
+    for (const w of splitWords(words)) {
+      const t = termOf(w);
+      if (t !== null && !weights.has(t)) weights.set(t, weight);
+    }
+  };
+  for (const entry of THESAURUS) {
+    if (entry.when.test(text)) add(entry.means, THESAURUS_WEIGHT);
+  }
+  // The verb said first is the one that says what to do: "delete a label from an issue".
+  const intent = INTENTS.map((i) => ({ i, at: text.search(i.words) }))
+    .filter((m) => m.at >= 0)
+    .sort((a, b) => a.at - b.at)[0]?.i;
+  if (intent) add(intent.add, THESAURUS_WEIGHT);
+  const methods = new Set<string>(intent?.methods ?? []);
+  return { terms: [...weights.keys()], weights, methods };
+}
+
+/**
+ * The verbs people use mapped to the ones specs use, and the HTTP methods such operations
+ * have. Nouns that are also verbs ("issue", "post", "file", "log") count as verbs only before
+ * an article: "file a bug", not "the file".
+ */
+const INTENTS: Array<{ words: RegExp; add: string; methods: string[] }> = [
+  {
+    words:
+      /\b(make|new|add|open|start|spin|set up|register|draft|launch|send|upload|invite|generate|create|sign up|save|store|put|(file|log|post|issue|raise) an?)\b/,
+    add: 'create',
+    methods: ['POST', 'PUT'],
+  },
+  {
+    words:
+      /\b(remove|delete|erase|wipe|kill|drop|get rid|nuke|tear down|revoke|purge|uninstall|destroy|strip|unlink)\b/,
+    add: 'delete',
+    methods: ['DELETE'],
+  },
+  {
+    words: /\b(change|edit|modify|rename|update|tweak|fix|set|bump|switch|move|mark|turn)\b/,
+    add: 'update',
+    methods: ['PATCH', 'PUT', 'POST'],
+  },
+  {
+    words: /\b(show|see|list|which|what|who|find|look|view|read|get|fetch|how many|how much|is|are|did|was|check)\b/,
+    add: 'get list',
+    methods: ['GET'],
+  },
+];

@@ -1,0 +1,98 @@
+// search_operations' ranking on a real document (GitHub's, 1,223 operations) and on the shapes
+// other documents have: names in camelCase with no title (Kubernetes), descriptions in HTML
+// (Stripe), descriptions that only repeat the method and path (Twilio). Its quality over 377
+// tasks is the retrieval benchmark's (pnpm retrieval), which CI holds to its committed numbers.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { countTokens } from '@agentwire/tool-tokens';
+import { describe, expect, it } from 'vitest';
+import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
+import { OperationIndex, splitWords } from '../src/tools/operation-search.js';
+import type { Tool } from '../src/tools/tool.js';
+
+const GITHUB = fileURLToPath(
+  new URL('../node_modules/@octokit/openapi/generated/api.github.com.json', import.meta.url),
+);
+const github = openApiToTools(JSON.parse(readFileSync(GITHUB, 'utf8'))).tools;
+const index = new OperationIndex(github);
+const names = (query: string, limit = 5) => index.search(query, limit).map((h) => h.name);
+
+/** A document with the shapes of the directory's specs, written here so each case is plain. */
+function toolsOf(paths: Record<string, unknown>): Tool[] {
+  return openApiToTools({ openapi: '3.0.3', info: { title: 'Shapes', version: '1' }, paths }).tools;
+}
+
+describe('search_operations', () => {
+  it('splits the words specs run together and leaves markup out', () => {
+    expect(splitWords('listCoreV1NamespacedPod')).toEqual(['list', 'core', 'v1', 'namespaced', 'pod']);
+    expect(splitWords('conversations_setPurpose')).toEqual(['conversations', 'set', 'purpose']);
+    expect(splitWords('HTTPRoute')).toEqual(['http', 'route']);
+    expect(splitWords('<p>Creates a <a href="/docs/refunds">refund</a>.</p>')).toEqual(['creates', 'a', 'refund']);
+    expect(splitWords('See [the docs](https://docs.github.com/rest) now')).toEqual(['see', 'the', 'docs', 'now']);
+  });
+
+  it('finds what people ask for in their own words, not only in the summary’s', () => {
+    // "PR" is a pull request, "ticket" an issue, "open" and "file" mean create.
+    expect(names('open a PR')).toContain('pulls_create');
+    expect(names('file a ticket')).toContain('issues_create');
+    // The operation's own words still rank it first.
+    expect(names('create an issue', 1)).toEqual(['issues_create']);
+    // A verb of removal ranks DELETE operations higher than ones that only share the nouns.
+    expect(index.search('delete a label from an issue', 3)[0]?.method).toBe('DELETE');
+  });
+
+  it('gives each hit its title and the first sentence of its description, in few tokens', () => {
+    const hits = index.search('open a PR', 8);
+    const create = hits.find((h) => h.name === 'pulls_create');
+    expect(create).toMatchObject({
+      method: 'POST',
+      path: '/repos/{owner}/{repo}/pulls',
+      title: 'Create a pull request',
+    });
+    expect(create?.summary).toMatch(/^Draft pull requests are available/);
+    for (const hit of hits) expect(hit.summary?.length ?? 0).toBeLessThanOrEqual(121);
+    // Eight hits with all that stay small next to one full tool description.
+    expect(countTokens(JSON.stringify(hits))).toBeLessThan(600);
+  });
+
+  it('reads names without titles, HTML descriptions, and leaves out descriptions that only repeat the path', () => {
+    const tools = toolsOf({
+      '/api/v1/namespaces/{namespace}/pods': {
+        parameters: [{ name: 'namespace', in: 'path', required: true, schema: { type: 'string' } }],
+        post: { operationId: 'createCoreV1NamespacedPod', responses: { 201: { description: 'Created' } } },
+        get: { operationId: 'listCoreV1NamespacedPod', responses: { 200: { description: 'OK' } } },
+      },
+      '/v1/refunds': {
+        post: {
+          operationId: 'PostRefunds',
+          description:
+            '<p>When you create a new <a href="/docs/api/refunds">refund</a>, you must specify a charge.</p>',
+          responses: { 200: { description: 'OK' } },
+        },
+      },
+      '/2010-04-01/Accounts/{AccountSid}/Calls.json': {
+        parameters: [{ name: 'AccountSid', in: 'path', required: true, schema: { type: 'string' } }],
+        post: {
+          operationId: 'CreateCall',
+          description: 'POST /2010-04-01/Accounts/{AccountSid}/Calls.json',
+          responses: { 201: { description: 'Created' } },
+        },
+      },
+    });
+    const shapes = new OperationIndex(tools);
+    expect(shapes.search('list pods', 1)[0]?.name).toBe('listCoreV1NamespacedPod');
+    expect(shapes.search('run a new pod', 1)[0]?.name).toBe('createCoreV1NamespacedPod');
+    const refund = shapes.search('give a customer their money back', 1)[0];
+    expect(refund).toMatchObject({
+      name: 'PostRefunds',
+      summary: 'When you create a new refund, you must specify a charge.',
+    });
+    const call = shapes.search('ring a customer', 1)[0];
+    expect(call?.name).toBe('CreateCall');
+    expect(call).not.toHaveProperty('summary');
+  });
+
+  it('answers a query of nothing but stop words with no hits rather than everything', () => {
+    expect(index.search('the of a to')).toEqual([]);
+  });
+});
