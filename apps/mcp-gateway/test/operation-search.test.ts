@@ -92,6 +92,14 @@ describe('search_operations', () => {
     expect(call).not.toHaveProperty('summary');
   });
 
+  it('reads past the values in a request: quoted names, addresses, keys, numbers', () => {
+    // "release" in quotes is a value, not what to do; with it read as a word, release
+    // operations outrank the label one.
+    expect(names('add the label "release" to issue #42 in octo/app', 3)).toContain('issues_add-labels');
+    expect(names('invite someone@example.com to the org')).toContain('orgs_create-invitation');
+    expect(index.search('the of a to 42 "x"')).toEqual([]);
+  });
+
   it('answers a query of nothing but stop words with no hits rather than everything', () => {
     expect(index.search('the of a to')).toEqual([]);
   });

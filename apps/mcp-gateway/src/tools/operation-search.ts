@@ -199,13 +199,28 @@ export class OperationIndex {
 }
 
 /**
+ * A query without the values in it, which name things rather than say what to do: quoted
+ * text, e-mail addresses, URLs, #channels and #numbers, keys like ABC-123, versions, numbers.
+ */
+function withoutValues(query: string): string {
+  return query
+    .replace(/(^|\s)(['"‘“])[^'"’”]*['"’”]/g, ' ')
+    .replace(/\S+@\S+/g, ' ')
+    .replace(/https?:\/\/\S+/g, ' ')
+    .replace(/#[\w-]+/g, ' ')
+    .replace(/\b[A-Z][A-Z0-9]+-\d+\b/g, ' ')
+    .replace(/\bv?\d+(\.\d+)*\b/g, ' ');
+}
+
+/**
  * What a person's wording says: its words as stems, the thesaurus's words for them (weighted
  * lower), and the HTTP methods the kind of operation it asks for has.
  */
 function understand(query: string): { terms: string[]; weights: Map<string, number>; methods: Set<string> } {
-  const text = query.toLowerCase();
+  const said = withoutValues(query);
+  const text = said.toLowerCase();
   const weights = new Map<string, number>();
-  const typed = splitWords(query)
+  const typed = splitWords(said)
     .map(termOf)
     .filter((t): t is string => t !== null);
   for (const t of typed) weights.set(t, 1);
