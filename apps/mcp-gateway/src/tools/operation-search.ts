@@ -12,7 +12,9 @@
 //   for pull request, "money back" for refund), whose words join the query at a lower weight;
 // - the verbs people use read as the kind of operation they mean (make, add, open -> create;
 //   get rid of -> delete; show, which -> get and list), and operations of that HTTP method
-//   ranked higher.
+//   ranked higher;
+// - the values in a request (quoted names, addresses, #channels, ABC-123 keys, numbers) left
+//   out of what it matches on: "release" in `add the label "release"` names a label.
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
 import { THESAURUS } from './thesaurus.js';
