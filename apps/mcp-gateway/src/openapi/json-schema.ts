@@ -90,6 +90,9 @@ export function deref<T>(document: unknown, node: T, seen: Set<string> = new Set
   return deref(document, resolvePointer(document, ref) as T, seen);
 }
 
+const DYNAMIC_REF =
+  'a $dynamicRef is not followed (its $dynamicAnchor binding does not survive the move into $defs): any value is accepted there, and the upstream checks it';
+
 /** What a loose schema leaves out: whatever a real answer outside its spec commonly breaks. */
 const LOOSE_DROPPED = new Set([
   'required',
@@ -217,6 +220,20 @@ export class SchemaConverter {
       if (loose && (key === 'additionalProperties' || key === 'unevaluatedProperties' || key === 'items')) {
         // A closed object (`false`) is opened; a schema for the extra values is loosened.
         if (typeof value === 'object' && value !== null) out[key] = this.#walk(value, depth + 1);
+        continue;
+      }
+      if (key === '$id') {
+        // Every schema is moved into the tool's $defs and reached by a pointer from the root; an
+        // $id would make the pointers inside it resolve against another base.
+        continue;
+      }
+      if (key === '$dynamicRef' || key === '$dynamicAnchor') {
+        // 2020-12's generics (Galaxy's `PaginatedResource<T>` binds T by a $dynamicAnchor in
+        // the schema that refers to it). With the schemas moved into $defs the binding is gone,
+        // so a $dynamicRef would resolve to the wrong schema: any value is taken there instead.
+        if (key === '$dynamicRef' && !loose) {
+          this.#dropped.push({ part: `$dynamicRef ${clip(String(value))}`, reason: DYNAMIC_REF });
+        }
         continue;
       }
       if (key === 'pattern' && typeof value === 'string') {

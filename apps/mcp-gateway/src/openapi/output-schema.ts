@@ -35,6 +35,22 @@ function mainSuccess(ctx: OperationContext): Record<string, { schema?: unknown }
   return response?.content ?? {};
 }
 
+/**
+ * Whether the document lets the answer itself be null (`nullable: true` in 3.0, a type list
+ * with "null" in 3.1, a null branch). Such an answer cannot be an object's structuredContent,
+ * so its tool wraps it as `{result}` like any answer that is not always an object.
+ */
+function admitsNull(document: unknown, node: unknown, depth = 0): boolean {
+  if (depth > 16 || typeof node !== 'object' || node === null) return false;
+  const schema = deref(document, node) as Record<string, unknown>;
+  if (typeof schema !== 'object' || schema === null) return false;
+  if (schema.nullable === true || schema.type === 'null') return true;
+  if (Array.isArray(schema.type) && schema.type.includes('null')) return true;
+  return ['anyOf', 'oneOf'].some(
+    (key) => Array.isArray(schema[key]) && (schema[key] as unknown[]).some((b) => admitsNull(document, b, depth + 1)),
+  );
+}
+
 const isJson = (type: string) => type === 'application/json' || /\+json$/.test(type) || type === '*/*';
 
 export function outputOf(ctx: OperationContext): Output {
@@ -57,8 +73,9 @@ export function outputOf(ctx: OperationContext): Output {
     const target = targetOf(schema, ctx.output.defs);
     const types = Array.isArray(target.type) ? target.type : [target.type];
     const isObject =
-      (types.includes('object') && types.every((t) => t === 'object' || t === 'null')) ||
-      (target.type === undefined && target.properties !== undefined && !target.anyOf);
+      !admitsNull(ctx.document, success[jsonType]?.schema) &&
+      ((types.includes('object') && types.every((t) => t === 'object' || t === 'null')) ||
+        (target.type === undefined && target.properties !== undefined && !target.anyOf));
     if (isObject) {
       // A root $ref is inlined, so that `type: "object"` stands at the root.
       const { $ref: _ref, ...siblings } = schema;
