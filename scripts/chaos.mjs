@@ -195,11 +195,21 @@ async function sessionAgent(i) {
   // Everything the store holds for this session, read again from the start on any replica;
   // then give the live stream a moment to catch up with the last of it before comparing.
   const all = await readAll(headers);
-  const last = Math.max(0, ...(all ?? []));
-  for (let i = 0; i < 50 && !stream.ids.includes(last); i++) await sleep(100);
+  const last = all?.at(-1);
+  for (let i = 0; i < 50 && last !== undefined && !stream.ids.includes(last); i++) await sleep(100);
   stream.stop = true;
   await reading;
   return { agent, kind: 'session', created, okCalls, okAfterFaults, lost, stream, storedIds: all };
+}
+
+/**
+ * Whether `next` is the event id right after `last` (ids are <epoch>-<n>): the next n in the
+ * same epoch, or n = 1 of a later epoch (Redis restarted, and may have lost its last writes).
+ */
+function isNextId(next, last) {
+  const [e1, n1] = next.split('-').map(Number);
+  const [e0, n0] = last.split('-').map(Number);
+  return e1 === e0 ? n1 === n0 + 1 : e1 > e0 && n1 === 1;
 }
 
 /** Parses `id:` lines off an SSE body until it ends or `stop`; calls onId for each. */
@@ -222,7 +232,7 @@ async function readIds(response, onId, shouldStop) {
       buffered += decoder.decode(value, { stream: true });
       const lines = buffered.split('\n');
       buffered = lines.pop() ?? '';
-      for (const line of lines) if (line.startsWith('id: ')) onId(Number(line.slice(4).replace(/\r$/, '')));
+      for (const line of lines) if (line.startsWith('id: ')) onId(line.slice(4).replace(/\r$/, ''));
     }
     return 'stopped';
   } catch {
@@ -233,8 +243,9 @@ async function readIds(response, onId, shouldStop) {
 }
 
 async function readStream(agent, headers, stream) {
-  // From the first event on: Last-Event-ID 0 replays whatever the session already has.
-  let lastId = 0;
+  // From the first event on: Last-Event-ID 0-0 (ids are <epoch>-<n>) replays whatever the
+  // session already has.
+  let lastId = '0-0';
   let cutAt;
   while (!stream.stop) {
     let response;
@@ -244,7 +255,7 @@ async function readStream(agent, headers, stream) {
           authorization: `Bearer ${TOKEN}`,
           accept: 'text/event-stream',
           ...headers,
-          'last-event-id': String(lastId),
+          'last-event-id': lastId,
         },
       });
     } catch {
@@ -262,7 +273,7 @@ async function readStream(agent, headers, stream) {
       (id) => {
         if (first && cutAt !== undefined) {
           // The first event after a cut must be the one after the last seen: nothing lost, nothing twice.
-          if (id === lastId + 1) stream.resumedOk++;
+          if (isNextId(id, lastId)) stream.resumedOk++;
           else stream.resumedBad.push({ after: lastId, got: id });
         }
         first = false;
@@ -283,7 +294,7 @@ async function readAll(headers) {
   for (let tries = 0; tries < 20; tries++) {
     try {
       const response = await fetch(MCP, {
-        headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream', ...headers, 'last-event-id': '0' },
+        headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream', ...headers, 'last-event-id': '0-0' },
       });
       if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
       const ids = [];
@@ -296,7 +307,7 @@ async function readAll(headers) {
         },
         () => Date.now() - quietSince > 1500,
       );
-      return [0, ...ids];
+      return ids;
     } catch {
       await sleep(300);
     }
@@ -732,7 +743,7 @@ async function check(results, triageRepliesBefore) {
     const ids = s.stream.ids;
     const dup = ids.length - new Set(ids).size;
     const stored = s.storedIds;
-    const missing = stored ? stored.filter((id) => id > 0 && !ids.includes(id)).length : -1;
+    const missing = stored ? stored.filter((id) => !ids.includes(id)).length : -1;
     if (dup > 0 || missing !== 0 || s.stream.resumedBad.length > 0) {
       bad.push(`${s.agent}: ${dup} repeated, ${missing} missing, ${s.stream.resumedBad.length} bad resumes`);
     }

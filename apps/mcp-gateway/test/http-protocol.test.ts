@@ -166,16 +166,35 @@ describe('Streamable HTTP, initialize-based revisions', () => {
         s.headers,
       );
     }
-    const replay = await fetch(gw.mcpUrl, {
+    // Ids are <epoch>-<n>; `0-0` comes before any, so the whole kept stream is replayed.
+    const read = async (lastEventId: string, until: (ids: string[]) => boolean) => {
+      const replay = await fetch(gw.mcpUrl, {
+        headers: {
+          authorization: `Bearer ${gw.token}`,
+          accept: 'text/event-stream',
+          ...s.headers,
+          'last-event-id': lastEventId,
+        },
+      });
+      expect(replay.headers.get('content-type')).toContain('text/event-stream');
+      const reader = (replay.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      const ids = () => [...text.matchAll(/^id: (\S+)$/gm)].map((m) => m[1] as string);
+      while (!until(ids())) text += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      return { text, ids: ids() };
+    };
+    const all = await read('0-0', (ids) => ids.length >= 3);
+    const epoch = all.ids[0]?.split('-')[0];
+    expect(all.ids.slice(0, 3)).toEqual([`${epoch}-1`, `${epoch}-2`, `${epoch}-3`]);
+    const { text, ids } = await read(`${epoch}-1`, (seen) => seen.includes(`${epoch}-3`));
+    expect(ids.slice(0, 2)).toEqual([`${epoch}-2`, `${epoch}-3`]);
+    // An id in another form is refused, with the form it should have.
+    const wrong = await fetch(gw.mcpUrl, {
       headers: { authorization: `Bearer ${gw.token}`, accept: 'text/event-stream', ...s.headers, 'last-event-id': '1' },
     });
-    expect(replay.headers.get('content-type')).toContain('text/event-stream');
-    const reader = (replay.body as ReadableStream<Uint8Array>).getReader();
-    let text = '';
-    while (!text.includes('id: 3')) text += new TextDecoder().decode((await reader.read()).value);
-    await reader.cancel();
-    expect(text).not.toContain('id: 1\n');
-    expect(text).toContain('id: 2\n');
+    expect(wrong.status).toBe(400);
+    expect(JSON.stringify(await wrong.json())).toContain('<epoch>-<n>');
     expect(text).toMatch(/"method":"notifications\/message"/);
   });
 });

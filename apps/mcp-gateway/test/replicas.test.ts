@@ -77,16 +77,18 @@ describe('two gateway replicas on one Redis', () => {
       await reader.cancel();
       return text;
     };
-    const first = await readStream(replicas[0] as string, '0', 'id: 2\n');
-    expect(first).toContain('id: 1\n');
+    // Ids are <epoch>-<n>, one epoch while Redis runs; `0-0` comes before any.
+    const first = await readStream(replicas[0] as string, '0-0', '-2\n');
+    const epoch = /^id: (\d+)-1$/m.exec(first)?.[1];
+    expect(epoch).toMatch(/^\d+$/);
     // Resume on the other replica after the last event seen: only the later events come.
-    const resumed = await readStream(replicas[1] as string, '2', 'id: 4\n');
-    expect(resumed).not.toContain('id: 2\n');
-    expect(resumed).toContain('id: 3\n');
+    const resumed = await readStream(replicas[1] as string, `${epoch}-2`, `id: ${epoch}-4\n`);
+    expect(resumed).not.toContain(`id: ${epoch}-2\n`);
+    expect(resumed).toContain(`id: ${epoch}-3\n`);
 
     // Live events cross replicas too: a call on one reaches the stream held on the other.
     const live = fetch(replicas[0] as string, {
-      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...s, 'last-event-id': '4' },
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...s, 'last-event-id': `${epoch}-4` },
     });
     const stream = await live;
     const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
@@ -98,7 +100,7 @@ describe('two gateway replicas on one Redis', () => {
     // Read until event 5 arrives; if the stream ends or stalls first, say what it did carry.
     let text = '';
     const deadline = Date.now() + 10_000;
-    while (!text.includes('id: 5\n')) {
+    while (!text.includes(`id: ${epoch}-5\n`)) {
       const chunk = await Promise.race([
         reader.read(),
         new Promise<never>((_, reject) =>

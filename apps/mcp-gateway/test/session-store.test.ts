@@ -39,7 +39,11 @@ describe('sessions in memory', () => {
     const id = await store.create(state);
     for (let i = 0; i < 3; i++)
       await store.appendEvent(id, { jsonrpc: '2.0', method: 'notifications/message', params: { i } });
-    expect((await store.eventsAfter(id, '1')).map((e) => e.id)).toEqual(['2', '3']);
+    const all = (await store.eventsAfter(id, '0-0')).map((e) => e.id);
+    const epoch = all[0]?.split('-')[0];
+    expect(all).toEqual([`${epoch}-1`, `${epoch}-2`, `${epoch}-3`]);
+    expect((await store.eventsAfter(id, `${epoch}-1`)).map((e) => e.id)).toEqual([`${epoch}-2`, `${epoch}-3`]);
+    expect(await store.eventsAfter(id, 'not an id')).toEqual([]);
     await store.close();
   });
 });
@@ -116,8 +120,11 @@ describe("a session's GET stream events in Redis", () => {
         ]).flat(),
       );
       // 400 events: under MAX_EVENTS_PER_SESSION (500), so the store keeps them all.
-      const ids = Array.from({ length: 400 }, (_, i) => String(i + 1));
-      expect(appended.map((e) => e.id).sort((x, y) => Number(x) - Number(y))).toEqual(ids);
+      // One epoch while Redis runs, and n from 1 to 400.
+      const epoch = appended[0]?.id.split('-')[0];
+      const ids = Array.from({ length: 400 }, (_, i) => `${epoch}-${i + 1}`);
+      const n = (id: string) => Number(id.split('-')[1]);
+      expect(appended.map((e) => e.id).sort((x, y) => n(x) - n(y))).toEqual(ids);
       await vi.waitFor(() => expect(heard).toHaveLength(400));
       // Published in id order: a stream that sent id N never drops N-1 as already sent.
       expect(heard.map((h) => h.event.id)).toEqual(ids);
@@ -125,7 +132,7 @@ describe("a session's GET stream events in Redis", () => {
       // Each id is the event that append returned, stored and published the same.
       const byId = new Map(appended.map((e) => [e.id, e.message]));
       for (const h of heard) expect(h.event.message).toEqual(byId.get(h.event.id));
-      const stored = await b.eventsAfter(sessionId, '0');
+      const stored = await b.eventsAfter(sessionId, '0-0');
       expect(stored.map((e) => e.id)).toEqual(ids);
       expect(stored.map((e) => e.message)).toEqual(heard.map((h) => h.event.message));
       // Every append of each replica went in, in the order that replica made them.
@@ -176,7 +183,7 @@ async function streamOnRedis(label: string) {
       accept: 'text/event-stream',
       'mcp-session-id': sessionId,
       'mcp-protocol-version': '2025-11-25',
-      'last-event-id': '0',
+      'last-event-id': '0-0',
     },
   });
   const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
@@ -194,7 +201,7 @@ async function streamOnRedis(label: string) {
       seen.text += new TextDecoder().decode(chunk.value);
     }
   };
-  await readUntil('id: 1\n');
+  await readUntil('-1\n');
   return {
     prefix,
     name,
@@ -205,7 +212,8 @@ async function streamOnRedis(label: string) {
     seen,
     readUntil,
     /** The ids the stream carried, in order. */
-    ids: () => [...seen.text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])),
+    /** The n of each id the stream carried (ids are <epoch>-<n>), in order. */
+    ids: () => [...seen.text.matchAll(/^id: \d+-(\d+)$/gm)].map((m) => Number(m[1])),
     close: async () => {
       await reader.cancel();
       await gw.close();
@@ -224,10 +232,10 @@ describe('a GET stream across a lost Redis subscription', () => {
     expect(subscriber).toBeDefined();
     await t.admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber ?? '')?.[1] ?? '');
     await t.other.appendEvent(t.sessionId, t.note(2));
-    await t.readUntil('id: 2\n');
+    await t.readUntil('-2\n');
     // Live delivery is back too, and nothing came twice.
     await t.other.appendEvent(t.sessionId, t.note(3));
-    await t.readUntil('id: 3\n');
+    await t.readUntil('-3\n');
     expect(t.ids()).toEqual([1, 2, 3]);
     await t.close();
   });
@@ -237,14 +245,15 @@ describe('a GET stream across a lost Redis subscription', () => {
     // Event 2 is stored, but its publication never reaches this replica (as when the subscriber
     // was being made or remade when it went out): written here without a PUBLISH.
     const key = (part: string) => `${t.prefix}session:${t.sessionId}:${part}`;
-    expect(await t.admin.incr(key('seq'))).toBe(2);
-    await t.admin.rpush(key('events'), JSON.stringify({ id: '2', message: t.note(2) }));
+    expect(await t.admin.hincrby(key('ids'), 'n', 1)).toBe(2);
+    const epoch = await t.admin.hget(key('ids'), 'epoch');
+    await t.admin.rpush(key('events'), JSON.stringify({ id: `${epoch}-2`, message: t.note(2) }));
     await t.other.appendEvent(t.sessionId, t.note(3));
-    await t.readUntil('id: 3\n');
+    await t.readUntil('-3\n');
     expect(t.ids()).toEqual([1, 2, 3]);
     // Live again, in order.
     await t.other.appendEvent(t.sessionId, t.note(4));
-    await t.readUntil('id: 4\n');
+    await t.readUntil('-4\n');
     expect(t.ids()).toEqual([1, 2, 3, 4]);
     await t.close();
   });

@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
+import { eventsAfterId, formatEventId } from './event-ids.js';
 import {
   MAX_EVENTS_PER_SESSION,
   newSessionId,
@@ -30,6 +31,7 @@ export class MemorySessionStore implements SessionBackend {
   readonly #idleMs: number;
   readonly #max: number;
   readonly #sweeper: NodeJS.Timeout;
+  readonly #epoch = Date.now();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#idleMs = options.idleMs ?? 30 * 60_000;
@@ -78,8 +80,8 @@ export class MemorySessionStore implements SessionBackend {
 
   async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
     const s = this.#sessions.get(id);
-    const seq = s ? ++s.seq : 0;
-    const event = { id: String(seq), message };
+    // One epoch for the process: its sessions end with it, so their ids cannot restart.
+    const event = { id: formatEventId({ epoch: this.#epoch, n: s ? ++s.seq : 0 }), message };
     if (s) {
       s.events.push(event);
       if (s.events.length > MAX_EVENTS_PER_SESSION) s.events.shift();
@@ -91,8 +93,7 @@ export class MemorySessionStore implements SessionBackend {
   async eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
     const events = this.#sessions.get(id)?.events ?? [];
     if (lastEventId === undefined) return [];
-    const after = Number(lastEventId);
-    return events.filter((e) => Number(e.id) > after);
+    return eventsAfterId(events, lastEventId);
   }
 
   subscribe(id: string, listener: (event: StoredEvent) => void): () => void {

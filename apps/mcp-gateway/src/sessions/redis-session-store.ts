@@ -7,6 +7,7 @@ import { isRedisUnavailable } from '@agentwire/schemas/server-replies';
 import type { Redis } from 'ioredis';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
+import { eventsAfterId } from './event-ids.js';
 import {
   MAX_EVENTS_PER_SESSION,
   newSessionId,
@@ -28,18 +29,29 @@ return 1`;
 // Stores and publishes one event of a session's GET stream in one step: its id (the next of the
 // session's sequence), the list entry and the publication cannot be split by another replica's
 // append or by an outage. Separate commands let two replicas publish ids out of order (the
-// stream drops an id lower than one it sent) and let a Redis restart between the INCR and the
-// write leave an id that was never stored. INCR is the first write: at maxmemory the script
-// fails before anything is stored.
+// stream drops an id lower than one it sent) and let a Redis restart between the count and the
+// write leave an id that was never stored. The id is `<epoch>-<n>` (event-ids.ts): a new epoch
+// whenever this Redis run is not the one that wrote the session's last event (a restart or a
+// failover may have lost the last writes), from Redis's clock and never below the epoch before.
+// The counter is the first write: at maxmemory the script fails before anything is stored.
 const APPEND = `
-local seq = redis.call('INCR', KEYS[1])
-local event = '{"id":"' .. seq .. '","message":' .. ARGV[1] .. '}'
+local run = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+local epoch = redis.call('HGET', KEYS[1], 'epoch')
+if redis.call('HGET', KEYS[1], 'run') ~= run then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if epoch and tonumber(epoch) >= now then now = tonumber(epoch) + 1 end
+  epoch = string.format('%.0f', now)
+  redis.call('HSET', KEYS[1], 'run', run, 'epoch', epoch, 'n', 0)
+end
+local id = epoch .. '-' .. redis.call('HINCRBY', KEYS[1], 'n', 1)
+local event = '{"id":"' .. id .. '","message":' .. ARGV[1] .. '}'
 redis.call('RPUSH', KEYS[2], event)
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PUBLISH', ARGV[4], '{"session":' .. ARGV[5] .. ',"event":' .. event .. '}')
-return seq`;
+return id`;
 
 export interface RedisSessionStoreOptions {
   /** The command connection. */
@@ -125,7 +137,7 @@ export class RedisSessionStore implements SessionBackend {
     return attempt;
   }
 
-  #key(id: string, part: 'state' | 'events' | 'seq'): string {
+  #key(id: string, part: 'state' | 'events' | 'ids'): string {
     return `${this.#prefix}session:${id}:${part}`;
   }
 
@@ -179,7 +191,7 @@ export class RedisSessionStore implements SessionBackend {
       .multi()
       .pexpire(this.#key(id, 'state'), this.#idleMs)
       .pexpire(this.#key(id, 'events'), this.#idleMs)
-      .pexpire(this.#key(id, 'seq'), this.#idleMs)
+      .pexpire(this.#key(id, 'ids'), this.#idleMs)
       .zadd(this.#index, 'XX', this.#now() + this.#idleMs, id)
       .exec();
     return JSON.parse(raw) as SessionState;
@@ -201,7 +213,7 @@ export class RedisSessionStore implements SessionBackend {
     const [deleted] =
       (await this.#redis
         .multi()
-        .del(this.#key(id, 'state'), this.#key(id, 'events'), this.#key(id, 'seq'))
+        .del(this.#key(id, 'state'), this.#key(id, 'events'), this.#key(id, 'ids'))
         .zrem(this.#index, id)
         .exec()) ?? [];
     return Number(deleted?.[1] ?? 0) > 0;
@@ -212,10 +224,10 @@ export class RedisSessionStore implements SessionBackend {
   }
 
   async #appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
-    const seq = await this.#redis.eval(
+    const eventId = await this.#redis.eval(
       APPEND,
       2,
-      this.#key(id, 'seq'),
+      this.#key(id, 'ids'),
       this.#key(id, 'events'),
       JSON.stringify(message),
       MAX_EVENTS_PER_SESSION,
@@ -223,7 +235,7 @@ export class RedisSessionStore implements SessionBackend {
       `${this.#prefix}events`,
       JSON.stringify(id),
     );
-    return { id: String(seq), message };
+    return { id: String(eventId), message };
   }
 
   eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
@@ -232,9 +244,11 @@ export class RedisSessionStore implements SessionBackend {
 
   async #eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
     if (lastEventId === undefined) return [];
-    const after = Number(lastEventId);
     const raw = await this.#redis.lrange(this.#key(id, 'events'), 0, -1);
-    return raw.map((line) => JSON.parse(line) as StoredEvent).filter((e) => Number(e.id) > after);
+    return eventsAfterId(
+      raw.map((line) => JSON.parse(line) as StoredEvent),
+      lastEventId,
+    );
   }
 
   subscribe(id: string, listener: (event: StoredEvent) => void): () => void {

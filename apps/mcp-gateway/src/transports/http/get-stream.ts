@@ -4,10 +4,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INVALID_REQUEST, SESSION_NOT_FOUND } from '../../protocol/json-rpc.js';
 import { features } from '../../protocol/revisions.js';
+import { compareEventIds, type EventId, formatEventId, isNextEventId, parseEventId } from '../../sessions/event-ids.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
 import { openEventStream, sendMessage } from './event-stream.js';
 import { type HttpContext, ownsSession } from './exchange.js';
 import { accepts, header, needsSession, rpcError } from './replies.js';
+
+const NO_ID: EventId = { epoch: 0, n: 0 };
 
 export async function getStream(ctx: HttpContext, request: FastifyRequest, reply: FastifyReply) {
   const sessionId = header(request, 'mcp-session-id');
@@ -20,12 +23,13 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
   }
   const lastEventId = header(request, 'last-event-id');
-  if (lastEventId !== undefined && !/^\d+$/.test(lastEventId)) {
+  const resumeFrom = lastEventId === undefined ? undefined : parseEventId(lastEventId);
+  if (lastEventId !== undefined && resumeFrom === undefined) {
     return rpcError(
       reply,
       400,
       INVALID_REQUEST,
-      `Last-Event-ID '${lastEventId.slice(0, 40)}' is not an id from this session's stream`,
+      `Last-Event-ID '${lastEventId.slice(0, 40)}' is not an id from this session's stream: its ids are <epoch>-<n>, two numbers (for example 1796385362567-12)`,
     );
   }
   // The stream stays open after the handler returns, until the client leaves, a newer GET for
@@ -35,27 +39,31 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   const sse = openEventStream(reply);
   ctx.getStreams.set(sessionId, sse);
   // Everything that must be undone is set up before the first await, and undone on close.
-  let lastSent = lastEventId === undefined ? -1 : Number(lastEventId);
+  let lastSent: EventId | undefined = resumeFrom;
   const deliver = (event: StoredEvent) => {
-    if (Number(event.id) <= lastSent) return; // already sent: stored and live can overlap
-    lastSent = Number(event.id);
+    const id = parseEventId(event.id);
+    if (id === undefined) return;
+    if (lastSent !== undefined && compareEventIds(id, lastSent) <= 0) return; // already sent: stored and live can overlap
+    lastSent = id;
     sendMessage(ctx.log, sse, event.message, event.id);
   };
+  const inOrder = (a: StoredEvent, b: StoredEvent) =>
+    compareEventIds(parseEventId(a.id) ?? NO_ID, parseEventId(b.id) ?? NO_ID);
   // While the store is read (the replay, a resync, a gap), live events are held, then sent in
   // order after what was read.
   let reading = true;
   const held: StoredEvent[] = [];
   const endReading = () => {
     reading = false;
-    for (const event of held.splice(0).sort((a, b) => Number(a.id) - Number(b.id))) deliver(event);
+    for (const event of held.splice(0).sort(inOrder)) deliver(event);
   };
   // Reads what the store has after the last event sent. If the store cannot answer, the stream
   // ends and the client resumes with Last-Event-ID. (A stream opened without Last-Event-ID
   // that has sent nothing yet has no position to read from; it goes on with live events.)
   const catchUp = (why: string) => {
-    if (reading || lastSent < 0) return;
+    if (reading || lastSent === undefined) return;
     reading = true;
-    ctx.store.eventsAfter(sessionId, String(lastSent)).then(
+    ctx.store.eventsAfter(sessionId, formatEventId(lastSent)).then(
       (events) => {
         for (const event of events) deliver(event);
         endReading();
@@ -70,8 +78,14 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   // means one was not heard (published while this replica's subscription was being made or
   // remade): read the missing ones from the store first, so the stream never skips an id.
   const unsubscribe = ctx.store.subscribe(sessionId, (event) => {
+    const id = parseEventId(event.id);
     if (reading) held.push(event);
-    else if (lastSent >= 0 && Number(event.id) > lastSent + 1) {
+    else if (
+      lastSent !== undefined &&
+      id !== undefined &&
+      compareEventIds(id, lastSent) > 0 &&
+      !isNextEventId(id, lastSent)
+    ) {
       held.push(event);
       catchUp('gap read');
     } else deliver(event);
