@@ -17,6 +17,8 @@ const CACHE = CONFORMANCE_CACHE;
 // server-sse-polling call fixed tool names of the suite's example server (test_simple_text,
 // ...); resources-*, prompts-*, completion-complete and elicitation-* test features a
 // tools-only server does not offer; input-required-result-*, tasks-*, sep-* test extensions.
+// http-custom-header-server-validation runs on the toy API's own list_employees, whose `team`
+// its document mirrors into Mcp-Param-Team (x-mcp.headers).
 const SCENARIOS = [
   ['server-initialize', 'stable'],
   ['ping', 'stable'],
@@ -29,6 +31,7 @@ const SCENARIOS = [
   ['server-session-lifecycle', 'alpha'],
   ['http-header-validation', 'alpha'],
   ['server-stateless', 'alpha'],
+  ['http-custom-header-server-validation', 'alpha'],
 ];
 
 // Failures excused, each by its check id and why; any other failure fails the run, even in a

@@ -359,6 +359,44 @@ describe('Streamable HTTP, 2026-07-28 (stateless)', () => {
     expect(encoded.status).toBe(200);
   });
 
+  it('checks Mcp-Param-* headers against the arguments they mirror (x-mcp-header), before anything runs', async () => {
+    const gw = await startHttpGateway(await startToyApi());
+    // The toy API's document marks list_employees' `team` with x-mcp.headers: it is listed so.
+    const list = await (await call(gw, 'tools/list', {}, modernHeaders('tools/list'))).json();
+    const tool = list.result.tools.find((t: { name: string }) => t.name === 'list_employees');
+    expect(tool.inputSchema.properties.team).toMatchObject({ type: 'string', 'x-mcp-header': 'Team' });
+    const team = (args: Record<string, unknown>, header?: string) =>
+      call(
+        gw,
+        'tools/call',
+        { name: 'list_employees', arguments: args },
+        {
+          ...modernHeaders('tools/call', 'list_employees'),
+          ...(header === undefined ? {} : { 'mcp-param-team': header }),
+        },
+      );
+    const agreed = await team({ team: 'legal' }, 'legal');
+    expect(agreed.status).toBe(200);
+    expect((await agreed.json()).result.structuredContent.data.every((e: { team: string }) => e.team === 'legal')).toBe(
+      true,
+    );
+    expect((await team({ team: 'legal' }, `=?base64?${Buffer.from('legal').toString('base64')}?=`)).status).toBe(200);
+    expect((await team({})).status).toBe(200);
+    for (const [args, header, says] of [
+      [{ team: 'legal' }, 'firmware', 'does not match'],
+      [{ team: 'legal' }, undefined, 'is missing'],
+      [{}, 'legal', 'is not given'],
+      [{ team: 'legal' }, '=?base64?bGVnYWw?=', 'not valid Base64'],
+    ] as const) {
+      const r = await team(args, header);
+      expect(r.status).toBe(400);
+      const { error } = await r.json();
+      expect(error.code).toBe(-32020);
+      expect(error.message).toContain('Mcp-Param-Team');
+      expect(error.message).toContain(says);
+    }
+  });
+
   it('answers -32022 with the supported versions to an unknown one, and -32602 without capabilities', async () => {
     const gw = await startHttpGateway(await startToyApi());
     const r = await post(

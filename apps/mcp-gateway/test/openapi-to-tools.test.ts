@@ -399,4 +399,39 @@ describe('OpenAPI to tools, edge cases', () => {
     ]);
     expect(tools.map((t) => t.description)).toEqual(['List emails received today.']);
   });
+
+  it('marks the arguments x-mcp.headers names with x-mcp-header, and refuses what cannot be a header', () => {
+    const query = (name: string, schema: Record<string, unknown>) => ({ name, in: 'query', schema });
+    const op = (operationId: string, headers: unknown, parameters = [query('region', { type: 'string' })]) => ({
+      get: { operationId, 'x-mcp': { headers }, parameters, responses: ok },
+    });
+    const { tools, problems } = openApiToTools(
+      spec31({
+        '/ok': op('ok', { region: 'Region', tier: 'Tier' }, [
+          query('region', { type: 'string' }),
+          query('tier', { enum: ['gold', 'silver'] }),
+        ]),
+        '/missing': op('missing', { nowhere: 'Nowhere' }),
+        '/object': op('object', { filter: 'Filter' }, [query('filter', { type: 'object' })]),
+        '/number': op('number', { score: 'Score' }, [query('score', { type: 'number' })]),
+        '/space': op('space', { region: 'My Region' }),
+        '/twice': op('twice', { region: 'Region', zone: 'region' }, [
+          query('region', { type: 'string' }),
+          query('zone', { type: 'string' }),
+        ]),
+      }),
+    );
+    expect(tools.map((t) => t.name)).toEqual(['ok']);
+    expect(tools[0]?.inputSchema.properties).toMatchObject({
+      region: { type: 'string', 'x-mcp-header': 'Region' },
+      tier: { type: 'string', enum: ['gold', 'silver'], 'x-mcp-header': 'Tier' },
+    });
+    expect(problems).toEqual([
+      "GET /missing (missing): x-mcp.headers names argument 'nowhere', which this operation does not have (its arguments: region)",
+      `GET /object (object): x-mcp.headers: argument 'filter' cannot be mirrored in a header: only a string, integer or boolean can (it is "object")`,
+      `GET /number (number): x-mcp.headers: argument 'score' cannot be mirrored in a header: only a string, integer or boolean can (it is "number")`,
+      "GET /space (space): x-mcp.headers.region must be a header name: 1 to 64 of the token characters of RFC 9110 (letters, digits, !#$%&'*+-.^_`|~), no spaces or colons",
+      "GET /twice (twice): x-mcp.headers gives 'zone' and 'region' the same header name (case does not count)",
+    ]);
+  });
 });

@@ -7,7 +7,7 @@ import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../common/json-depth.js';
 import type { Tool, ToolBinding, UpstreamAuth } from '../tools/tool.js';
 import { annotationsOf } from './annotations.js';
 import { inputOf } from './input-schema.js';
-import { deref, PatternChecks, SpecError } from './json-schema.js';
+import { deref, type JsonSchema, PatternChecks, SpecError } from './json-schema.js';
 import { type OperationContext, operationContext } from './operation-context.js';
 import { outputOf } from './output-schema.js';
 import { parametersOf } from './parameters.js';
@@ -67,6 +67,7 @@ function convertOperation(
     scopes: scopesFor(ctx.document, ctx.operation),
     idempotencyKeyArg: input.idempotencyKeyArg,
   };
+  if (ctx.x.headers) mirrorInHeaders(input.schema, ctx.x.headers);
   const tool: Tool = {
     name: names.claim(text.wantedName),
     description: text.description,
@@ -83,6 +84,36 @@ function convertOperation(
   if (text.title) tool.title = text.title;
   if (output.schema) tool.outputSchema = ctx.output.withDefs(output.schema);
   return tool;
+}
+
+const MIRRORABLE = new Set(['string', 'integer', 'boolean']);
+
+/**
+ * Marks the arguments `x-mcp.headers` names with `x-mcp-header`, after checking each can be one
+ * (SEP-2243): a top-level argument of type string, integer or boolean. A string enum without a
+ * type is given `type: "string"`, which it is, so that clients see what to encode.
+ */
+function mirrorInHeaders(schema: JsonSchema, headers: Record<string, string>): void {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  for (const [argument, header] of Object.entries(headers)) {
+    const property = properties[argument];
+    if (property === undefined) {
+      throw new SpecError(
+        `x-mcp.headers names argument '${argument}', which this operation does not have (its arguments: ${Object.keys(properties).join(', ') || 'none'})`,
+      );
+    }
+    const enumOfStrings =
+      property.type === undefined &&
+      Array.isArray(property.enum) &&
+      property.enum.every((v: unknown) => typeof v === 'string');
+    if (enumOfStrings) property.type = 'string';
+    if (typeof property.type !== 'string' || !MIRRORABLE.has(property.type)) {
+      throw new SpecError(
+        `x-mcp.headers: argument '${argument}' cannot be mirrored in a header: only a string, integer or boolean can (it is ${JSON.stringify(property.type ?? 'untyped')})`,
+      );
+    }
+    property['x-mcp-header'] = header;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 // The `x-mcp` extension on an operation: a name, title, description or annotations of the
-// spec author's choosing, or `hidden` to leave the operation out. Checked strictly: a typo
-// is an error that names the field, not a silent default.
+// spec author's choosing, `hidden` to leave the operation out, or `headers` to mirror arguments
+// into Mcp-Param-* headers (SEP-2243). Checked strictly: a typo is an error that names the
+// field, not a silent default.
 
 import type { ToolAnnotations } from '../tools/tool.js';
 import { SpecError } from './json-schema.js';
@@ -11,19 +12,45 @@ export interface XMcp {
   description?: string;
   hidden?: boolean;
   annotations?: Partial<ToolAnnotations>;
+  /** Argument name -> the header name after `Mcp-Param-` a client repeats it in. */
+  headers?: Record<string, string>;
+}
+
+const FIELDS = ['name', 'title', 'description', 'hidden', 'annotations', 'headers'];
+// RFC 9110's token characters: what a header name may be made of.
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
+
+function readHeaders(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SpecError('x-mcp.headers must be an object: argument name -> header name (Mcp-Param-<name>)');
+  }
+  const seen = new Map<string, string>();
+  for (const [argument, name] of Object.entries(value)) {
+    if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
+      throw new SpecError(
+        `x-mcp.headers.${argument} must be a header name: 1 to 64 of the token characters of RFC 9110 (letters, digits, !#$%&'*+-.^_\`|~), no spaces or colons`,
+      );
+    }
+    const other = seen.get(name.toLowerCase());
+    if (other !== undefined) {
+      throw new SpecError(
+        `x-mcp.headers gives '${argument}' and '${other}' the same header name (case does not count)`,
+      );
+    }
+    seen.set(name.toLowerCase(), argument);
+  }
+  return value as Record<string, string>;
 }
 
 export function readXMcp(value: unknown): XMcp {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SpecError('x-mcp must be an object with name, title, description, hidden or annotations');
+    throw new SpecError('x-mcp must be an object with name, title, description, hidden, annotations or headers');
   }
   const x = value as Record<string, unknown>;
   for (const key of Object.keys(x)) {
-    if (!['name', 'title', 'description', 'hidden', 'annotations'].includes(key)) {
-      throw new SpecError(
-        `x-mcp has an unknown field '${key}' (allowed: name, title, description, hidden, annotations)`,
-      );
+    if (!FIELDS.includes(key)) {
+      throw new SpecError(`x-mcp has an unknown field '${key}' (allowed: ${FIELDS.join(', ')})`);
     }
   }
   for (const key of ['name', 'title', 'description'] as const) {
@@ -44,5 +71,6 @@ export function readXMcp(value: unknown): XMcp {
       }
     }
   }
+  if (x.headers !== undefined) readHeaders(x.headers);
   return x as XMcp;
 }

@@ -6,11 +6,20 @@
 // one. Each call ends as one typed outcome, which the observer (the metrics) counts.
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
-import { INVALID_PARAMS, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
+import { HEADER_MISMATCH, INVALID_PARAMS, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
 import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
-import { features, LOG_LEVELS, type LogLevel, META, metaOf, type Revision } from '../protocol/revisions.js';
+import {
+  features,
+  LOG_LEVELS,
+  type LogLevel,
+  META,
+  MODERN_REVISION,
+  metaOf,
+  type Revision,
+} from '../protocol/revisions.js';
 import { type Access, AccessPolicy } from './access.js';
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, scopedName, unknownOperation } from './dynamic-tools.js';
+import { paramHeaderMismatch } from './param-headers.js';
 import type { QuotaState } from './quota.js';
 import { describeTool, isMetaTool, type ToolRegistry } from './registry.js';
 import { boundResult, DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
@@ -159,6 +168,11 @@ export class ToolCalls implements ToolService {
     if (typeof name !== 'string') throw new RpcError(INVALID_PARAMS, 'tools/call: params.name must be a string');
     const listed = this.#tools.get(name);
     if (!listed) throw new RpcError(INVALID_PARAMS, `Unknown tool: ${name}`);
+    // Before anything else: an intermediary may already have routed this request by its headers.
+    if (revision === MODERN_REVISION && request.headers) {
+      const mismatch = paramHeaderMismatch(listed, params?.arguments, request.headers);
+      if (mismatch) throw new RpcError(HEADER_MISMATCH, `Header mismatch: ${mismatch}`);
+    }
     const checked = this.#checkArguments(listed, params?.arguments ?? {});
     if (!checked.ok) {
       if (checked.unusable || f.argumentErrorsAsResults) return errorAnswer(checked);

@@ -29,6 +29,9 @@ export async function employeeRoutes(app: App): Promise<void> {
           'Lists the employees of Cardinal Energy with their id, name, team, title and office days. ' +
           'Filter by team. Use the ids (e-01, e-02, ...) with the other employee routes.',
         tags: ['employees'],
+        // MCP clients of 2026-07-28 repeat `team` in an Mcp-Param-Team header (SEP-2243), so a
+        // balancer in front of the gateway can route by team without reading the body.
+        'x-mcp': { headers: { team: 'Team' } },
         querystring: ListEmployeesQuery,
         response: { 200: EmployeeList, ...errorResponses(400, 401) },
       },
