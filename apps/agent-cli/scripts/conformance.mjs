@@ -1,4 +1,4 @@
-// Runs the official MCP conformance suite's client auth scenarios against the agent (through
+// Runs the official MCP conformance suite's client scenarios against the agent (through
 // scripts/conformance-client.mjs, which runs the real `agent` command). Every scenario that
 // applies to an HTTP MCP client of 2025-06-18 and later runs; the rest are listed below by id,
 // with why. A check that does not pass fails the run, except the ones named in EXCUSED, each
@@ -13,7 +13,8 @@ import { CONFORMANCE_CACHE, conformanceSuites } from '../../../test-support/conf
 const CACHE = CONFORMANCE_CACHE;
 const CLIENT = fileURLToPath(new URL('./conformance-client.mjs', import.meta.url));
 
-// Scenario -> the spec revision to run it at (its newest).
+// Scenario -> the spec revision to run it at (its newest; initialize and sse-retry were removed
+// in 2026-07-28, which has no initialize and no GET stream).
 const SCENARIOS = [
   ['auth/metadata-default', '2026-07-28'],
   ['auth/metadata-var1', '2026-07-28'],
@@ -40,11 +41,24 @@ const SCENARIOS = [
   ['auth/iss-unexpected', '2026-07-28'],
   ['auth/iss-normalized', '2026-07-28'],
   ['auth/metadata-issuer-mismatch', '2026-07-28'],
+  ['initialize', '2025-11-25'],
+  ['sse-retry', '2025-11-25'],
+  ['request-metadata', '2026-07-28'],
+  ['http-standard-headers', '2026-07-28'],
+  ['json-schema-ref-no-deref', '2026-07-28'],
 ];
 // Not run, by scenario id:
 // - auth/2025-03-26-oauth-metadata-backcompat, auth/2025-03-26-oauth-endpoint-fallback: the
 //   2025-03-26 revision's discovery without protected-resource metadata; the agent speaks
 //   2025-06-18 and later over HTTP (its SDK client drops the 2025-03-26 fallback).
+// - tools_call, http-custom-headers, json-schema-2020-12-preservation, sep-2322-client-request-state,
+//   http-invalid-tool-headers (issue 37, point 6, still open): they need the client to do what
+//   the scenario asks (call add_numbers with numbers, echo a schema back, mirror x-mcp-header
+//   arguments into Mcp-Param-* headers, echo requestState in a multi-round-trip call, leave out
+//   tools with invalid x-mcp-header); this client lists the tools and calls the first with no
+//   arguments, so some of their checks would pass without being exercised. Measured 2026-12-04:
+//   tools_call 1 of 2, http-custom-headers 2 of 6, json-schema-2020-12-preservation 2 of 3,
+//   sep-2322-client-request-state 0 of 5.
 // - auth/client-credentials-jwt, auth/client-credentials-basic, auth/enterprise-managed-authorization,
 //   auth/dpop, auth/dpop-nonce, auth/wif-jwt-bearer: extensions, not part of the specification.
 //   (The agent's client credentials are tested against our authorization server instead.)
@@ -101,7 +115,5 @@ for (const [scenario, version] of SCENARIOS.filter(([s]) => only.length === 0 ||
   for (const c of excused) console.log(`n/a  ${scenario}: ${c.id}: ${EXCUSED.get(c.id)}`);
 }
 console.table(rows);
-console.log(
-  failures === 0 ? 'client auth conformance: every check passed' : `client auth conformance: ${failures} failed`,
-);
+console.log(failures === 0 ? 'client conformance: every check passed' : `client conformance: ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);
