@@ -55,12 +55,6 @@ const EXCUSED = new Map([
     'sep-2575-server-no-log-without-loglevel',
     "calls the suite's fixture tool test_logging_tool; not yet served by a conformance fixture upstream (issue 37, point 2)",
   ],
-  [
-    'sep-2575-server-sends-subscription-ack',
-    'subscriptions/listen is not served yet (issue 37, point 1); the capability it tests is advertised',
-  ],
-  ['sep-2575-server-tags-subscription-id', 'subscriptions/listen is not served yet (issue 37, point 1)'],
-  ['sep-2575-server-honors-notification-filter', 'subscriptions/listen is not served yet (issue 37, point 1)'],
 ]);
 
 const { node22, ...suites } = conformanceSuites();

@@ -59,6 +59,8 @@ export interface GatewayConfig {
   keepAliveTimeoutMs: number;
   /** HTTP: connections open at once. */
   maxConnections: number;
+  /** subscriptions/listen streams per replica, in all and per caller. */
+  listenLimits: { max: number; perCaller: number };
   /** METRICS_PORT: /metrics on its own port without the token; unset, on the main port behind it. */
   metricsPort: number | undefined;
   batchLimits: BatchLimits;
@@ -101,7 +103,8 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   OAUTH_CLOCK_TOLERANCE_S (30), MAX_TOKEN_BYTES (8192), JWKS_CACHE_MS (600000), JWKS_MAX_STALE_MS (86400000),
   JWKS_REFETCH_INTERVAL_MS (30000), JWT_CACHE_MS (60000), OAUTH_INTROSPECTION_CLIENT_ID/_SECRET, TRUSTED_PROXIES,
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
-  REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), LOG_LEVEL,
+  REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), MAX_LISTEN_STREAMS (1000),
+  MAX_LISTEN_STREAMS_PER_CALLER (16), LOG_LEVEL,
   METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it),
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
@@ -255,6 +258,10 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
+    listenLimits: {
+      max: integerOf('MAX_LISTEN_STREAMS', env.MAX_LISTEN_STREAMS, 1_000, 1, 1_000_000),
+      perCaller: integerOf('MAX_LISTEN_STREAMS_PER_CALLER', env.MAX_LISTEN_STREAMS_PER_CALLER, 16, 1, 100_000),
+    },
     metricsPort: env.METRICS_PORT ? integerOf('METRICS_PORT', env.METRICS_PORT, 0, 1, 65_535) : undefined,
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,

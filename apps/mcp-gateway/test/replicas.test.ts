@@ -323,4 +323,95 @@ describe('a reload on one replica', () => {
     });
     expect((await listed.json()).result.tools.map((t: { name: string }) => t.name)).toEqual(['alpha', 'beta']);
   }, 30_000);
+
+  it('reaches a subscriptions/listen stream held by a third replica, and not one that asked only for prompts', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const api = await startToyApi();
+    const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
+    const spec = (...ids: string[]) =>
+      JSON.stringify({
+        openapi: '3.1.0',
+        info: { title: 'R', version: '1' },
+        paths: Object.fromEntries(ids.map((id) => [`/${id}`, { get: { operationId: id, responses: ok } }])),
+      });
+    const file = join(tmpdir(), `agentwire-replica-listen-${randomUUID()}.json`);
+    writeFileSync(file, spec('alpha'));
+    const token = 'l'.repeat(24);
+    const env = {
+      UPSTREAM_URL: api.url,
+      OPENAPI_URL: file,
+      OPENAPI_WATCH: 'off',
+      MCP_GATEWAY_TOKEN: token,
+      REDIS_URL: process.env.REDIS_URL ?? '',
+      REDIS_PREFIX: `test-${randomUUID()}:`,
+      PORT: '0',
+    };
+    const started = async () => {
+      const spawned = await spawnGateway(env);
+      await expect.poll(() => spawned.stderr(), { timeout: 10_000 }).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
+      return { ...spawned, url: /"url":"(http:[^"]+)"/.exec(spawned.stderr())?.[1] ?? '' };
+    };
+    const [a, b, c] = [await started(), await started(), await started()];
+    const listen = async (url: string, id: number, notifications: Record<string, boolean>) => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: ACCEPT,
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'subscriptions/listen',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'subscriptions/listen',
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+            notifications,
+          },
+        }),
+      });
+      expect(response.status).toBe(200);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const stream = { text: '', reader };
+      let pending: ReturnType<typeof reader.read> | undefined;
+      const readFor = async (until: () => boolean, ms: number) => {
+        const deadline = Date.now() + ms;
+        while (!until() && Date.now() < deadline) {
+          pending ??= reader.read();
+          const chunk = await Promise.race([
+            pending,
+            new Promise<undefined>((r) => setTimeout(() => r(undefined), 100)),
+          ]);
+          if (chunk === undefined) continue;
+          pending = undefined;
+          if (chunk.done) break;
+          stream.text += new TextDecoder().decode(chunk.value);
+        }
+      };
+      await readFor(() => stream.text.includes('notifications/subscriptions/acknowledged'), 5_000);
+      return { stream, readFor };
+    };
+    const tools = await listen(c.url, 7, { toolsListChanged: true });
+    const prompts = await listen(b.url, 8, { promptsListChanged: true });
+    // The reload is asked of replica a, which holds no stream.
+    writeFileSync(file, spec('alpha', 'beta'));
+    a.child.kill('SIGHUP');
+    await tools.readFor(() => tools.stream.text.includes('notifications/tools/list_changed'), 10_000);
+    expect(tools.stream.text, `replica c's stream carried: ${JSON.stringify(tools.stream.text)}`).toContain(
+      '{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}',
+    );
+    // Replica b reloaded too; its prompts-only stream stays quiet.
+    await expect.poll(() => b.stderr(), { timeout: 15_000 }).toMatch(/tools reloaded \(another replica reloaded\)/);
+    await prompts.readFor(() => false, 500);
+    expect(prompts.stream.text).toContain('notifications/subscriptions/acknowledged');
+    expect(prompts.stream.text).not.toContain('list_changed');
+    await Promise.all([tools.stream.reader.cancel(), prompts.stream.reader.cancel()]);
+  }, 60_000);
 });

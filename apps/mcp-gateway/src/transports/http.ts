@@ -20,6 +20,7 @@ import { type SessionBackend, StoreUnavailableError } from '../sessions/session-
 import { deleteSession } from './http/delete-session.js';
 import type { HttpContext } from './http/exchange.js';
 import { getStream } from './http/get-stream.js';
+import { DEFAULT_LISTEN_LIMITS, type ListenLimits, ListenStreams } from './http/listen-streams.js';
 import { OAuthGuard, type OAuthSettings, type ToolScopes } from './http/oauth.js';
 import { postSession } from './http/post-session.js';
 import { postStateless } from './http/post-stateless.js';
@@ -64,6 +65,8 @@ export interface HttpOptions {
   keepAliveTimeoutMs?: number | undefined;
   /** Connections open at once; more are refused. Default 1 000. */
   maxConnections?: number | undefined;
+  /** subscriptions/listen streams on this replica: in all (MAX_LISTEN_STREAMS) and per caller. */
+  listenLimits?: ListenLimits | undefined;
   /** Messages in one 2025-03-26 batch (default 50), and its requests running at once (default 8). */
   batchLimits?: BatchLimits | undefined;
 }
@@ -129,6 +132,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     store,
     inFlight: new InFlightRequests(store),
     getStreams: new Map(),
+    listens: new ListenStreams(options.listenLimits ?? DEFAULT_LISTEN_LIMITS, app.log),
     log: app.log,
     batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
     callerOf: oauth ? (request) => oauth.callerOf(request) : undefined,
@@ -207,6 +211,11 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   );
   gateway.metrics.gauge('mcp_gateway_open_streams', 'GET streams this replica holds open.', () => ctx.getStreams.size);
   gateway.metrics.gauge(
+    'mcp_gateway_listen_streams',
+    'subscriptions/listen streams this replica holds open.',
+    () => ctx.listens.size,
+  );
+  gateway.metrics.gauge(
     'mcp_gateway_open_connections',
     'Client connections open on this replica.',
     () =>
@@ -252,6 +261,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   // A reload changed the tools: each session whose GET stream is open here hears it (stored
   // with an event id like any server message, so a stream cut meanwhile gets it on resume).
   const stopListening = gateway.server.onToolsChanged((notification) => {
+    ctx.listens.notify('toolsListChanged', notification);
     for (const sessionId of ctx.getStreams.keys()) {
       ctx.store
         .appendEvent(sessionId, notification)
@@ -259,6 +269,8 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     }
   });
 
+  // Before the connections are closed (forceCloseConnections): the answers must get out first.
+  app.addHook('preClose', () => ctx.listens.endAll());
   app.addHook('onClose', async () => {
     stopListening();
     ctx.inFlight.close();

@@ -1,5 +1,6 @@
 // What the HTTP handlers share: the core, the session store, the requests in flight, the open
 // GET streams; and how one request runs within an HTTP exchange, whose client may go away.
+
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Cancellation } from '../../protocol/cancellation.js';
 import type { InFlightRequests } from '../../protocol/in-flight-requests.js';
@@ -14,6 +15,7 @@ import type { BatchLimits } from '../../protocol/message-intake.js';
 import type { Caller, Outcome, QuotaReport, SessionState } from '../../protocol/messages.js';
 import type { SessionBackend } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
+import type { ListenStreams } from './listen-streams.js';
 import { rateLimitHeaders } from './rate-limit.js';
 
 export interface HttpContext {
@@ -24,6 +26,8 @@ export interface HttpContext {
   getStreams: Map<string, EventStream>;
   log: FastifyBaseLogger;
   batchLimits: BatchLimits;
+  /** The subscriptions/listen streams this replica holds (2026-07-28). */
+  listens: ListenStreams;
   /** Who is calling (OAuth mode: the access token's subject and scopes). */
   callerOf?: ((request: FastifyRequest) => Caller | undefined) | undefined;
 }

@@ -66,6 +66,9 @@ export async function postStateless(
   }
   const mismatch = headerMismatch(request, versionHeader, metaVersion, message);
   if (mismatch) return rpcError(reply, 400, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, message.id);
+  if (message.method === 'subscriptions/listen') {
+    return ctx.listens.open(request, reply, message, ctx.callerOf?.(request));
+  }
 
   const client = watchClient(reply);
   if (meta.progressToken !== undefined || meta[META.logLevel] !== undefined) {

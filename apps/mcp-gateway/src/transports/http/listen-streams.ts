@@ -1,0 +1,155 @@
+// subscriptions/listen (2026-07-28): with no sessions and no GET stream, a client that wants to
+// hear that the tools changed POSTs subscriptions/listen and keeps the answer open as an event
+// stream. The first message is notifications/subscriptions/acknowledged with the kinds the
+// server agreed to send (of those asked; a tools-only gateway sends tools/list_changed only),
+// then each such notification as it happens, every one tagged in _meta with the subscription's
+// id (the listen request's JSON-RPC id). The client ends it by closing the stream; a server
+// that shuts down answers the listen request (a result with the subscription id) and closes.
+//
+// A reload anywhere reaches every replica (the reload travels over Redis and each replica
+// reloads itself), so each replica tells the listen streams it holds. Streams are limited, per
+// replica: MAX_LISTEN_STREAMS in all and MAX_LISTEN_STREAMS_PER_CALLER per caller (the OAuth
+// subject, else the client's address); past either, a 429 that names the limit.
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonRpcId, JsonRpcNotification } from '../../protocol/json-rpc.js';
+import { INVALID_PARAMS, QUOTA_EXCEEDED } from '../../protocol/json-rpc.js';
+import type { Caller } from '../../protocol/messages.js';
+import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
+import { rpcError } from './replies.js';
+
+export const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+
+export interface ListenLimits {
+  /** Listen streams open at once on this replica. Default 1 000. */
+  max: number;
+  /** Of those, per caller. Default 16. */
+  perCaller: number;
+}
+
+export const DEFAULT_LISTEN_LIMITS: ListenLimits = { max: 1_000, perCaller: 16 };
+
+/** The kinds of notification a listen stream can ask for, and the ones this gateway sends. */
+const FILTER_FIELDS = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const;
+const HONORED = new Set(['toolsListChanged']);
+type Kind = (typeof FILTER_FIELDS)[number];
+
+interface Listener {
+  id: JsonRpcId;
+  caller: string;
+  kinds: ReadonlySet<Kind>;
+  stream: EventStream;
+}
+
+/** The listen streams this replica holds. */
+export class ListenStreams {
+  readonly #open = new Set<Listener>();
+  readonly #perCaller = new Map<string, number>();
+  readonly #limits: ListenLimits;
+  readonly #log: FastifyBaseLogger;
+
+  constructor(limits: ListenLimits, log: FastifyBaseLogger) {
+    this.#limits = limits;
+    this.#log = log;
+  }
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** Answers a subscriptions/listen request: refused with a reason, or a stream that stays open. */
+  open(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    message: { id: JsonRpcId; params?: Record<string, unknown> },
+    caller: Caller | undefined,
+  ) {
+    const asked = filterOf(message.params?.notifications);
+    if (typeof asked === 'string') return rpcError(reply, 400, INVALID_PARAMS, asked, message.id);
+    const who = caller ? `subject ${caller.subject}` : `address ${request.ip}`;
+    if (this.#open.size >= this.#limits.max) {
+      return rpcError(
+        reply,
+        429,
+        QUOTA_EXCEEDED,
+        `Too many listen streams: this gateway holds ${this.#limits.max}, its limit (MAX_LISTEN_STREAMS); close one or try another replica`,
+        message.id,
+      );
+    }
+    const held = this.#perCaller.get(who) ?? 0;
+    if (held >= this.#limits.perCaller) {
+      return rpcError(
+        reply,
+        429,
+        QUOTA_EXCEEDED,
+        `Too many listen streams for one caller: ${who} holds ${held}, the limit (MAX_LISTEN_STREAMS_PER_CALLER); close one first (one stream can hear every kind)`,
+        message.id,
+      );
+    }
+    const kinds = new Set(FILTER_FIELDS.filter((k) => asked[k] === true && HONORED.has(k)));
+    reply.header('x-accel-buffering', 'no');
+    reply.sse.keepAlive();
+    const stream = openEventStream(reply);
+    const listener: Listener = { id: message.id, caller: who, kinds, stream };
+    this.#open.add(listener);
+    this.#perCaller.set(who, held + 1);
+    stream.onClose(() => {
+      if (!this.#open.delete(listener)) return;
+      const left = (this.#perCaller.get(who) ?? 1) - 1;
+      if (left === 0) this.#perCaller.delete(who);
+      else this.#perCaller.set(who, left);
+    });
+    // Nothing goes out on the subscription before its acknowledgement.
+    sendMessage(this.#log, stream, {
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        _meta: { [SUBSCRIPTION_ID]: message.id },
+        notifications: Object.fromEntries([...kinds].map((k) => [k, true])),
+      },
+    });
+    return reply;
+  }
+
+  /** Sends a notification of this kind to every stream that asked for it, tagged with its id. */
+  notify(kind: Kind, notification: JsonRpcNotification): void {
+    for (const listener of this.#open) {
+      if (!listener.kinds.has(kind)) continue;
+      const params = { ...(notification.params ?? {}) } as Record<string, unknown>;
+      const meta = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
+      params._meta = { ...meta, [SUBSCRIPTION_ID]: listener.id };
+      sendMessage(this.#log, listener.stream, { ...notification, params });
+    }
+  }
+
+  /** The server is closing: each listen request gets its answer, and its stream ends. */
+  async endAll(): Promise<void> {
+    const open = [...this.#open];
+    this.#open.clear();
+    this.#perCaller.clear();
+    await Promise.all(
+      open.map(async ({ id, stream }) => {
+        const answer = { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID]: id } } };
+        if (stream.isConnected) await stream.send({ event: 'message', data: answer }).catch(() => undefined);
+        stream.close();
+      }),
+    );
+  }
+}
+
+/** The filter a listen request asks for, or why it is not one. */
+function filterOf(value: unknown): Partial<Record<Kind, boolean>> | string {
+  const shape =
+    'subscriptions/listen needs params.notifications: an object with toolsListChanged, promptsListChanged, resourcesListChanged (true or false) and resourceSubscriptions (a list of URIs)';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return shape;
+  const filter = value as Record<string, unknown>;
+  for (const field of FILTER_FIELDS) {
+    if (filter[field] !== undefined && typeof filter[field] !== 'boolean') {
+      return `params.notifications.${field} must be true or false`;
+    }
+  }
+  const uris = filter.resourceSubscriptions;
+  if (uris !== undefined && (!Array.isArray(uris) || uris.some((u) => typeof u !== 'string'))) {
+    return 'params.notifications.resourceSubscriptions must be a list of URIs (strings)';
+  }
+  return filter as Partial<Record<Kind, boolean>>;
+}
