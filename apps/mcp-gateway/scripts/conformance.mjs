@@ -32,6 +32,7 @@ const SCENARIOS = [
   ['http-header-validation', 'alpha'],
   ['server-stateless', 'alpha'],
   ['http-custom-header-server-validation', 'alpha'],
+  ['caching', 'alpha'],
 ];
 
 // Failures excused, each by its check id and why; any other failure fails the run, even in a
@@ -39,6 +40,10 @@ const SCENARIOS = [
 // nothing is excused by its wording: a server that advertised what it does not serve was once
 // forgiven that way.
 const EXCUSED = new Map([
+  ...['prompts', 'resources', 'resources-templates'].map((what) => [
+    `sep-2549-${what}-list-caching-hints`,
+    `${what.replace('-', ' ')}: a tools-only gateway declares no such capability and answers their list with -32601`,
+  ]),
   [
     'sep-2575-server-rejects-undeclared-capability',
     "calls the suite's fixture tool test_missing_capability, which asks the client for sampling mid-call; a gateway's tools are an upstream's operations and never ask the client anything",

@@ -429,6 +429,12 @@ describe('Streamable HTTP, 2026-07-28 (stateless)', () => {
     const ping = await call(gw, 'ping', {}, modernHeaders('ping'));
     expect(ping.status).toBe(404);
     expect((await ping.json()).error.code).toBe(-32601);
+    // prompts/list is in the revision; this server just offers tools only, and says so.
+    const prompts = await call(gw, 'prompts/list', {}, modernHeaders('prompts/list'));
+    expect(prompts.status).toBe(404);
+    expect((await prompts.json()).error.message).toBe(
+      'Method not found: prompts/list; this server offers tools only (its capabilities declare no prompts)',
+    );
     const get = await fetch(gw.mcpUrl, {
       headers: { authorization: `Bearer ${gw.token}`, accept: 'text/event-stream' },
     });

@@ -204,7 +204,14 @@ export class McpServer {
         break;
       }
       default:
-        throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method} (not part of ${MODERN_REVISION})`);
+        // prompts/*, resources/* and completion/* are in the revision, but this server declares
+        // none of them in its capabilities: only tools.
+        throw new RpcError(
+          METHOD_NOT_FOUND,
+          /^(prompts|resources|completion)\//.test(method)
+            ? `Method not found: ${method}; this server offers tools only (its capabilities declare no ${method.split('/')[0]})`
+            : `Method not found: ${method} (not a method of ${MODERN_REVISION} this server serves)`,
+        );
     }
     const resultMeta = {
       ...((result._meta as Record<string, unknown> | undefined) ?? {}),
