@@ -26,6 +26,7 @@ export const features = (r: Revision) => ({
   progressMessage: atLeast(r, '2025-03-26'),
   /** Tool title, outputSchema and structuredContent. */
   structuredOutput: atLeast(r, '2025-06-18'),
+  audioContent: atLeast(r, '2025-03-26'),
   /** Invalid tool arguments are an isError result, not a -32602 error. */
   argumentErrorsAsResults: atLeast(r, '2025-11-25'),
   /** SSE streams start with a priming event and a retry field. */

@@ -281,6 +281,7 @@ export class ToolCalls implements ToolService {
       deadlineMs,
       onProgress,
       structured: f.structuredOutput,
+      audio: f.audioContent,
       traceContext: request.traceContext,
       caller: request.caller,
       headers: request.headers,

@@ -126,6 +126,8 @@ export interface CallContext {
   /** Called per upstream event when the caller asked for progress and the operation streams. */
   onProgress: ((progress: number, message: string) => void) | undefined;
   structured: boolean;
+  /** Whether the client's revision has audio content (2025-03-26 on); else audio is a resource. */
+  audio?: boolean | undefined;
   /** The MCP request's span context: the upstream attempts' spans are its children. */
   traceContext?: Context | undefined;
   /** Who is calling (its subject names the call in reports; its token may be exchanged). */

@@ -335,11 +335,13 @@ export class UpstreamCaller {
       result.content.push(
         mimeType.startsWith('image/')
           ? { type: 'image', data: data.toString('base64'), mimeType }
-          : // Other bytes travel as an embedded resource, named by the URL they came from.
-            {
-              type: 'resource',
-              resource: { uri: `${this.#client.baseUrl}${path}`, mimeType, blob: data.toString('base64') },
-            },
+          : mimeType.startsWith('audio/') && ctx.audio
+            ? { type: 'audio', data: data.toString('base64'), mimeType }
+            : // Other bytes travel as an embedded resource, named by the URL they came from.
+              {
+                type: 'resource',
+                resource: { uri: `${this.#client.baseUrl}${path}`, mimeType, blob: data.toString('base64') },
+              },
       );
       return result;
     }

@@ -1,0 +1,143 @@
+// The conformance fixture upstream: a small REST API whose OpenAPI document, through the
+// gateway's ordinary conversion, gives the official conformance suite the fixture tools its
+// server scenarios call by name (x-mcp.name). Each answers the way a REST API can: text, a PNG,
+// a WAV, bytes of another type (an embedded resource), an error, an event stream (progress),
+// and one operation that changes the document itself (the suite's "mutate the tool list").
+// What a REST answer cannot be, the suite's excuses name by check id (scripts/conformance.mjs):
+// several content types in one answer, a tool that asks the client something mid-call.
+// Usage: const fixture = await startFixtureUpstream({ onChange }); fixture.document(), .url, .close()
+import { createServer } from 'node:http';
+
+// A 1x1 PNG, and a WAV of 8 silent samples: the smallest valid files of their kinds.
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360f8cf000000030101001827c9a20000000049454e44ae426082',
+  'hex',
+);
+function wav() {
+  const samples = Buffer.alloc(8);
+  const head = Buffer.alloc(44);
+  head.write('RIFF', 0);
+  head.writeUInt32LE(36 + samples.length, 4);
+  head.write('WAVEfmt ', 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(1, 20); // PCM
+  head.writeUInt16LE(1, 22); // mono
+  head.writeUInt32LE(8000, 24);
+  head.writeUInt32LE(8000, 28);
+  head.writeUInt16LE(1, 32);
+  head.writeUInt16LE(8, 34);
+  head.write('data', 36);
+  head.writeUInt32LE(samples.length, 40);
+  return Buffer.concat([head, samples]);
+}
+
+const ok = (content) => ({ 200: { description: 'OK', content } });
+const operation = (name, summary, content, extra = {}) => ({
+  operationId: name.replace(/^test_/, 'fixture_'),
+  summary,
+  'x-mcp': { name },
+  responses: ok(content),
+  ...extra,
+});
+
+/** The fixture's OpenAPI document after the trigger operation has run `changes` times. */
+export function fixtureDocument(url, changes = 0) {
+  const paths = {
+    '/text': { get: operation('test_simple_text', 'Plain text', { 'text/plain': { schema: { type: 'string' } } }) },
+    '/image': { get: operation('test_image_content', 'A PNG image', { 'image/png': {} }) },
+    '/audio': { get: operation('test_audio_content', 'A WAV recording', { 'audio/wav': {} }) },
+    '/document': {
+      get: operation('test_embedded_resource', 'A file of another type, as bytes', { 'application/octet-stream': {} }),
+    },
+    '/error': {
+      get: {
+        ...operation('test_error_handling', 'Always fails', { 'application/json': { schema: { type: 'object' } } }),
+        responses: { 200: { description: 'never' }, 422: { description: 'the error it always gives' } },
+      },
+    },
+    '/progress': {
+      get: operation('test_tool_with_progress', 'Counts to three, as an event stream', {
+        'application/json': { schema: { type: 'object' } },
+        'text/event-stream': { schema: { type: 'string' } },
+      }),
+    },
+    '/log': {
+      get: operation('test_logging_tool', 'Answers at once', { 'application/json': { schema: { type: 'object' } } }),
+    },
+    '/change': {
+      post: operation('test_trigger_tool_change', 'Adds an operation to this document', {
+        'application/json': { schema: { type: 'object' } },
+      }),
+    },
+  };
+  // Each change gives the document another operation, so every trigger is a change to reload.
+  if (changes > 0) {
+    paths['/added'] = {
+      get: operation(`test_added_tool_${changes}`, 'Here since the document changed', {
+        'application/json': { schema: { type: 'object' } },
+      }),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'agentwire conformance fixture', version: String(changes + 1) },
+    servers: [{ url }],
+    paths,
+  };
+}
+
+/** Starts the fixture on 127.0.0.1 (a free port). `onChange` runs after the document changed. */
+export async function startFixtureUpstream({ onChange = async () => undefined } = {}) {
+  let changes = 0;
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const send = (status, type, body) => response.writeHead(status, { 'content-type': type }).end(body);
+    if (path === '/openapi.json') return send(200, 'application/json', JSON.stringify(fixtureDocument(url, changes)));
+    if (path === '/text') return send(200, 'text/plain', 'This is a simple text response from the fixture upstream.');
+    if (path === '/image') return send(200, 'image/png', PNG);
+    if (path === '/audio') return send(200, 'audio/wav', wav());
+    if (path === '/document') return send(200, 'application/octet-stream', Buffer.from('fixture bytes\n'));
+    if (path === '/error') {
+      return send(
+        422,
+        'application/json',
+        JSON.stringify({ error: { type: 'fixture_error', message: 'This operation always fails, on purpose.' } }),
+      );
+    }
+    if (path === '/log' || path === '/added') return send(200, 'application/json', '{"ok":true}');
+    if (path === '/progress') {
+      if (!(request.headers.accept ?? '').includes('text/event-stream')) {
+        return send(200, 'application/json', '{"counted":3}');
+      }
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      let n = 0;
+      const timer = setInterval(() => {
+        n += 1;
+        if (n <= 3) response.write(`event: delta\ndata: ${JSON.stringify({ index: n, text: `step ${n} of 3 ` })}\n\n`);
+        else {
+          clearInterval(timer);
+          response.end(`event: done\ndata: ${JSON.stringify({ counted: 3 })}\n\n`);
+        }
+      }, 20);
+      request.on('close', () => clearInterval(timer));
+      return undefined;
+    }
+    if (path === '/change' && request.method === 'POST') {
+      changes += 1;
+      // The gateway is told before the answer goes: the list has changed by the time the caller hears back.
+      onChange().then(
+        () => send(200, 'application/json', '{"changed":true}'),
+        (error) => send(500, 'application/json', JSON.stringify({ error: { type: 'reload', message: String(error) } })),
+      );
+      return undefined;
+    }
+    return send(404, 'application/json', '{"error":{"type":"not_found","message":"no such fixture route"}}');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url,
+    documentUrl: `${url}/openapi.json`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
