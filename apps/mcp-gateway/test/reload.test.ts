@@ -6,10 +6,18 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
-import { httpV1, initializedStdio, onCleanup, startHttpGatewayFor, startToyApi } from './support/stack.js';
+import {
+  httpV1,
+  initializedStdio,
+  onCleanup,
+  spawnGateway,
+  startHttpGatewayFor,
+  startToyApi,
+} from './support/stack.js';
 
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
 const specWith = (...operationIds: string[]) => ({
@@ -128,6 +136,61 @@ describe('live reload', () => {
     await expect.poll(() => (lines.at(-1) as { id?: number }).id).toBe(2);
     expect(child.exitCode).toBeNull();
     child.stdin!.end();
+    await once(child, 'exit');
+  });
+
+  it('tells a 2026-07-28 stdio client on its subscriptions/listen request, until it cancels it', async () => {
+    const api = await startToyApi();
+    const file = specFile(specWith('alpha'));
+    const { child, stderr } = await spawnGateway({ UPSTREAM_URL: api.url, OPENAPI_URL: file, OPENAPI_WATCH: 'off' }, [
+      '--stdio',
+    ]);
+    const lines: Array<Record<string, unknown>> = [];
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) =>
+      lines.push(JSON.parse(line)),
+    );
+    const send = (message: unknown) => child.stdin?.write(`${JSON.stringify(message)}\n`);
+    const _meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    send({
+      jsonrpc: '2.0',
+      id: 'sub',
+      method: 'subscriptions/listen',
+      params: { _meta, notifications: { toolsListChanged: true } },
+    });
+    await expect
+      .poll(() => lines[0])
+      .toEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: {
+          _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub' },
+          notifications: { toolsListChanged: true },
+        },
+      });
+    writeFileSync(file, JSON.stringify(specWith('alpha', 'omega')));
+    child.kill('SIGHUP');
+    await expect
+      .poll(() => lines[1], { timeout: 15_000 })
+      .toEqual({
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub' } },
+      });
+    // Cancelled: the subscription ends without an answer, and hears nothing more.
+    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'sub', _meta } });
+    send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta } });
+    await expect.poll(() => lines.length).toBe(3);
+    writeFileSync(file, JSON.stringify(specWith('alpha')));
+    child.kill('SIGHUP');
+    await expect.poll(() => stderr().match(/tools reloaded \(SIGHUP\)/g)?.length, { timeout: 15_000 }).toBe(2);
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta } });
+    await expect.poll(() => lines.at(-1)?.id).toBe(2);
+    expect(lines.filter((l) => l.method === 'notifications/tools/list_changed')).toHaveLength(1);
+    expect(lines.some((l) => l.id === 'sub')).toBe(false);
+    child.stdin?.end();
     await once(child, 'exit');
   });
 

@@ -9,6 +9,7 @@ import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import {
   errorResponse,
   INTERNAL_ERROR,
+  INVALID_PARAMS,
   INVALID_REQUEST,
   type JsonRpcId,
   type JsonRpcRequest,
@@ -18,6 +19,8 @@ import {
 import type { McpServer } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS, mapLimited, takeIn } from '../protocol/message-intake.js';
 import type { Caller, SessionState } from '../protocol/messages.js';
+import { isStateless } from '../protocol/revisions.js';
+import { acknowledgement, filterOf, honoredKinds, type Kind, tagged } from './subscriptions.js';
 
 export interface StdioOptions {
   input: Readable;
@@ -48,6 +51,9 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
    * it waits for its turn) and returns how to run it.
    */
   const register = (request: JsonRpcRequest): (() => Promise<JsonRpcResponse | undefined>) => {
+    if (request.method === 'subscriptions/listen' && isStateless(request) && !inFlight.has(undefined, request.id)) {
+      return listen(request);
+    }
     if (inFlight.has(undefined, request.id)) {
       const refusal = errorResponse(
         request.id,
@@ -71,6 +77,32 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
       } finally {
         inFlight.finish(undefined, request.id);
       }
+    };
+  };
+
+  /**
+   * subscriptions/listen (2026-07-28) over stdio: the acknowledgement at once, then the
+   * notifications asked for, tagged, until the client cancels the request (notifications/
+   * cancelled naming it) or stdin closes. It gets no answer: a cancelled request gets none.
+   */
+  const subscriptions = new Map<JsonRpcId, ReadonlySet<Kind>>();
+  const listen = (request: JsonRpcRequest): (() => Promise<JsonRpcResponse | undefined>) => {
+    const cancellation = inFlight.start(undefined, request.id);
+    return async () => {
+      const asked = filterOf(request.params?.notifications);
+      if (typeof asked === 'string') {
+        inFlight.finish(undefined, request.id);
+        return errorResponse(request.id, INVALID_PARAMS, asked);
+      }
+      const kinds = honoredKinds(asked);
+      write(acknowledgement(request.id, kinds));
+      subscriptions.set(request.id, kinds);
+      if (!cancellation.signal.aborted) {
+        await new Promise((resolve) => cancellation.signal.addEventListener('abort', resolve, { once: true }));
+      }
+      subscriptions.delete(request.id);
+      inFlight.finish(undefined, request.id);
+      return undefined;
     };
   };
 
@@ -108,6 +140,7 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   // A reload changed the tools: the client hears it once it has initialized.
   const stopListening = server.onToolsChanged((notification) => {
     if (session?.initialized) write(notification);
+    for (const [id, kinds] of subscriptions) if (kinds.has('toolsListChanged')) write(tagged(notification, id));
   });
 
   return new Promise((resolve) => {

@@ -14,10 +14,9 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonRpcId, JsonRpcNotification } from '../../protocol/json-rpc.js';
 import { INVALID_PARAMS, QUOTA_EXCEEDED } from '../../protocol/json-rpc.js';
 import type { Caller } from '../../protocol/messages.js';
+import { acknowledgement, filterOf, honoredKinds, type Kind, SUBSCRIPTION_ID, tagged } from '../subscriptions.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 import { rpcError } from './replies.js';
-
-export const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
 export interface ListenLimits {
   /** Listen streams open at once on this replica. Default 1 000. */
@@ -27,11 +26,6 @@ export interface ListenLimits {
 }
 
 export const DEFAULT_LISTEN_LIMITS: ListenLimits = { max: 1_000, perCaller: 16 };
-
-/** The kinds of notification a listen stream can ask for, and the ones this gateway sends. */
-const FILTER_FIELDS = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const;
-const HONORED = new Set(['toolsListChanged']);
-type Kind = (typeof FILTER_FIELDS)[number];
 
 interface Listener {
   id: JsonRpcId;
@@ -85,7 +79,7 @@ export class ListenStreams {
         message.id,
       );
     }
-    const kinds = new Set(FILTER_FIELDS.filter((k) => asked[k] === true && HONORED.has(k)));
+    const kinds = honoredKinds(asked);
     reply.header('x-accel-buffering', 'no');
     reply.sse.keepAlive();
     const stream = openEventStream(reply);
@@ -99,25 +93,14 @@ export class ListenStreams {
       else this.#perCaller.set(who, left);
     });
     // Nothing goes out on the subscription before its acknowledgement.
-    sendMessage(this.#log, stream, {
-      jsonrpc: '2.0',
-      method: 'notifications/subscriptions/acknowledged',
-      params: {
-        _meta: { [SUBSCRIPTION_ID]: message.id },
-        notifications: Object.fromEntries([...kinds].map((k) => [k, true])),
-      },
-    });
+    sendMessage(this.#log, stream, acknowledgement(message.id, kinds));
     return reply;
   }
 
   /** Sends a notification of this kind to every stream that asked for it, tagged with its id. */
   notify(kind: Kind, notification: JsonRpcNotification): void {
     for (const listener of this.#open) {
-      if (!listener.kinds.has(kind)) continue;
-      const params = { ...(notification.params ?? {}) } as Record<string, unknown>;
-      const meta = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
-      params._meta = { ...meta, [SUBSCRIPTION_ID]: listener.id };
-      sendMessage(this.#log, listener.stream, { ...notification, params });
+      if (listener.kinds.has(kind)) sendMessage(this.#log, listener.stream, tagged(notification, listener.id));
     }
   }
 
@@ -134,22 +117,4 @@ export class ListenStreams {
       }),
     );
   }
-}
-
-/** The filter a listen request asks for, or why it is not one. */
-function filterOf(value: unknown): Partial<Record<Kind, boolean>> | string {
-  const shape =
-    'subscriptions/listen needs params.notifications: an object with toolsListChanged, promptsListChanged, resourcesListChanged (true or false) and resourceSubscriptions (a list of URIs)';
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return shape;
-  const filter = value as Record<string, unknown>;
-  for (const field of FILTER_FIELDS) {
-    if (filter[field] !== undefined && typeof filter[field] !== 'boolean') {
-      return `params.notifications.${field} must be true or false`;
-    }
-  }
-  const uris = filter.resourceSubscriptions;
-  if (uris !== undefined && (!Array.isArray(uris) || uris.some((u) => typeof u !== 'string'))) {
-    return 'params.notifications.resourceSubscriptions must be a list of URIs (strings)';
-  }
-  return filter as Partial<Record<Kind, boolean>>;
 }
