@@ -2,7 +2,8 @@
 // The agent as the official conformance suite's client: the suite runs this with the scenario's
 // server URL last and its context in MCP_CONFORMANCE_CONTEXT (a pre-registered client, say).
 // It maps that context onto the agent's own settings and runs the real `agent` command: list
-// the tools, then call the first one, signing in by following the authorization server's
+// the tools, then call the first one with a value of the right type for each required argument
+// (what a model would fill in), signing in by following the authorization server's
 // redirects (the suite's server approves without a page).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -40,10 +41,22 @@ const listed = agent(['tools', '--format', 'json']);
 if (listed.status !== 0) process.exit(listed.status ?? 1);
 let first;
 try {
-  first = JSON.parse(listed.stdout).tools[0]?.name;
+  first = JSON.parse(listed.stdout).tools[0];
 } catch {
   first = undefined;
 }
-if (!first) process.exit(0);
-const called = agent(['call', first]);
+if (!first?.name) process.exit(0);
+const called = agent(['call', first.name, '--args', JSON.stringify(sampleArguments(first.inputSchema))]);
 process.exit(called.status ?? 1);
+
+/** A value of the declared type for each required argument: what a model would fill in. */
+function sampleArguments(schema) {
+  const sample = { number: 2, integer: 2, boolean: true, string: 'sample', array: [], object: {} };
+  const out = {};
+  for (const name of schema?.required ?? []) {
+    const property = schema.properties?.[name] ?? {};
+    const type = Array.isArray(property.type) ? property.type[0] : property.type;
+    out[name] = property.enum?.[0] ?? sample[type] ?? 'sample';
+  }
+  return out;
+}
