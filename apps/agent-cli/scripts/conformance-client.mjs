@@ -46,8 +46,21 @@ try {
   first = undefined;
 }
 if (!first?.name) process.exit(0);
-const called = agent(['call', first.name, '--args', JSON.stringify(sampleArguments(first.inputSchema))]);
-process.exit(called.status ?? 1);
+// What a scenario asks the client to do beyond one call (a model would choose these values):
+// http-custom-headers wants a value that needs Base64 in its Mcp-Param header, and a call of a
+// second tool with a mirrored argument left null.
+const CALLS = {
+  'http-custom-headers': [
+    ['test_custom_headers', { region: 'Zürich', priority: 1, query: 'weather' }],
+    ['test_custom_headers_null', { region: 'eu-west', priority: 2, query: 'weather', verbose: null }],
+  ],
+};
+const calls = CALLS[process.env.MCP_CONFORMANCE_SCENARIO ?? ''] ?? [[first.name, sampleArguments(first.inputSchema)]];
+for (const [name, args] of calls) {
+  const called = agent(['call', name, '--args', JSON.stringify(args)]);
+  if (called.status !== 0) process.exit(called.status ?? 1);
+}
+process.exit(0);
 
 /** A value of the declared type for each required argument: what a model would fill in. */
 function sampleArguments(schema) {

@@ -289,6 +289,9 @@ export class McpBackend implements TriageBackend {
     return result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null');
   }
 
+  /** The first tools/list of a modern connection, before its first raw call. */
+  #listed: Promise<unknown> | undefined;
+
   /** Every tool, all pages. */
   async listTools() {
     const list = () =>
@@ -304,6 +307,13 @@ export class McpBackend implements TriageBackend {
 
   /** One tool call, its result as it came; sent once (a cut streamed answer fails it at once). */
   async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+    // On 2026-07-28 the client repeats x-mcp-header arguments in Mcp-Param-* headers (SEP-2243),
+    // from the tool definitions of a tools/list: listed once first, so a lone call sends them
+    // rather than relying on the server's -32020 and the SDK's list-and-retry.
+    if (this.#client.getProtocolEra() === 'modern') {
+      this.#listed ??= this.listTools().catch(() => undefined);
+      await this.#listed;
+    }
     // A step-up (403 insufficient_scope) signs in again, when the sign-in mode allows.
     return (await withSignIn(this.#authProvider, () =>
       watched(name, (signal) => this.#client.callTool({ name, arguments: args }, { signal })),
