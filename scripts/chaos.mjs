@@ -321,7 +321,14 @@ async function statelessAgent(i) {
   const teams = ['firmware', 'analytics', 'legal'];
   let ok = 0;
   while (running) {
-    const r = await callTool(agent, 'list_employees', { team: teams[i % 3] }, { 'mcp-protocol-version': '2026-07-28' });
+    const team = teams[i % 3];
+    // list_employees mirrors `team` into Mcp-Param-Team (x-mcp-header): a 2026-07-28 client repeats it.
+    const r = await callTool(
+      agent,
+      'list_employees',
+      { team },
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-param-team': team },
+    );
     if (r.outcome === 'ok') ok++;
     await sleep(300);
   }
