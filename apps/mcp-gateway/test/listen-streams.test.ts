@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { messagesOf, postListen } from './support/listen.js';
 import { type HttpGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
@@ -24,57 +25,8 @@ async function gatewayOnFile(extra: Parameters<typeof startHttpGatewayFor>[1] = 
   return { gw, file };
 }
 
-const meta = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
-
-function listen(gw: HttpGateway, id: number | string, notifications: unknown) {
-  return fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${gw.token}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method: 'subscriptions/listen',
-      params: { _meta: meta, notifications },
-    }),
-  });
-}
-
-/** The JSON-RPC messages of an open event stream, read as they come. */
-function messagesOf(response: Response) {
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const seen: Array<Record<string, any>> = [];
-  let text = '';
-  let pending: ReturnType<typeof reader.read> | undefined;
-  return {
-    seen,
-    /** Reads until `count` messages have come or `ms` pass. */
-    async until(count: number, ms = 5_000) {
-      const deadline = Date.now() + ms;
-      while (seen.length < count && Date.now() < deadline) {
-        pending ??= reader.read();
-        const chunk = await Promise.race([pending, new Promise<undefined>((r) => setTimeout(() => r(undefined), 100))]);
-        if (chunk === undefined) continue;
-        pending = undefined;
-        if (chunk.done) break;
-        text += new TextDecoder().decode(chunk.value);
-        const lines = text.split('\n');
-        text = lines.pop() ?? '';
-        for (const line of lines) if (line.startsWith('data: ')) seen.push(JSON.parse(line.slice(6)));
-      }
-      return seen;
-    },
-    stop: () => reader.cancel().catch(() => undefined),
-  };
-}
+const listen = (gw: HttpGateway, id: number | string, notifications: unknown) =>
+  postListen(gw.mcpUrl, gw.token, id, notifications);
 
 describe('subscriptions/listen', () => {
   it('acknowledges first, then sends tools/list_changed on a reload, tagged with the subscription id', async () => {

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startRedis } from '../../../test-support/redis-server.js';
+import { messagesOf, postListen } from './support/listen.js';
 import { onCleanup, spawnGateway, startToyApi } from './support/stack.js';
 
 const ACCEPT = 'application/json, text/event-stream';
@@ -242,36 +246,45 @@ describe('replicas on a Redis with a password and a session cap', () => {
   });
 });
 
-describe('a reload on one replica', () => {
-  it('makes the others reload, and a session whose stream is on another replica hears it', async () => {
-    const { writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const api = await startToyApi();
-    const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
-    const spec = (...ids: string[]) =>
+/**
+ * Replicas of one gateway on one Redis, serving an OpenAPI file the test rewrites (so that a
+ * SIGHUP to one of them is a reload with a change). `spec(...ids)` writes operations by id.
+ */
+async function replicasOnASpecFile(label: string) {
+  const api = await startToyApi();
+  const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
+  const file = join(tmpdir(), `agentwire-replica-${label}-${randomUUID()}.json`);
+  const spec = (...ids: string[]) =>
+    writeFileSync(
+      file,
       JSON.stringify({
         openapi: '3.1.0',
         info: { title: 'R', version: '1' },
         paths: Object.fromEntries(ids.map((id) => [`/${id}`, { get: { operationId: id, responses: ok } }])),
-      });
-    const file = join(tmpdir(), `agentwire-replica-reload-${randomUUID()}.json`);
-    writeFileSync(file, spec('alpha'));
-    const token = 'r'.repeat(24);
-    const env = {
-      UPSTREAM_URL: api.url,
-      OPENAPI_URL: file,
-      OPENAPI_WATCH: 'off',
-      MCP_GATEWAY_TOKEN: token,
-      REDIS_URL: process.env.REDIS_URL ?? '',
-      REDIS_PREFIX: `test-${randomUUID()}:`,
-      PORT: '0',
-    };
-    const started = async () => {
-      const spawned = await spawnGateway(env);
-      await expect.poll(() => spawned.stderr(), { timeout: 10_000 }).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
-      return { ...spawned, url: /"url":"(http:[^"]+)"/.exec(spawned.stderr())?.[1] ?? '' };
-    };
+      }),
+    );
+  spec('alpha');
+  const token = `${label}-`.padEnd(24, 'r');
+  const env = {
+    UPSTREAM_URL: api.url,
+    OPENAPI_URL: file,
+    OPENAPI_WATCH: 'off',
+    MCP_GATEWAY_TOKEN: token,
+    REDIS_URL: process.env.REDIS_URL ?? '',
+    REDIS_PREFIX: `test-${randomUUID()}:`,
+    PORT: '0',
+  };
+  const started = async () => {
+    const spawned = await spawnGateway(env);
+    await expect.poll(() => spawned.stderr(), { timeout: 10_000 }).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
+    return { ...spawned, url: /"url":"(http:[^"]+)"/.exec(spawned.stderr())?.[1] ?? '' };
+  };
+  return { spec, token, started };
+}
+
+describe('a reload on one replica', () => {
+  it('makes the others reload, and a session whose stream is on another replica hears it', async () => {
+    const { spec, token, started } = await replicasOnASpecFile('reload');
     const [a, b] = [await started(), await started()];
     const headers = { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json' };
     const init = await fetch(a.url, {
@@ -295,7 +308,7 @@ describe('a reload on one replica', () => {
       headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...s },
     });
     const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    writeFileSync(file, spec('alpha', 'beta'));
+    spec('alpha', 'beta');
     a.child.kill('SIGHUP');
     let text = '';
     const deadline = Date.now() + 10_000;
@@ -325,93 +338,28 @@ describe('a reload on one replica', () => {
   }, 30_000);
 
   it('reaches a subscriptions/listen stream held by a third replica, and not one that asked only for prompts', async () => {
-    const { writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const api = await startToyApi();
-    const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } } };
-    const spec = (...ids: string[]) =>
-      JSON.stringify({
-        openapi: '3.1.0',
-        info: { title: 'R', version: '1' },
-        paths: Object.fromEntries(ids.map((id) => [`/${id}`, { get: { operationId: id, responses: ok } }])),
-      });
-    const file = join(tmpdir(), `agentwire-replica-listen-${randomUUID()}.json`);
-    writeFileSync(file, spec('alpha'));
-    const token = 'l'.repeat(24);
-    const env = {
-      UPSTREAM_URL: api.url,
-      OPENAPI_URL: file,
-      OPENAPI_WATCH: 'off',
-      MCP_GATEWAY_TOKEN: token,
-      REDIS_URL: process.env.REDIS_URL ?? '',
-      REDIS_PREFIX: `test-${randomUUID()}:`,
-      PORT: '0',
-    };
-    const started = async () => {
-      const spawned = await spawnGateway(env);
-      await expect.poll(() => spawned.stderr(), { timeout: 10_000 }).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/);
-      return { ...spawned, url: /"url":"(http:[^"]+)"/.exec(spawned.stderr())?.[1] ?? '' };
-    };
+    const { spec, token, started } = await replicasOnASpecFile('listen');
     const [a, b, c] = [await started(), await started(), await started()];
     const listen = async (url: string, id: number, notifications: Record<string, boolean>) => {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          accept: ACCEPT,
-          'content-type': 'application/json',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'subscriptions/listen',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'subscriptions/listen',
-          params: {
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-              'io.modelcontextprotocol/clientCapabilities': {},
-            },
-            notifications,
-          },
-        }),
-      });
+      const response = await postListen(url, token, id, notifications);
       expect(response.status).toBe(200);
-      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-      const stream = { text: '', reader };
-      let pending: ReturnType<typeof reader.read> | undefined;
-      const readFor = async (until: () => boolean, ms: number) => {
-        const deadline = Date.now() + ms;
-        while (!until() && Date.now() < deadline) {
-          pending ??= reader.read();
-          const chunk = await Promise.race([
-            pending,
-            new Promise<undefined>((r) => setTimeout(() => r(undefined), 100)),
-          ]);
-          if (chunk === undefined) continue;
-          pending = undefined;
-          if (chunk.done) break;
-          stream.text += new TextDecoder().decode(chunk.value);
-        }
-      };
-      await readFor(() => stream.text.includes('notifications/subscriptions/acknowledged'), 5_000);
-      return { stream, readFor };
+      const stream = messagesOf(response);
+      expect((await stream.until(1))[0]?.method).toBe('notifications/subscriptions/acknowledged');
+      return stream;
     };
     const tools = await listen(c.url, 7, { toolsListChanged: true });
     const prompts = await listen(b.url, 8, { promptsListChanged: true });
     // The reload is asked of replica a, which holds no stream.
-    writeFileSync(file, spec('alpha', 'beta'));
+    spec('alpha', 'beta');
     a.child.kill('SIGHUP');
-    await tools.readFor(() => tools.stream.text.includes('notifications/tools/list_changed'), 10_000);
-    expect(tools.stream.text, `replica c's stream carried: ${JSON.stringify(tools.stream.text)}`).toContain(
-      '{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}',
-    );
+    expect(await tools.until(2, 10_000), "replica c's stream").toContainEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 7 } },
+    });
     // Replica b reloaded too; its prompts-only stream stays quiet.
     await expect.poll(() => b.stderr(), { timeout: 15_000 }).toMatch(/tools reloaded \(another replica reloaded\)/);
-    await prompts.readFor(() => false, 500);
-    expect(prompts.stream.text).toContain('notifications/subscriptions/acknowledged');
-    expect(prompts.stream.text).not.toContain('list_changed');
-    await Promise.all([tools.stream.reader.cancel(), prompts.stream.reader.cancel()]);
+    expect((await prompts.until(2, 500)).map((m) => m.method)).toEqual(['notifications/subscriptions/acknowledged']);
+    await Promise.all([tools.stop(), prompts.stop()]);
   }, 60_000);
 });

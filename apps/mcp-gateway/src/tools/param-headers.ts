@@ -4,6 +4,7 @@
 // two must agree, or a request could be routed by one value and run with another; a request
 // where they do not is refused with HTTP 400 and HeaderMismatch (-32020), before anything runs.
 // A value that is not plain visible ASCII travels Base64-encoded as `=?base64?...?=`.
+import { decodeHeaderValue } from '../common/header-value.js';
 import type { Tool } from './tool.js';
 
 /** Where a tool's x-mcp-header arguments are: argument name -> header name after `Mcp-Param-`. */
@@ -15,18 +16,6 @@ export function mirroredArguments(tool: Pick<Tool, 'inputSchema'>): Array<[argum
     if (typeof header === 'string') out.push([argument, header]);
   }
   return out;
-}
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/** A header value as the client meant it: Base64 decoded when so marked, else as sent (trimmed). */
-function decoded(raw: string): { ok: true; value: string } | { ok: false } {
-  const value = raw.trim();
-  const wrapped = /^=\?base64\?(.*)\?=$/.exec(value);
-  if (!wrapped) return { ok: true, value };
-  const text = wrapped[1] ?? '';
-  if (!BASE64.test(text)) return { ok: false };
-  return { ok: true, value: Buffer.from(text, 'base64').toString('utf8') };
 }
 
 /** How an argument's value is written in its header: strings as they are, numbers and booleans as JSON. */
@@ -52,7 +41,7 @@ export function paramHeaderMismatch(
       continue;
     }
     if (!given) return `the ${field} header is sent, but argument '${argument}' is not given`;
-    const header = decoded(raw);
+    const header = decodeHeaderValue(raw);
     if (!header.ok) return `the ${field} header is not valid Base64 inside =?base64?...?=`;
     if (header.value !== headerForm(value)) {
       return `the ${field} header does not match argument '${argument}' (the header must repeat the argument's value)`;

@@ -12,7 +12,7 @@ import {
 } from '../../protocol/json-rpc.js';
 import { META, MODERN_REVISION, metaOf } from '../../protocol/revisions.js';
 import { type HttpContext, runRequest, streamAnswer, watchClient } from './exchange.js';
-import { decodeHeaderValue, header, rpcError, sendJson } from './replies.js';
+import { headerValue, rpcError, sendJson } from './replies.js';
 
 /** The HTTP status of an answer: an unknown method is a 404 in this revision, other errors 400. */
 function statusOf(response: JsonRpcResponse): number {
@@ -27,14 +27,14 @@ function headerMismatch(
   metaVersion: unknown,
   message: { method: string; params?: Record<string, unknown> },
 ): string | undefined {
-  const method = decodeHeaderValue(header(request, 'mcp-method'));
+  const method = headerValue(request, 'mcp-method');
   if (versionHeader !== metaVersion) {
     return `MCP-Protocol-Version header '${versionHeader ?? ''}' does not match _meta protocolVersion '${String(metaVersion)}'`;
   }
   if (method !== message.method)
     return `Mcp-Method header '${method ?? ''}' does not match the method '${message.method}'`;
   if (message.method !== 'tools/call') return undefined;
-  const name = decodeHeaderValue(header(request, 'mcp-name'));
+  const name = headerValue(request, 'mcp-name');
   if (name !== message.params?.name) return `Mcp-Name header '${name ?? ''}' does not match params.name`;
   return undefined;
 }

@@ -1,6 +1,7 @@
 // Small helpers for the HTTP handlers: reading a header, checking Accept, and answering with
 // JSON or a JSON-RPC error.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { decodeHeaderValue } from '../../common/header-value.js';
 import { serializeBody } from '../../common/raw-json.js';
 import { errorResponse, INVALID_REQUEST, type JsonRpcId } from '../../protocol/json-rpc.js';
 
@@ -9,10 +10,15 @@ export function header(request: FastifyRequest, name: string): string | undefine
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Header values may be sent as `=?base64?...?=` (2026-07-28) when they are not plain ASCII. */
-export function decodeHeaderValue(value: string | undefined): string | undefined {
-  const match = value === undefined ? null : /^=\?base64\?(.*)\?=$/.exec(value.trim());
-  return match ? Buffer.from(match[1] ?? '', 'base64').toString('utf8') : value?.trim();
+/**
+ * A standard header's value as the client meant it (common/header-value.ts); broken Base64 is
+ * kept as sent, so that it disagrees with the body and the error shows what came.
+ */
+export function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const raw = header(request, name);
+  if (raw === undefined) return undefined;
+  const decoded = decodeHeaderValue(raw);
+  return decoded.ok ? decoded.value : raw.trim();
 }
 
 export function accepts(request: FastifyRequest, type: string): boolean {
