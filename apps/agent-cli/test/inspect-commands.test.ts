@@ -68,6 +68,24 @@ describe('agent tools --spec: the modes side by side', () => {
 });
 
 describe('agent call and agent get', () => {
+  it("shows a long job's progress while the gateway follows it, then its result", async () => {
+    // export_emails answers 202 + Location; the gateway looks at the export each second and
+    // tells the agent how far it is, for each transport.
+    for (const via of ['mcp-stdio', 'mcp-http']) {
+      const run = await agent([
+        'call',
+        'export_emails',
+        '--args',
+        '{"date":"2026-06-08","duration_ms":1500}',
+        '--via',
+        via,
+      ]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/progress 1: running \d+%: exporting the emails of 2026-06-08/);
+      expect(JSON.parse(JSON.parse(run.stdout).content[0].text)).toMatchObject({ date: '2026-06-08', count: 57 });
+    }
+  });
+
   it('calls one tool, exiting 1 when the result is an error', async () => {
     const ok = await agent(['call', 'office_days', '--args', '{"employee_id":"e-05"}']);
     expect(ok.code).toBe(0);
@@ -107,7 +125,8 @@ describe('--trace on the one-off commands', () => {
     expect(call.stderr).toMatch(
       /^wire {2}-> POST \/mcp \{.*authorization: \[redacted\].*\} \{"method":"tools\/call","params":\{"name":"office_days"/m,
     );
-    expect(call.stderr).toMatch(/^wire {2}<- \{"(result|jsonrpc)".*"employee_id":"e-05"/m);
+    // agent call asks for progress (a long job shows it), so the answer comes as an event stream.
+    expect(call.stderr).toMatch(/^wire {2}<- (data: )?\{"(result|jsonrpc)".*"employee_id":"e-05"/m);
     const stdio = await agent(['call', 'office_days', '--args', '{"employee_id":"e-05"}', '--trace']);
     expect(stdio.stderr).toMatch(/^mcp {3}-> \{"method":"initialize"/m);
     expect(stdio.stderr).toMatch(/^mcp {3}<- \{"jsonrpc":"2\.0","id":\d+,"result":\{"content"/m);

@@ -3,6 +3,10 @@
 // server scenarios call by name (x-mcp.name). Each answers the way a REST API can: text, a PNG,
 // a WAV, bytes of another type (an embedded resource), an error, an event stream (progress),
 // and one operation that changes the document itself (the suite's "mutate the tool list").
+// The tasks scenarios' fixtures are long jobs the REST way (202 Accepted + Location, a status URL
+// to poll, DELETE to cancel), which the gateway makes tasks of: slow_compute, failing_job (a job
+// that fails, x-mcp.task: required), protocol_error_job (its status URL is on another origin, so
+// the gateway cannot follow it: a failed task), confirm_delete (a deletion job), and greet (sync).
 // What a REST answer cannot be, the suite's excuses name by check id (scripts/conformance.mjs):
 // several content types in one answer, a tool that asks the client something mid-call.
 // Usage: const fixture = await startFixtureUpstream({ onChange }); fixture.document(), .url, .close()
@@ -40,6 +44,14 @@ const operation = (name, summary, content, extra = {}) => ({
   ...extra,
 });
 
+const json = { 'application/json': { schema: { type: 'object' } } };
+const accepted = { 202: { description: 'Accepted: poll the Location', content: json } };
+const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const jsonBody = (properties, required) => ({
+  required: true,
+  content: { 'application/json': { schema: { type: 'object', properties, required } } },
+});
+
 /** The fixture's OpenAPI document after the trigger operation has run `changes` times. */
 export function fixtureDocument(url, changes = 0) {
   const paths = {
@@ -64,6 +76,49 @@ export function fixtureDocument(url, changes = 0) {
     '/log': {
       get: operation('test_logging_tool', 'Answers at once', { 'application/json': { schema: { type: 'object' } } }),
     },
+    '/greet': {
+      get: {
+        ...operation('greet', 'Greets someone', { 'text/plain': { schema: { type: 'string' } } }),
+        parameters: [{ name: 'name', in: 'query', required: true, schema: { type: 'string' } }],
+      },
+    },
+    '/jobs': {
+      post: {
+        ...operation('slow_compute', 'Computes for some seconds: a job to poll (none for 0 s)', json),
+        requestBody: jsonBody({ seconds: { type: 'number', minimum: 0, maximum: 600 }, label: { type: 'string' } }, [
+          'seconds',
+        ]),
+        responses: { ...ok(json), ...accepted },
+      },
+    },
+    '/jobs/{id}': {
+      get: { ...operation('job_status', 'How a job goes', json), parameters: [idParameter] },
+      delete: {
+        ...operation('cancel_job', 'Stops a job', json),
+        parameters: [idParameter],
+        responses: { 204: { description: 'Stopped' } },
+      },
+    },
+    '/failing-jobs': {
+      post: {
+        ...operation('failing_job', 'A job that fails after a second', json),
+        'x-mcp': { name: 'failing_job', task: 'required' },
+        responses: accepted,
+      },
+    },
+    '/broken-jobs': {
+      post: {
+        ...operation('protocol_error_job', 'A job whose status is on another origin', json),
+        responses: accepted,
+      },
+    },
+    '/files/{filename}': {
+      delete: {
+        ...operation('confirm_delete', 'Deletes a file: a job to poll', json),
+        parameters: [{ name: 'filename', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: accepted,
+      },
+    },
     '/change': {
       post: operation('test_trigger_tool_change', 'Adds an operation to this document', {
         'application/json': { schema: { type: 'object' } },
@@ -86,9 +141,35 @@ export function fixtureDocument(url, changes = 0) {
   };
 }
 
+/** The JSON body of a request ({} when empty); rejects when it is not JSON. */
+function readJson(request) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk) => {
+      text += chunk;
+    });
+    request.on('end', () => {
+      try {
+        resolve(text === '' ? {} : JSON.parse(text));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    request.on('error', reject);
+  });
+}
+
 /** Starts the fixture on 127.0.0.1 (a free port). `onChange` runs after the document changed. */
 export async function startFixtureUpstream({ onChange = async () => undefined } = {}) {
   let changes = 0;
+  // The jobs started (id -> what it is and when it ends); the fixture lives as long as one run.
+  const jobs = new Map();
+  let jobCount = 0;
+  const startJob = (response, location) =>
+    response
+      .writeHead(202, { 'content-type': 'application/json', location, 'retry-after-ms': '250' })
+      .end('{"status":"accepted"}');
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const send = (status, type, body) => response.writeHead(status, { 'content-type': type }).end(body);
@@ -121,6 +202,57 @@ export async function startFixtureUpstream({ onChange = async () => undefined } 
       }, 20);
       request.on('close', () => clearInterval(timer));
       return undefined;
+    }
+    if (path === '/greet') {
+      const name = new URL(request.url ?? '/', url).searchParams.get('name') ?? 'nobody';
+      return send(200, 'text/plain', `Hello, ${name}!`);
+    }
+    if (request.method === 'POST' && ['/jobs', '/failing-jobs', '/broken-jobs'].includes(path)) {
+      return void readJson(request).then(
+        (body) => {
+          if (path === '/jobs' && Number(body.seconds) === 0) {
+            return send(200, 'application/json', JSON.stringify({ result: `computed ${body.label ?? ''} at once` }));
+          }
+          if (path === '/broken-jobs') return startJob(response, 'http://127.0.0.1:9/status-elsewhere');
+          const id = String(++jobCount);
+          const seconds = path === '/failing-jobs' ? 1 : Number(body.seconds) || 1;
+          jobs.set(id, {
+            kind: path === '/failing-jobs' ? 'failing' : 'compute',
+            label: body.label,
+            endsAt: Date.now() + seconds * 1000,
+          });
+          return startJob(response, `/jobs/${id}`);
+        },
+        () => send(400, 'application/json', '{"error":{"type":"bad_request","message":"the body must be JSON"}}'),
+      );
+    }
+    if (request.method === 'DELETE' && path.startsWith('/files/')) {
+      const id = String(++jobCount);
+      jobs.set(id, {
+        kind: 'delete',
+        label: decodeURIComponent(path.slice('/files/'.length)),
+        endsAt: Date.now() + 500,
+      });
+      return startJob(response, `/jobs/${id}`);
+    }
+    const job = /^\/jobs\/([^/]+)$/.exec(path);
+    if (job) {
+      const state = jobs.get(job[1]);
+      if (!state) return send(404, 'application/json', '{"error":{"type":"not_found","message":"no such job"}}');
+      if (request.method === 'DELETE') {
+        state.cancelled = true;
+        return response.writeHead(204).end();
+      }
+      if (state.cancelled) return send(200, 'application/json', '{"status":"cancelled"}');
+      if (Date.now() < state.endsAt) {
+        response.writeHead(202, { 'content-type': 'application/json', 'retry-after-ms': '250' });
+        return response.end('{"status":"running"}');
+      }
+      if (state.kind === 'failing') {
+        return send(200, 'application/json', '{"status":"failed","error":{"message":"the job failed, on purpose"}}');
+      }
+      const result = state.kind === 'delete' ? `deleted ${state.label}` : `computed ${state.label ?? ''}`;
+      return send(200, 'application/json', JSON.stringify({ status: 'completed', result }));
     }
     if (path === '/change' && request.method === 'POST') {
       changes += 1;

@@ -6,6 +6,13 @@ import { ConfigError } from './common/config-error.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import type { Caller } from './protocol/messages.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
+import {
+  DEFAULT_MAX_TASKS_PER_CALLER,
+  DEFAULT_TASK_POLL_MS,
+  DEFAULT_TASK_TTL_MS,
+  MAX_TASK_POLL_MS,
+  MIN_TASK_POLL_MS,
+} from './tools/tasks.js';
 import type { UpstreamAuth } from './tools/tool.js';
 import type { OAuthSettings } from './transports/http/oauth.js';
 import { type ExchangeSettings, forwardHeaderProblem } from './upstream/caller.js';
@@ -90,6 +97,8 @@ export interface GatewayConfig {
   quota: QuotaSettings | undefined;
   /** Over stdio: the local user's name and scopes for the config file's rules (LOCAL_USER, LOCAL_SCOPES). */
   localCaller: Caller;
+  /** The tasks extension: TASK_TTL_MS, MAX_TASKS_PER_CALLER, TASK_POLL_INTERVAL_MS. */
+  tasks: { ttlMs: number; maxPerCaller: number; pollIntervalMs: number };
 }
 
 export { ConfigError };
@@ -111,7 +120,8 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
   OPENAPI_WATCH (on: reload when the spec file changes), OPENAPI_POLL_MS (unset: read a spec URL again at this interval); SIGHUP reloads,
   UPSTREAM_IDENTITY (service|exchange), UPSTREAM_AUDIENCE (the upstream URL), OAUTH_EXCHANGE_CLIENT_ID (agentwire-gateway), OAUTH_EXCHANGE_CLIENT_SECRET,
-  FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none)`;
+  FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none),
+  TASK_TTL_MS (3600000), MAX_TASKS_PER_CALLER (200), TASK_POLL_INTERVAL_MS (1000)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -284,6 +294,23 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       // With LOCAL_SCOPES the local user holds those scopes only, as a token would: the
       // operations' declared scopes apply too. Without, only the config file's rules do.
       local: env.LOCAL_SCOPES === undefined,
+    },
+    tasks: {
+      ttlMs: integerOf('TASK_TTL_MS', env.TASK_TTL_MS, DEFAULT_TASK_TTL_MS, 1000, 7 * 86_400_000),
+      maxPerCaller: integerOf(
+        'MAX_TASKS_PER_CALLER',
+        env.MAX_TASKS_PER_CALLER,
+        DEFAULT_MAX_TASKS_PER_CALLER,
+        1,
+        100_000,
+      ),
+      pollIntervalMs: integerOf(
+        'TASK_POLL_INTERVAL_MS',
+        env.TASK_POLL_INTERVAL_MS,
+        DEFAULT_TASK_POLL_MS,
+        MIN_TASK_POLL_MS,
+        MAX_TASK_POLL_MS,
+      ),
     },
     openapiWatch: onOff('OPENAPI_WATCH', env.OPENAPI_WATCH, true),
     openapiPollMs: env.OPENAPI_POLL_MS

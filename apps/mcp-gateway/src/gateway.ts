@@ -31,6 +31,7 @@ import {
 import { isMetaTool, type ToolRegistry } from './tools/registry.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './tools/result-limits.js';
 import { SELECT_ALL, type SelectionReport, type ToolSelection } from './tools/selection.js';
+import type { TaskOptions } from './tools/tasks.js';
 import type { ToolsMode, UpstreamAuth } from './tools/tool.js';
 import { type ToolCallOptions, ToolCalls } from './tools/tool-calls.js';
 import type { ToolScopes } from './transports/http/oauth.js';
@@ -103,6 +104,8 @@ export interface GatewayOptions {
   quota?: QuotaSettings | undefined;
   /** Where quotas are counted: Redis shared by replicas, or (default) this process's memory. */
   quotaStore?: QuotaStore | undefined;
+  /** The tasks extension: where tasks live (Redis shared by replicas, or memory), their TTL, limits and polling. */
+  tasks?: TaskOptions | undefined;
 }
 
 export type { ExchangeSettings };
@@ -165,6 +168,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tools: current.tools,
     upstream: new UpstreamRouter(sources),
     observer: metrics,
+    tasks: options.tasks,
     defaultDeadlineMs: options.defaultDeadlineMs || undefined,
     resultLimits: {
       maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
@@ -267,6 +271,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     close: async () => {
       await Promise.all(sources.map((s) => s.client.close()));
       await quotaStore.close();
+      await options.tasks?.store?.close();
     },
   };
 }

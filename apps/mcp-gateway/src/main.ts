@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     forwardHeaders: config.forwardHeaders,
     quota: config.quota,
     quotaStore: await quotaStoreOf(config),
+    tasks: { ...config.tasks, store: await taskStoreOf(config) },
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   // What is served and what it costs a model (counted in a child process, logged when known).
@@ -133,6 +134,19 @@ async function quotaStoreOf(config: GatewayConfig) {
   // Outages are answered per call (the quota cannot be checked: nothing is sent upstream).
   redis.on('error', () => undefined);
   return new RedisQuotaStore(redis, config.redisPrefix, true);
+}
+
+/** Tasks in Redis when the gateway has one (any replica answers for any task), else in memory. */
+async function taskStoreOf(config: GatewayConfig) {
+  if (!config.redisUrl) return undefined;
+  const [{ Redis }, { RedisTaskStore }] = await Promise.all([import('ioredis'), import('./tools/task-store.js')]);
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: 1,
+    ...(config.redisPassword ? { password: config.redisPassword } : {}),
+  });
+  // Outages are answered per request: a job that cannot be stored as a task is followed instead.
+  redis.on('error', () => undefined);
+  return new RedisTaskStore(redis, config.redisPrefix, true);
 }
 
 /**

@@ -2,13 +2,12 @@
 // the official v1 client: each kind of answer a REST API gives becomes the content the suite's
 // fixture tools promise. The suite itself runs on it in CI (scripts/conformance.mjs).
 import { describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain script, without types
 import { startFixtureUpstream } from '../conformance/fixture-upstream.mjs';
 import { httpV1, onCleanup, startHttpGatewayFor } from './support/stack.js';
 
 async function fixtureGateway() {
   let gateway: { reload: (why: string) => Promise<unknown> } | undefined;
-  const fixture = await startFixtureUpstream({ onChange: () => gateway?.reload('fixture') });
+  const fixture = await startFixtureUpstream({ onChange: async () => gateway?.reload('fixture') });
   onCleanup(() => fixture.close());
   const gw = await startHttpGatewayFor({ upstreamUrl: fixture.url, openapi: fixture.documentUrl });
   gateway = gw.gateway;

@@ -15,7 +15,7 @@ import {
 } from './support/stack.js';
 
 const LEGACY = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
-const TOOL_COUNT = 14;
+const TOOL_COUNT = 16;
 
 /** Arguments that make every toy API operation succeed. */
 function sampleArguments(): Record<string, Record<string, unknown>> {
@@ -34,8 +34,15 @@ function sampleArguments(): Record<string, Record<string, unknown>> {
     reset_flaky: {},
     limited: { run: randomUUID() },
     slow: { ms: 10 },
+    // A job that ends at once (the gateway follows it), and the cancel of one still running (its
+    // id carries the day, the start and the length: the toy API's own format).
+    export_emails: { date: '2026-06-10', duration_ms: 0 },
+    cancel_export: { export_id: Buffer.from(`2026-06-10.${Date.now()}.60000.0123456789ab`).toString('base64url') },
   };
 }
+
+/** Tools without an output schema: a job's result is another resource; a 204 has no body. */
+const UNSTRUCTURED = new Set(['export_emails', 'cancel_export']);
 
 type AnyClient = {
   listTools(params?: { cursor?: string }): Promise<{ tools: Array<{ name: string }>; nextCursor?: string | undefined }>;
@@ -55,7 +62,7 @@ async function allPages(client: AnyClient): Promise<string[]> {
     cursor = page.nextCursor;
     pages++;
   } while (cursor !== undefined);
-  expect(pages).toBe(3);
+  expect(pages).toBe(Math.ceil(TOOL_COUNT / 5));
   return names;
 }
 
@@ -69,7 +76,7 @@ async function callEveryTool(client: AnyClient, structured: boolean): Promise<vo
     };
     expect({ name, isError: result.isError ?? false }).toEqual({ name, isError: false });
     const text = result.content[0]?.text ?? '';
-    if (structured) expect(result.structuredContent).toEqual(JSON.parse(text));
+    if (structured && !UNSTRUCTURED.has(name)) expect(result.structuredContent).toEqual(JSON.parse(text));
     else expect(result.structuredContent).toBeUndefined();
     expect(result._meta?.['agentwire.dev/upstream']?.attempts).toBeGreaterThanOrEqual(1);
   }

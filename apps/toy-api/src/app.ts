@@ -32,6 +32,7 @@ import { adminRoutes } from './routes/admin.js';
 import { documentRoutes } from './routes/documents.js';
 import { emailRoutes } from './routes/emails.js';
 import { employeeRoutes } from './routes/employees.js';
+import { exportRoutes } from './routes/exports.js';
 import { practiceRoutes } from './routes/practice.js';
 import { MemoryStore } from './store/memory-store.js';
 import { RedisStore } from './store/redis-store.js';
@@ -324,6 +325,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     await api.register(employeeRoutes);
     await api.register(documentRoutes);
     await api.register(emailRoutes(context, idempotency));
+    await api.register(exportRoutes(context));
     await api.register(
       practiceRoutes(context, callerOf, options.redis ? { client: options.redis, prefix } : undefined),
     );

@@ -30,7 +30,16 @@ export async function callCommand(argv: string[]): Promise<number> {
     );
   const stack = await stackOf(values, via);
   try {
-    const result = await withMcp(stack, via, values.trace === true, (b) => b.rawCall(tool, args), values['sign-in']);
+    // A long job (an operation that answers 202, followed by the gateway) shows how it goes.
+    const onProgress = (n: number, message: string | undefined) =>
+      process.stderr.write(`  progress ${n}${message ? `: ${message}` : ''}\n`);
+    const result = await withMcp(
+      stack,
+      via,
+      values.trace === true,
+      (b) => b.rawCall(tool, args, onProgress),
+      values['sign-in'],
+    );
     print(`${JSON.stringify(result, null, 2)}\n`);
     return result.isError ? EXIT.taskFailed : EXIT.ok;
   } finally {

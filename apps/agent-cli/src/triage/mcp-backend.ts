@@ -305,8 +305,16 @@ export class McpBackend implements TriageBackend {
     return (await repeatLostInTransit(list, { deadline: this.#deadline })).tools as unknown as ToolView[];
   }
 
-  /** One tool call, its result as it came; sent once (a cut streamed answer fails it at once). */
-  async rawCall(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  /**
+   * One tool call, its result as it came; sent once (a cut streamed answer fails it at once).
+   * `onProgress` hears the gateway's progress notifications: a streamed answer's events, or the
+   * looks at an upstream job the gateway follows (a 202 operation, such as export_emails).
+   */
+  async rawCall(
+    name: string,
+    args: Record<string, unknown>,
+    onProgress?: (progress: number, message: string | undefined) => void,
+  ): Promise<ToolResult> {
     // On 2026-07-28 the client repeats x-mcp-header arguments in Mcp-Param-* headers (SEP-2243),
     // from the tool definitions of a tools/list: listed once first, so a lone call sends them
     // rather than relying on the server's -32020 and the SDK's list-and-retry.
@@ -316,7 +324,20 @@ export class McpBackend implements TriageBackend {
     }
     // A step-up (403 insufficient_scope) signs in again, when the sign-in mode allows.
     return (await withSignIn(this.#authProvider, () =>
-      watched(name, (signal) => this.#client.callTool({ name, arguments: args }, { signal })),
+      watched(name, (signal) =>
+        this.#client.callTool(
+          { name, arguments: args },
+          {
+            signal,
+            ...(onProgress
+              ? {
+                  onprogress: (p: { progress: number; message?: string | undefined }) =>
+                    onProgress(p.progress, p.message),
+                }
+              : {}),
+          },
+        ),
+      ),
     )) as ToolResult;
   }
 

@@ -67,6 +67,8 @@ function convertOperation(
     scopes: scopesFor(ctx.document, ctx.operation),
     idempotencyKeyArg: input.idempotencyKeyArg,
   };
+  const task = ctx.x.task ?? (declaresAccepted(ctx.operation) ? 'optional' : undefined);
+  if (task) binding.task = task;
   if (ctx.x.headers) mirrorInHeaders(input.schema, ctx.x.headers);
   const tool: Tool = {
     name: names.claim(text.wantedName),
@@ -82,8 +84,15 @@ function convertOperation(
     },
   };
   if (text.title) tool.title = text.title;
-  if (output.schema) tool.outputSchema = ctx.output.withDefs(output.schema);
+  // A job's result is another resource than the 202's body: no output schema to promise.
+  if (output.schema && !task) tool.outputSchema = ctx.output.withDefs(output.schema);
   return tool;
+}
+
+/** The operation answers 202 Accepted (a job to poll, upstream/jobs.ts), as its document says. */
+function declaresAccepted(operation: Record<string, unknown>): boolean {
+  const responses = operation.responses;
+  return typeof responses === 'object' && responses !== null && '202' in responses;
 }
 
 const MIRRORABLE = new Set(['string', 'integer', 'boolean']);

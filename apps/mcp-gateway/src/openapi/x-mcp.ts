@@ -14,9 +14,14 @@ export interface XMcp {
   annotations?: Partial<ToolAnnotations>;
   /** Argument name -> the header name after `Mcp-Param-` a client repeats it in. */
   headers?: Record<string, string>;
+  /**
+   * A long operation (tasks extension): `optional` when the document does not say so with a 202
+   * response, `required` when only a client of the extension may call it.
+   */
+  task?: 'optional' | 'required';
 }
 
-const FIELDS = ['name', 'title', 'description', 'hidden', 'annotations', 'headers'];
+const FIELDS = ['name', 'title', 'description', 'hidden', 'annotations', 'headers', 'task'];
 // RFC 9110's token characters: what a header name may be made of.
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
 
@@ -45,7 +50,7 @@ function readHeaders(value: unknown): Record<string, string> {
 export function readXMcp(value: unknown): XMcp {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SpecError('x-mcp must be an object with name, title, description, hidden, annotations or headers');
+    throw new SpecError('x-mcp must be an object with name, title, description, hidden, annotations, headers or task');
   }
   const x = value as Record<string, unknown>;
   for (const key of Object.keys(x)) {
@@ -72,5 +77,10 @@ export function readXMcp(value: unknown): XMcp {
     }
   }
   if (x.headers !== undefined) readHeaders(x.headers);
+  if (x.task !== undefined && x.task !== 'optional' && x.task !== 'required') {
+    throw new SpecError(
+      "x-mcp.task must be 'optional' (a client of the tasks extension gets a task, any other the finished result) or 'required' (only a client of the extension may call it)",
+    );
+  }
   return x as XMcp;
 }

@@ -39,6 +39,8 @@ export const NOT_ALLOWED = -32003;
 export const QUOTA_EXCEEDED = -32029;
 /** MCP 2026-07-28: a header disagrees with the body. */
 export const HEADER_MISMATCH = -32020;
+/** MCP 2026-07-28: the request needs a client capability (an extension) the client did not declare. */
+export const MISSING_CAPABILITY = -32021;
 /** MCP 2026-07-28: the protocol version is not supported. */
 export const UNSUPPORTED_VERSION = -32022;
 

@@ -9,6 +9,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   METHOD_NOT_FOUND,
+  MISSING_CAPABILITY,
   RpcError,
   UNSUPPORTED_VERSION,
 } from './json-rpc.js';
@@ -21,6 +22,7 @@ import type {
   ToolService,
 } from './messages.js';
 import {
+  declaresTasks,
   isLogLevel,
   isStateless,
   LATEST_LEGACY,
@@ -32,6 +34,7 @@ import {
   metaOf,
   type Revision,
   SUPPORTED_VERSIONS,
+  TASKS_EXTENSION,
 } from './revisions.js';
 
 export interface McpServerOptions {
@@ -175,12 +178,16 @@ export class McpServer {
     if (logLevel !== undefined && !isLogLevel(logLevel)) {
       throw new RpcError(INVALID_PARAMS, `_meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}`);
     }
+    const tasks = this.#options.tools.tasks;
     let result: Record<string, unknown>;
     switch (method) {
       case 'server/discover':
         result = {
           supportedVersions: SUPPORTED_VERSIONS,
-          capabilities: { tools: { listChanged: true } },
+          capabilities: {
+            tools: { listChanged: true },
+            ...(tasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+          },
           ttlMs: 300_000,
           cacheScope: 'public',
           ...(this.#options.instructions ? { instructions: this.#options.instructions } : {}),
@@ -196,11 +203,41 @@ export class McpServer {
         };
         break;
       case 'tools/call': {
-        const answer = await this.#options.tools.call(
-          this.#callOf(ctx, params, MODERN_REVISION, logLevel as LogLevel | undefined),
-        );
+        const answer = await this.#options.tools.call({
+          ...this.#callOf(ctx, params, MODERN_REVISION, logLevel as LogLevel | undefined),
+          tasks: tasks !== undefined && declaresTasks(caps),
+        });
         if (answer.kind === 'cancelled') return answer;
         result = answer.result;
+        break;
+      }
+      case 'tasks/get':
+      case 'tasks/update':
+      case 'tasks/cancel': {
+        if (!tasks) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method} (this server keeps no tasks)`);
+        if (!declaresTasks(caps)) {
+          throw new RpcError(
+            MISSING_CAPABILITY,
+            `${method} is part of the tasks extension: declare "${TASKS_EXTENSION}" in _meta["${META.clientCapabilities}"].extensions`,
+            { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+          );
+        }
+        const taskId = params?.taskId;
+        if (method === 'tasks/get') result = await tasks.get(taskId, ctx.caller, ctx.signal);
+        else if (method === 'tasks/update') {
+          const responses = params?.inputResponses;
+          if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
+            throw new RpcError(
+              INVALID_PARAMS,
+              'tasks/update: params.inputResponses must be an object (request key -> response)',
+            );
+          }
+          await tasks.update(taskId, ctx.caller);
+          result = {};
+        } else {
+          await tasks.cancel(taskId, ctx.caller, ctx.signal);
+          result = {};
+        }
         break;
       }
       default:

@@ -83,6 +83,8 @@ export interface ToolCallRequest {
   /** The HTTP request's headers (an upstream's forwardHeaders come from them), over HTTP. */
   headers?: Record<string, string | string[] | undefined> | undefined;
   onQuota?: ((state: QuotaReport) => void) | undefined;
+  /** The client declared the tasks extension on this request (2026-07-28): a long operation may answer with a task. */
+  tasks?: boolean | undefined;
 }
 
 /** A tool call's result, or nothing to send because it was cancelled. */
@@ -96,6 +98,16 @@ export interface ToolService {
   /** One page of the tools; with a caller, only those it may call. */
   list(cursor: unknown, revision: Revision, caller?: Caller): Record<string, unknown>;
   call(request: ToolCallRequest): Promise<ToolCallAnswer>;
+  /** The tasks of the tasks extension (tools/tasks.ts), when the service keeps any. */
+  readonly tasks?: TaskService | undefined;
+}
+
+/** tasks/get, tasks/update and tasks/cancel; an unknown task (or another caller's) throws -32602. */
+export interface TaskService {
+  /** The DetailedTask: its status, and the result or error once it ended. */
+  get(taskId: unknown, caller: Caller | undefined, signal: AbortSignal): Promise<Record<string, unknown>>;
+  update(taskId: unknown, caller: Caller | undefined): Promise<void>;
+  cancel(taskId: unknown, caller: Caller | undefined, signal: AbortSignal): Promise<void>;
 }
 
 /**

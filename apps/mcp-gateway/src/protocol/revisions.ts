@@ -52,6 +52,20 @@ export const META = {
   deadlineMs: 'agentwire.dev/deadlineMs',
 } as const;
 
+/** The tasks extension (SEP-2663): long operations answer with a task the client polls. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** Whether a 2026-07-28 request's capabilities (its `_meta`) declare the tasks extension. */
+export function declaresTasks(capabilities: unknown): boolean {
+  const extensions = (capabilities as { extensions?: unknown } | null | undefined)?.extensions;
+  return (
+    typeof extensions === 'object' &&
+    extensions !== null &&
+    typeof (extensions as Record<string, unknown>)[TASKS_EXTENSION] === 'object' &&
+    (extensions as Record<string, unknown>)[TASKS_EXTENSION] !== null
+  );
+}
+
 /** A request's `_meta` object, or {} when absent or not an object (the core then refuses it). */
 export function metaOf(params: Record<string, unknown> | undefined): Record<string, unknown> {
   const m = params?._meta;

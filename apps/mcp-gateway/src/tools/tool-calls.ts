@@ -6,8 +6,8 @@
 // one. Each call ends as one typed outcome, which the observer (the metrics) counts.
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
-import { HEADER_MISMATCH, INVALID_PARAMS, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
-import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
+import { HEADER_MISMATCH, INVALID_PARAMS, MISSING_CAPABILITY, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
+import type { Caller, TaskService, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import {
   features,
   LOG_LEVELS,
@@ -16,6 +16,7 @@ import {
   MODERN_REVISION,
   metaOf,
   type Revision,
+  TASKS_EXTENSION,
 } from '../protocol/revisions.js';
 import { type Access, AccessPolicy } from './access.js';
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, scopedName, unknownOperation } from './dynamic-tools.js';
@@ -23,6 +24,14 @@ import { paramHeaderMismatch } from './param-headers.js';
 import type { QuotaState } from './quota.js';
 import { describeTool, isMetaTool, type ToolRegistry } from './registry.js';
 import { boundResult, DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
+import { MemoryTaskStore } from './task-store.js';
+import {
+  DEFAULT_MAX_TASKS_PER_CALLER,
+  DEFAULT_TASK_POLL_MS,
+  DEFAULT_TASK_TTL_MS,
+  type TaskOptions,
+  Tasks,
+} from './tasks.js';
 import type { ResultLimits, Tool, ToolCaller, ToolResult } from './tool.js';
 
 /** What a tool call ended as. */
@@ -59,6 +68,8 @@ export interface ToolCallOptions {
    * (an error, or an isError result, as the revision says) and nothing is sent.
    */
   admit?: ((tool: Tool, caller: Caller | undefined) => Promise<Admission | undefined>) | undefined;
+  /** Where tasks are kept and for how long (tools/tasks.ts). Default: in memory, the defaults there. */
+  tasks?: TaskOptions | undefined;
 }
 
 /** What admit says of a call: refused or not, and the quota it was counted against. */
@@ -93,6 +104,9 @@ export class ToolCalls implements ToolService {
   readonly #observer: ToolCallObserver | undefined;
   readonly #access: AccessPolicy;
   readonly #admit: ToolCallOptions['admit'];
+  readonly #tasks: Tasks;
+  /** tasks/get, tasks/update and tasks/cancel for the protocol core. */
+  readonly tasks: TaskService;
 
   constructor(options: ToolCallOptions) {
     this.#access = options.access ?? new AccessPolicy();
@@ -103,6 +117,24 @@ export class ToolCalls implements ToolService {
     this.#maxDeadlineMs = options.maxDeadlineMs ?? 300_000;
     this.#resultLimits = options.resultLimits ?? { maxBytes: DEFAULT_MAX_RESULT_BYTES };
     this.#observer = options.observer;
+    this.#tasks = new Tasks(
+      {
+        store: options.tasks?.store ?? new MemoryTaskStore(),
+        ttlMs: options.tasks?.ttlMs ?? DEFAULT_TASK_TTL_MS,
+        maxPerCaller: options.tasks?.maxPerCaller ?? DEFAULT_MAX_TASKS_PER_CALLER,
+        pollIntervalMs: options.tasks?.pollIntervalMs ?? DEFAULT_TASK_POLL_MS,
+      },
+      this.#upstream,
+      () => this.#tools,
+      (tool, result) => this.#finish(tool, result),
+    );
+    const tasks = this.#tasks;
+    this.tasks = {
+      get: (taskId, caller, signal) => tasks.get(taskId, caller, signal),
+      update: (taskId, caller) => tasks.update(taskId, caller),
+      cancel: (taskId, caller, signal) =>
+        tasks.cancel(taskId, caller, signal, (tool) => this.#access.check(tool, caller).ok),
+    };
   }
 
   /** The tools served now. */
@@ -273,9 +305,12 @@ export class ToolCalls implements ToolService {
               params: { progressToken: token, progress, ...(f.progressMessage ? { message } : {}) },
             })
         : undefined;
+    // Only a client of the tasks extension may start a job the document says must be a task.
+    if (tool.binding.task === 'required' && !request.tasks) return refused(tasksRequired(tool), false);
     const admission = await this.#admit?.(tool, request.caller);
     if (admission?.quota) request.onQuota?.(admission.quota);
     if (admission?.refusal) return refused(admission.refusal, f.argumentErrorsAsResults);
+    const started = Date.now();
     const result = await this.#upstream.call(tool, args, {
       signal: request.signal,
       deadlineMs,
@@ -288,6 +323,34 @@ export class ToolCalls implements ToolService {
     });
     if (request.signal.aborted) return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
     const report = result._meta[UPSTREAM_REPORT_KEY];
+    if (result.accepted) {
+      // A job accepted for later: a task for a client of the extension (stored before it is
+      // answered), else followed to its end here. A caller at its task limit, or a task store
+      // that cannot be reached, is followed too: the job started upstream is never dropped.
+      const task = request.tasks
+        ? await this.#tasks.create(tool, result.accepted, request.caller).catch(() => undefined)
+        : undefined;
+      if (task) return { answer: { kind: 'result', result: task }, outcome: 'ok', called: { tool, report } };
+      const left = Math.max(0, deadlineMs - (Date.now() - started));
+      const followed = await this.#tasks.follow(tool, result.accepted, request, left, onProgress);
+      this.#log(request, tool.name, followed, followed._meta[UPSTREAM_REPORT_KEY]);
+      return {
+        answer: { kind: 'result', result: followed as unknown as Record<string, unknown> },
+        outcome: followed.isError ? 'error' : 'ok',
+        called: { tool, report: followed._meta[UPSTREAM_REPORT_KEY] ?? report },
+      };
+    }
+    const answer = this.#finish(tool, result);
+    this.#log(request, tool.name, answer, report);
+    return {
+      answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
+      outcome: answer.isError ? 'error' : 'ok',
+      called: { tool, report },
+    };
+  }
+
+  /** A finished upstream result as a client gets it: checked against the output schema, bounded to the limits. */
+  #finish(tool: Tool, result: ToolResult): ToolResult {
     const limits = tool.binding.resultLimits ?? this.#resultLimits;
     const fits = (value: unknown) => {
       try {
@@ -296,13 +359,8 @@ export class ToolCalls implements ToolService {
         return false;
       }
     };
-    const answer = boundResult(this.#checkStructured(tool, result), tool, limits, fits);
-    this.#log(request, tool.name, answer, report);
-    return {
-      answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
-      outcome: answer.isError ? 'error' : 'ok',
-      called: { tool, report },
-    };
+    const { accepted: _internal, ...rest } = result;
+    return boundResult(this.#checkStructured(tool, rest), tool, limits, fits);
   }
 
   /**
@@ -384,6 +442,15 @@ function refused(refusal: Refusal, asResult: boolean): Ended {
 
 /** Where a refusal's data travels in an isError result's `_meta`. */
 export const REFUSAL_KEY = 'agentwire.dev/refusal';
+
+/** A tool whose job must be a task, called by a client that did not declare the tasks extension. */
+function tasksRequired(tool: Tool): Refusal {
+  return {
+    text: `Tool ${tool.name} starts a long job upstream and answers only with a task: declare the tasks extension ("${TASKS_EXTENSION}") in _meta["io.modelcontextprotocol/clientCapabilities"].extensions (MCP 2026-07-28), then poll the task with tasks/get. Nothing was sent upstream.`,
+    code: MISSING_CAPABILITY,
+    data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  };
+}
 
 function accessRefusal(name: string, access: Access & { ok: false }): Refusal {
   const stepUp = access.scopes.length > 0 ? `; the scope ${access.scopes.join(' ')} would allow it` : '';

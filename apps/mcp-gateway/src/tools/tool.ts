@@ -80,6 +80,12 @@ export interface ToolBinding {
   deadlineMs?: number | undefined;
   /** The upstream's own result limits, when its config sets them (else the gateway's). */
   resultLimits?: ResultLimits | undefined;
+  /**
+   * A long operation: it answers 202 Accepted with a Location to poll (its document declares a
+   * 202, or x-mcp.task). `optional`: a client of the tasks extension gets a task, any other the
+   * finished result (the gateway polls for it); `required`: only a client of the extension may call it.
+   */
+  task?: 'optional' | 'required' | undefined;
 }
 
 /** Where the body's arguments are, and how it is sent. */
@@ -117,7 +123,28 @@ export interface ToolResult {
   structuredContent?: unknown;
   isError: boolean;
   _meta: { [UPSTREAM_REPORT_KEY]?: UpstreamReport } & Record<string, unknown>;
+  /**
+   * The upstream accepted the call for later (202 with a Location): where to ask how it goes.
+   * Never sent: the tool layer makes a task of it, or follows it to the end.
+   */
+  accepted?: Accepted | undefined;
 }
+
+/** A job the upstream accepted: its status URL (absolute) and the wait it asked for, if any. */
+export interface Accepted {
+  location: string;
+  retryAfterMs: number | undefined;
+}
+
+/** What one look at an upstream job's status URL said. */
+export type JobState =
+  /** Still running: what the upstream says of it, and when to look again. */
+  | { state: 'working'; message: string; retryAfterMs: number | undefined }
+  /** Finished: the tool result (isError when the job itself failed). */
+  | { state: 'done'; result: ToolResult }
+  | { state: 'cancelled'; message: string }
+  /** The gateway cannot follow the job (a status it does not know, another origin): a failed task. */
+  | { state: 'broken'; message: string };
 
 /** What the tool layer hands the upstream layer with a call. */
 export interface CallContext {
@@ -139,4 +166,6 @@ export interface CallContext {
 /** Makes the upstream call of a tool (one upstream's caller, or a router over several). */
 export interface ToolCaller {
   call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
+  /** One look at the status URL of a job the tool's upstream accepted (ToolResult.accepted). */
+  poll(tool: Tool, location: string, ctx: CallContext): Promise<JobState>;
 }

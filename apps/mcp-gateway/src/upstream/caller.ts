@@ -15,6 +15,7 @@ import {
   Ledger,
   ResponseTooLargeError,
   type SseEvent,
+  serverRetryDelay,
 } from '@agentwire/http-client';
 // Types only: @agentwire/oauth (and jose) load only in a gateway that exchanges tokens.
 import type { TokenExchangeRefusedError, TokenExchanger } from '@agentwire/oauth';
@@ -23,8 +24,9 @@ import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { keepRawJson } from '../common/raw-json.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/parameter-styles.js';
 import { queryNameRefusal } from '../openapi/parameters.js';
-import type { CallContext, Tool, ToolResult } from '../tools/tool.js';
+import type { CallContext, JobState, Tool, ToolResult } from '../tools/tool.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
+import { acceptedOf, failureText, MAX_STATUS_REDIRECTS, pathUnder, progressLine, statusWordOf } from './jobs.js';
 
 /** How an upstream is called: with its own key, or as the user (RFC 8693 token exchange). */
 export type UpstreamIdentity =
@@ -171,25 +173,8 @@ export class UpstreamCaller {
     }
     // Only the operation's own cookie parameters: a caller cannot supply a Cookie header.
     if (cookies.length > 0) headers.cookie = cookies.join('; ');
-    // The caller's own headers this upstream allows; they win over a model's argument.
-    for (const name of this.#forward) {
-      const value = ctx.headers?.[name];
-      if (value === undefined) continue;
-      const text = Array.isArray(value) ? value.join(', ') : value;
-      if (!/[\r\n]/.test(text)) headers[name] = text;
-    }
-    if (this.#identity.mode === 'exchange') {
-      const problem = await this.#userToken(tool, ctx, headers);
-      if (problem) return errorResult(problem.text, problem.retryable, ledger, started);
-    } else {
-      for (const auth of b.auth) {
-        if (!this.#apiKey) break;
-        if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
-        else if (auth.type === 'basic') headers.authorization = `Basic ${basicCredentials(this.#apiKey)}`;
-        else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
-        else query[auth.name] = [this.#apiKey];
-      }
-    }
+    const problem = await this.#authorize(tool, ctx, headers, query);
+    if (problem) return errorResult(problem.text, problem.retryable, ledger, started);
     let encoded: EncodedBody;
     try {
       encoded = b.body ? await encodeBody(b.body, args, this.#maxUploadBytes) : undefined;
@@ -217,7 +202,7 @@ export class UpstreamCaller {
     try {
       if (b.streams && ctx.onProgress) return await this.#stream(tool, common, ctx, ledger, started);
       const response = await this.#client.request(common);
-      return this.#result(
+      const result = this.#result(
         tool,
         path,
         response.status,
@@ -228,9 +213,134 @@ export class UpstreamCaller {
         started,
         response.text,
       );
+      // A job accepted for later: the tool layer makes a task of it or follows it (tools/tasks.ts).
+      const accepted = acceptedOf(response.status, response.headers, this.#client.baseUrl);
+      if (accepted) result.accepted = accepted;
+      return result;
     } catch (error) {
       if (error instanceof HttpClientError) return errorResult(describeError(error), error.retryable, ledger, started);
       throw error;
+    }
+  }
+
+  /**
+   * Puts the credentials on a request to this upstream, after the caller's own headers it allows
+   * (they win over a model's argument, never over the credentials); or says why there are none
+   * (nothing is then sent).
+   */
+  async #authorize(
+    tool: Tool,
+    ctx: CallContext,
+    headers: Record<string, string>,
+    query: Record<string, string[]>,
+  ): Promise<{ text: string; retryable: boolean } | undefined> {
+    for (const name of this.#forward) {
+      const value = ctx.headers?.[name];
+      if (value === undefined) continue;
+      const text = Array.isArray(value) ? value.join(', ') : value;
+      if (!/[\r\n]/.test(text)) headers[name] = text;
+    }
+    if (this.#identity.mode === 'exchange') return this.#userToken(tool, ctx, headers);
+    for (const auth of tool.binding.auth) {
+      if (!this.#apiKey) break;
+      if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
+      else if (auth.type === 'basic') headers.authorization = `Basic ${basicCredentials(this.#apiKey)}`;
+      else if (auth.type === 'header') headers[auth.name.toLowerCase()] = this.#apiKey;
+      else query[auth.name] = [this.#apiKey];
+    }
+    return undefined;
+  }
+
+  /**
+   * One look at a job the upstream accepted (upstream/jobs.ts reads the answers): GET its status
+   * URL with the tool's credentials, following redirects to the result. A failed look that may
+   * pass (a 5xx, a timeout) leaves the job working; the job's own failure is a done isError
+   * result; what the gateway cannot follow (another origin, a status word it does not know) is broken.
+   */
+  async poll(tool: Tool, location: string, ctx: CallContext): Promise<JobState> {
+    const ledger = new Ledger();
+    const started = performance.now();
+    // The result is another representation than the operation's own answer: no output schema.
+    const { outputSchema: _own, ...final } = tool;
+    let url = location;
+    for (let hop = 0; ; hop++) {
+      const where = pathUnder(url, this.#client.baseUrl);
+      if (!where) {
+        return {
+          state: 'broken',
+          message: `the upstream's status URL ${url.slice(0, 300)} is not under its base URL ${this.#client.baseUrl}; the gateway sends the upstream's credentials to the upstream only, so it cannot follow the job there`,
+        };
+      }
+      const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5' };
+      const problem = await this.#authorize(tool, ctx, headers, where.query);
+      if (problem) return { state: 'done', result: errorResult(problem.text, problem.retryable, ledger, started) };
+      let response: Awaited<ReturnType<HttpClient['request']>>;
+      try {
+        response = await this.#client.request({
+          method: 'GET',
+          path: where.path,
+          route: `${tool.binding.path} (status)`,
+          query: where.query,
+          headers,
+          signal: ctx.signal,
+          deadlineMs: ctx.deadlineMs,
+          ledger,
+          traceContext: ctx.traceContext,
+        });
+      } catch (error) {
+        if (!(error instanceof HttpClientError)) throw error;
+        if (error.retryable) {
+          return {
+            state: 'working',
+            message: `the status check failed, the job may still be running: ${describeError(error)}`,
+            retryAfterMs: error instanceof APIError ? error.retryAfterMs : undefined,
+          };
+        }
+        const text = `the job's status URL ${where.path} answered: ${describeError(error)}`;
+        return { state: 'done', result: errorResult(text, false, ledger, started) };
+      }
+      const retryAfterMs = serverRetryDelay(response.headers, Date.now());
+      if (response.status >= 300 && response.status < 400) {
+        const next = response.headers.location;
+        if (typeof next !== 'string' || hop >= MAX_STATUS_REDIRECTS) {
+          return {
+            state: 'broken',
+            message: `the job's status URL ${where.path} answered ${response.status} ${typeof next === 'string' ? `after ${MAX_STATUS_REDIRECTS} redirects already (the most followed)` : 'without a Location'}`,
+          };
+        }
+        url = new URL(next, url).href;
+        continue;
+      }
+      const word = statusWordOf(response.data);
+      if (response.status === 202 || word?.word === 'working') {
+        return { state: 'working', message: progressLine(response.data, word?.said ?? 'accepted'), retryAfterMs };
+      }
+      if (word === undefined || word.word === 'done') {
+        const type = response.headers['content-type'];
+        return {
+          state: 'done',
+          result: this.#result(
+            final,
+            where.path,
+            response.status,
+            response.data,
+            type,
+            ctx,
+            ledger,
+            started,
+            response.text,
+          ),
+        };
+      }
+      if (word.word === 'failed') {
+        const text = `the upstream job failed (status '${word.said}'): ${failureText(response.data)}`;
+        return { state: 'done', result: errorResult(text, false, ledger, started) };
+      }
+      if (word.word === 'cancelled') return { state: 'cancelled', message: progressLine(response.data, word.said) };
+      return {
+        state: 'broken',
+        message: `the job's status URL ${where.path} answered status '${word.said.slice(0, 100)}', which the gateway does not know: it reads running, pending, queued and the like as working; completed, succeeded, done as done; failed, error as failed; cancelled as cancelled`,
+      };
     }
   }
 

@@ -4,7 +4,7 @@
 
 import { HttpClient, RetryBudget } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
-import type { CallContext, Tool, ToolCaller, ToolResult } from '../tools/tool.js';
+import type { CallContext, JobState, Tool, ToolCaller, ToolResult } from '../tools/tool.js';
 import { basicCredentials, UpstreamCaller, type UpstreamIdentity } from './caller.js';
 import type { Upstream } from './config-file.js';
 import { loadSpec } from './spec-loader.js';
@@ -79,8 +79,14 @@ export class UpstreamRouter implements ToolCaller {
     this.#callers = new Map(sources.map((s) => [s.name, s.caller]));
   }
   call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
+    return this.#callerOf(tool).call(tool, args, ctx);
+  }
+  poll(tool: Tool, location: string, ctx: CallContext): Promise<JobState> {
+    return this.#callerOf(tool).poll(tool, location, ctx);
+  }
+  #callerOf(tool: Tool): UpstreamCaller {
     const caller = this.#callers.get(tool.binding.upstream);
     if (!caller) throw new Error(`tool ${tool.name} names no known upstream (${String(tool.binding.upstream)})`);
-    return caller.call(tool, args, ctx);
+    return caller;
   }
 }

@@ -23,6 +23,8 @@ export class MemoryStore implements StateStore {
   readonly #idempotency = new Map<string, Expiring>();
   readonly #replies = new Map<string, Reply[]>();
   readonly #replyIds = new Set<string>();
+  /** Cancelled exports and when each is forgotten; bounded by what the export limit lets a caller start. */
+  readonly #cancelled = new Map<string, number>();
 
   async countFlaky(caller: string, params: string, failTimes: number): Promise<number> {
     let counters = this.#flaky.get(caller);
@@ -75,6 +77,16 @@ export class MemoryStore implements StateStore {
 
   async listReplies(emailId: string): Promise<Reply[]> {
     return [...(this.#replies.get(emailId) ?? [])];
+  }
+
+  async cancelExport(id: string, ttlMs: number): Promise<void> {
+    const now = Date.now();
+    for (const [key, until] of this.#cancelled) if (until <= now) this.#cancelled.delete(key);
+    this.#cancelled.set(id, now + ttlMs);
+  }
+
+  async exportCancelled(id: string): Promise<boolean> {
+    return (this.#cancelled.get(id) ?? 0) > Date.now();
   }
 
   async close(): Promise<void> {}

@@ -117,6 +117,14 @@ export class RedisStore implements StateStore {
     return raw.map((line) => JSON.parse(line) as Reply);
   }
 
+  async cancelExport(id: string, ttlMs: number): Promise<void> {
+    await this.#redis.set(`${this.#prefix}export-cancelled:${id}`, '1', 'PX', ttlMs);
+  }
+
+  async exportCancelled(id: string): Promise<boolean> {
+    return (await this.#redis.exists(`${this.#prefix}export-cancelled:${id}`)) === 1;
+  }
+
   async close(): Promise<void> {
     // The Redis connection belongs to whoever created it.
   }

@@ -62,6 +62,9 @@ export interface StateStore {
    */
   addReply(reply: Reply, commit?: IdempotencyCommit): Promise<CommitOutcome>;
   listReplies(emailId: string): Promise<Reply[]>;
+  /** Marks an export cancelled, remembered for ttlMs (longer than the export could be asked about). */
+  cancelExport(id: string, ttlMs: number): Promise<void>;
+  exportCancelled(id: string): Promise<boolean>;
   close(): Promise<void>;
 }
 

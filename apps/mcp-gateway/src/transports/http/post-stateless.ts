@@ -20,6 +20,8 @@ function statusOf(response: JsonRpcResponse): number {
   return response.error.code === METHOD_NOT_FOUND ? 404 : 400;
 }
 
+const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
 /** The first way the headers disagree with the body, or undefined. */
 function headerMismatch(
   request: FastifyRequest,
@@ -33,9 +35,11 @@ function headerMismatch(
   }
   if (method !== message.method)
     return `Mcp-Method header '${method ?? ''}' does not match the method '${message.method}'`;
-  if (message.method !== 'tools/call') return undefined;
+  // The field Mcp-Name repeats: a tool's name, or (the tasks extension, SEP-2663) the task's id.
+  const field = message.method === 'tools/call' ? 'name' : TASK_METHODS.has(message.method) ? 'taskId' : undefined;
+  if (field === undefined) return undefined;
   const name = headerValue(request, 'mcp-name');
-  if (name !== message.params?.name) return `Mcp-Name header '${name ?? ''}' does not match params.name`;
+  if (name !== message.params?.[field]) return `Mcp-Name header '${name ?? ''}' does not match params.${field}`;
   return undefined;
 }
 
