@@ -39,17 +39,27 @@ const agent = (args) => {
 };
 const listed = agent(['tools', '--format', 'json']);
 if (listed.status !== 0) process.exit(listed.status ?? 1);
-let first;
+let tools = [];
 try {
-  first = JSON.parse(listed.stdout).tools[0];
+  tools = JSON.parse(listed.stdout).tools;
 } catch {
-  first = undefined;
+  tools = [];
 }
+const first = tools[0];
 if (!first?.name) process.exit(0);
 // What a scenario asks the client to do beyond one call (a model would choose these values):
 // http-custom-headers wants a value that needs Base64 in its Mcp-Param header, and a call of a
 // second tool with a mirrored argument left null.
+// json-schema-2020-12-preservation asks for a tool's inputSchema, as the agent received it, to
+// be passed back through its echo tool (the one taking a `schema` object): what survived the
+// agent's parsing is what the suite compares.
+const echo = tools.find((t) => t.inputSchema?.properties?.schema?.type === 'object');
+const focal = tools.find((t) => t !== echo);
 const CALLS = {
+  // Every tool the agent kept, as a model free to use them all would: a tool whose x-mcp-header
+  // is invalid must not be among them (SEP-2243: the client leaves it out).
+  'http-invalid-tool-headers': tools.map((t) => [t.name, sampleArguments(t.inputSchema)]),
+  'json-schema-2020-12-preservation': echo && focal ? [[echo.name, { schema: focal.inputSchema }]] : [],
   'http-custom-headers': [
     ['test_custom_headers', { region: 'Zürich', priority: 1, query: 'weather' }],
     ['test_custom_headers_null', { region: 'eu-west', priority: 2, query: 'weather', verbose: null }],

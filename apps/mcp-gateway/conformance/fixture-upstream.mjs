@@ -119,6 +119,36 @@ export function fixtureDocument(url, changes = 0) {
         responses: accepted,
       },
     },
+    // JSON Schema 2020-12 in a body: $schema, constraints across its properties (allOf/anyOf,
+    // if/then/else), and a model with an $anchor, which the gateway lists under $defs.
+    '/contact': {
+      post: {
+        ...operation('json_schema_2020_12_tool', 'Takes a contact, with JSON Schema 2020-12 rules', json),
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $schema: 'https://json-schema.org/draft/2020-12/schema',
+                type: 'object',
+                properties: {
+                  name: { type: 'string' },
+                  address: { $ref: '#/components/schemas/address' },
+                  contactMethod: { type: 'string', enum: ['phone', 'email'] },
+                  phone: { type: 'string' },
+                  email: { type: 'string' },
+                },
+                allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+                if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+                then: { required: ['phone'] },
+                else: { required: ['email'] },
+                additionalProperties: false,
+              },
+            },
+          },
+        },
+      },
+    },
     '/change': {
       post: operation('test_trigger_tool_change', 'Adds an operation to this document', {
         'application/json': { schema: { type: 'object' } },
@@ -138,6 +168,15 @@ export function fixtureDocument(url, changes = 0) {
     info: { title: 'agentwire conformance fixture', version: String(changes + 1) },
     servers: [{ url }],
     paths,
+    components: {
+      schemas: {
+        address: {
+          $anchor: 'addressDef',
+          type: 'object',
+          properties: { street: { type: 'string' }, city: { type: 'string' } },
+        },
+      },
+    },
   };
 }
 
@@ -185,7 +224,8 @@ export async function startFixtureUpstream({ onChange = async () => undefined } 
         JSON.stringify({ error: { type: 'fixture_error', message: 'This operation always fails, on purpose.' } }),
       );
     }
-    if (path === '/log' || path === '/added') return send(200, 'application/json', '{"ok":true}');
+    if (path === '/log' || path === '/added' || path === '/contact')
+      return send(200, 'application/json', '{"ok":true}');
     if (path === '/progress') {
       if (!(request.headers.accept ?? '').includes('text/event-stream')) {
         return send(200, 'application/json', '{"counted":3}');

@@ -331,6 +331,73 @@ describe('OpenAPI to tools, edge cases', () => {
     });
   });
 
+  it('spreads a body with its constraints across its properties (JSON Schema 2020-12), and keeps whole what they would break', () => {
+    const contact = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        contactMethod: { type: 'string', enum: ['phone', 'email'] },
+        phone: { type: 'string' },
+        email: { type: 'string' },
+      },
+      allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+      if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+      then: { required: ['phone'] },
+      else: { required: ['email'] },
+      additionalProperties: false,
+    };
+    const body = (schema: unknown, required = true) => ({
+      required,
+      content: { 'application/json': { schema } },
+    });
+    const { tools } = openApiToTools(
+      spec31({
+        '/contact': { post: { operationId: 'contact', requestBody: body(contact), responses: ok } },
+        // The same body, optional: its constraints would bind a call that sends no body.
+        '/optional': { post: { operationId: 'optional', requestBody: body(contact, false), responses: ok } },
+        // A parameter with a property's name would rename it, and the constraints name it.
+        '/clash/{phone}': {
+          post: {
+            operationId: 'clash',
+            parameters: [{ name: 'phone', in: 'path', required: true, schema: { type: 'string' } }],
+            requestBody: body(contact),
+            responses: ok,
+          },
+        },
+        // A mixin in allOf declares a property the top level does not: spread, it would be refused.
+        '/mixin': {
+          post: {
+            operationId: 'mixin',
+            requestBody: body({
+              type: 'object',
+              properties: { name: { type: 'string' } },
+              allOf: [{ properties: { age: { type: 'integer' } } }],
+            }),
+            responses: ok,
+          },
+        },
+      }),
+    );
+    const [spread, optional, clash, mixin] = tools;
+    expect(spread?.inputSchema).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: contact.properties,
+      additionalProperties: false,
+      allOf: contact.allOf,
+      if: contact.if,
+      then: contact.then,
+      else: contact.else,
+    });
+    expect(spread?.binding.body).toMatchObject({ mode: 'merged' });
+    const registry = new ToolRegistry(tools);
+    expect(registry.validate(spread as never, { contactMethod: 'phone', phone: '+1' }).ok).toBe(true);
+    expect(registry.validate(spread as never, { contactMethod: 'phone', email: 'a@b.c' }).ok).toBe(false);
+    for (const whole of [optional, clash, mixin])
+      expect(whole?.binding.body, whole?.name).toMatchObject({ mode: 'whole' });
+    expect(Object.keys(clash?.inputSchema.properties ?? {})).toEqual(['phone', 'body']);
+  });
+
   it('prunes $defs per schema: an input schema carries none of the response models', () => {
     const { tools } = openApiToTools(
       spec31(

@@ -28,8 +28,12 @@ export function inputOf(params: Parameter[], body: RequestBody | undefined): Inp
   const occurrences = new Map<string, number>();
   const count = (name: string) => occurrences.set(name, (occurrences.get(name) ?? 0) + 1);
   for (const p of params) count(p.name);
-  for (const name of Object.keys(body?.props ?? {})) count(name);
-  if (body && !body.props) count('body');
+  // A spread body's constraints name its properties: it spreads only where none is renamed.
+  const spreads =
+    body?.props !== undefined &&
+    (body.keywords === undefined || Object.keys(body.props).every((name) => !occurrences.has(name)));
+  if (spreads) for (const name of Object.keys(body?.props ?? {})) count(name);
+  else if (body) count('body');
   const argName = (name: string, location: string) =>
     (occurrences.get(name) ?? 0) > 1 ? `${name}__${location}` : name;
 
@@ -51,7 +55,7 @@ export function inputOf(params: Parameter[], body: RequestBody | undefined): Inp
     });
     if (p.in === 'header' && p.name.toLowerCase() === 'idempotency-key') input.idempotencyKeyArg = arg;
   }
-  if (body?.props) {
+  if (body?.props && spreads) {
     const props: Array<{ arg: string; name: string }> = [];
     for (const [name, schema] of Object.entries(body.props)) {
       const arg = argName(name, 'body');
@@ -68,5 +72,9 @@ export function inputOf(params: Parameter[], body: RequestBody | undefined): Inp
   }
   input.schema = { type: 'object', properties, additionalProperties: false };
   if (required.length > 0) input.schema.required = required;
+  if (spreads && body?.keywords) {
+    const { $schema, ...constraints } = body.keywords;
+    input.schema = { ...($schema === undefined ? {} : { $schema }), ...input.schema, ...constraints };
+  }
   return input;
 }

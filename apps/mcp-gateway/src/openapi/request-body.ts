@@ -1,7 +1,9 @@
 // An operation's request body, in the media type the gateway will send: JSON when the
 // operation offers it, else a URL-encoded form, a multipart form, text, or bytes.
 // - JSON and both forms: an object with declared properties (and no additional ones, no
-//   union) spreads into the tool's top-level arguments; anything else stays one `body`.
+//   union) spreads into the tool's top-level arguments; anything else stays one `body`. Its
+//   constraints across those properties (`allOf: [{anyOf: [{required: [phone]}, ...]}]`,
+//   `if`/`then`/`else`) spread with them, when they name no property the body does not declare.
 // - Multipart: a file property (format binary, or a contentMediaType) becomes an argument
 //   `{data (base64), filename?, mediaType?}`, an array of files an array of those.
 // - Text: one `body` string. Bytes: one `body` string of base64.
@@ -15,6 +17,11 @@ export interface RequestBody {
   required: boolean;
   /** The properties that join the top level, or undefined when the body stays whole. */
   props: Record<string, JsonSchema> | undefined;
+  /**
+   * A spread body's constraints across its properties (allOf, anyOf, if/then/else, ...) and its
+   * `$schema`: they join the input schema's top level with the properties they speak of.
+   */
+  keywords: JsonSchema | undefined;
   /** Required property names of a spread body. */
   requiredProps: Set<string>;
   /** The media type sent (as the spec names it). */
@@ -87,17 +94,19 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
       encoding === 'text'
         ? { type: 'string', description: `The body, as ${chosen.type}.` }
         : { ...BYTES_ARGUMENT, description: `The body (${chosen.type}), base64-encoded.` };
-    return { ...base, schema, props: undefined, requiredProps: new Set() };
+    return { ...base, schema, props: undefined, keywords: undefined, requiredProps: new Set() };
   }
   const schema = ctx.input.convert(content[chosen.type]?.schema ?? {});
   const target = targetOf(schema, ctx.input.defs);
+  const declared = new Set(Object.keys((target.properties as object | undefined) ?? {}));
+  const keywords = constraintsOf(target, declared);
+  // Constraints of an optional body would bind a call that sends none: such a body stays whole.
+  const constrained = keywords !== undefined && Object.keys(keywords).some((k) => k !== '$schema');
   const spread =
-    target.properties &&
-    Object.keys(target.properties as object).length > 0 &&
+    declared.size > 0 &&
     !target.additionalProperties &&
-    !target.oneOf &&
-    !target.anyOf &&
-    !target.allOf;
+    keywords !== undefined &&
+    (!constrained || requestBody.required === true);
   const props = spread ? { ...(target.properties as Record<string, JsonSchema>) } : undefined;
   if (props && encoding === 'multipart') {
     for (const [name, prop] of Object.entries(props)) {
@@ -120,8 +129,55 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
     ...base,
     schema,
     props,
+    keywords: spread && Object.keys(keywords).length > 0 ? keywords : undefined,
     // Read only for a spread body, as the names of its required properties (a body that stays
     // whole keeps its schema, `required` and all, whatever its shape).
     requiredProps: new Set(spread ? ((target.required as string[] | undefined) ?? []) : []),
   };
+}
+
+/** Keywords that constrain an object across its properties without declaring any. */
+const CONSTRAINTS = [
+  'allOf',
+  'anyOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentRequired',
+  'minProperties',
+  'maxProperties',
+];
+
+/**
+ * A body's constraints across its own properties, and its `$schema`, to keep at the top level
+ * when it spreads ({} when it has none); undefined when one declares or names a property the
+ * body does not (an `allOf` of mixins, say): spread, the top level's `additionalProperties:
+ * false` would refuse it, so the body stays whole.
+ */
+function constraintsOf(target: JsonSchema, declared: ReadonlySet<string>): JsonSchema | undefined {
+  const kept: JsonSchema = {};
+  if (typeof target.$schema === 'string') kept.$schema = target.$schema;
+  for (const keyword of CONSTRAINTS) {
+    if (target[keyword] === undefined) continue;
+    if (!namesOnly(target[keyword], declared)) return undefined;
+    kept[keyword] = target[keyword];
+  }
+  return kept;
+}
+
+/** Whether every property a constraint names (in properties, required, dependentRequired) is declared. */
+function namesOnly(value: unknown, declared: ReadonlySet<string>): boolean {
+  if (Array.isArray(value)) return value.every((v) => namesOnly(v, declared));
+  if (typeof value !== 'object' || value === null) return true;
+  const v = value as Record<string, unknown>;
+  if (v.$ref !== undefined || v.additionalProperties !== undefined || v.patternProperties !== undefined) return false;
+  const named = [
+    ...Object.keys((v.properties as object | undefined) ?? {}),
+    ...((Array.isArray(v.required) ? v.required : []) as unknown[]),
+    ...Object.keys((v.dependentRequired as object | undefined) ?? {}),
+  ];
+  if (!named.every((n) => typeof n === 'string' && declared.has(n))) return false;
+  return CONSTRAINTS.every((k) => namesOnly(v[k], declared));
 }
