@@ -17,8 +17,13 @@ export default {
     'src/openapi/parameter-styles.ts',
     // The caller's guards: which caller headers may go upstream, and the request's making
     // (path segments, query names, headers, forwarded headers, the key or the exchanged token).
-    'src/upstream/caller.ts:85-94',
-    'src/upstream/caller.ts:124-192',
+    'src/upstream/caller.ts:88-97',
+    'src/upstream/caller.ts:126-186',
+    'src/upstream/caller.ts:231-252',
+    // A job's status URL is followed with the upstream's credentials only under its base URL;
+    // a task is seen only by its creator.
+    'src/upstream/jobs.ts:53-69',
+    'src/tools/tasks.ts:185-198',
     // Who may call which tool: declared scopes, allow and deny rules.
     'src/tools/access.ts',
   ],

@@ -50,14 +50,12 @@ const SCENARIOS = [
   ['http-custom-headers', '2026-07-28'],
   ['http-invalid-tool-headers', '2026-07-28'],
   ['json-schema-2020-12-preservation', '2026-07-28'],
+  ['sep-2322-client-request-state', '2026-07-28'],
 ];
 // Not run, by scenario id:
 // - auth/2025-03-26-oauth-metadata-backcompat, auth/2025-03-26-oauth-endpoint-fallback: the
 //   2025-03-26 revision's discovery without protected-resource metadata; the agent speaks
 //   2025-06-18 and later over HTTP (its SDK client drops the 2025-03-26 fallback).
-// - sep-2322-client-request-state (issue 37, point 6, still open): a multi-round-trip call
-//   (input_required, requestState echoed on the retry); the agent answers no input requests yet
-//   (the approval issue adds them). Measured 2026-12-04: 0 of 5.
 // - auth/client-credentials-jwt, auth/client-credentials-basic, auth/enterprise-managed-authorization,
 //   auth/dpop, auth/dpop-nonce, auth/wif-jwt-bearer: extensions, not part of the specification.
 //   (The agent's client credentials are tested against our authorization server instead.)

@@ -140,6 +140,7 @@ export function fixtureDocument(url, changes = 0) {
                 },
                 allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
                 if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+                // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
                 then: { required: ['phone'] },
                 else: { required: ['email'] },
                 additionalProperties: false,

@@ -342,6 +342,7 @@ describe('OpenAPI to tools, edge cases', () => {
       },
       allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
       if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+      // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
       then: { required: ['phone'] },
       else: { required: ['email'] },
       additionalProperties: false,
@@ -386,6 +387,7 @@ describe('OpenAPI to tools, edge cases', () => {
       additionalProperties: false,
       allOf: contact.allOf,
       if: contact.if,
+      // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
       then: contact.then,
       else: contact.else,
     });

@@ -157,6 +157,10 @@ describe('tasks over an upstream job (the toy API export)', () => {
     const unknown = await rpc(gw, 'tasks/get', { taskId: 'no-such-task' });
     expect(unknown.body.error.code).toBe(-32602);
     expect(unknown.body.error.message).toMatch(/Unknown task: no-such-task/);
+    // Over HTTP a taskId that is not a string fails the Mcp-Name check first (-32020).
+    expect((await rpc(gw, 'tasks/get', { taskId: 42 })).body.error.code).toBe(-32020);
+    const long = await rpc(gw, 'tasks/get', { taskId: 'x'.repeat(101) });
+    expect(long.body.error.message).toMatch(/^Unknown task: x{100} \(/);
     const undeclared = await rpc(gw, 'tasks/get', { taskId: 'x' }, false);
     expect(undeclared.body.error).toMatchObject({
       code: -32021,
@@ -225,6 +229,10 @@ describe('tasks over an upstream job (the toy API export)', () => {
     const first = await call('tools/call', exportCall, as('alice'));
     const task = first.result;
     expect(task.resultType).toBe('task');
+    for (const taskId of [42, '', null]) {
+      const bad = await call('tasks/get', { taskId }, as('alice'));
+      expect(bad.error).toMatchObject({ code: -32602, message: expect.stringMatching(/must be a non-empty string/) });
+    }
     const theirs = await call('tasks/get', { taskId: task.taskId }, as('mallory'));
     expect(theirs.error.code).toBe(-32602);
     const cancel = await call('tasks/cancel', { taskId: task.taskId }, as('mallory'));

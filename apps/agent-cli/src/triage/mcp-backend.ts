@@ -16,6 +16,7 @@ import {
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
 import { AgentOAuthProvider } from '../auth/agent-oauth.js';
+import { askAtTerminal, ELICITATION_CAPABILITY } from '../elicitation.js';
 import type { ToolCallRecord } from '../run-record.js';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
@@ -85,6 +86,22 @@ export interface HttpBackendOptions extends BackendOptions {
   mode?: 'auto' | 'legacy' | undefined;
 }
 
+/**
+ * The SDK client as the agent uses it: it answers a server's questions (elicitation, also inside
+ * a multi round-trip result, which the SDK retries with the answers) at the terminal, or declines.
+ */
+function newClient(mode: 'auto' | 'legacy'): Client {
+  const client = new Client(
+    { name: 'agentwire-agent', version: '0.1.0' },
+    { versionNegotiation: { mode }, capabilities: ELICITATION_CAPABILITY },
+  );
+  client.setRequestHandler('elicitation/create', (request) => {
+    const params = request.params as { message?: unknown; requestedSchema?: unknown };
+    return askAtTerminal(String(params.message ?? ''), params.requestedSchema);
+  });
+  return client;
+}
+
 export class McpBackend implements TriageBackend {
   readonly name: string;
   #client: Client;
@@ -115,10 +132,7 @@ export class McpBackend implements TriageBackend {
       env: { ...getDefaultEnvironment(), ...spawn.env },
       stderr: trace ? 'inherit' : 'ignore',
     });
-    const client = new Client(
-      { name: 'agentwire-agent', version: '0.1.0' },
-      { versionNegotiation: { mode: 'legacy' } },
-    );
+    const client = newClient('legacy');
     await withinDeadline(client.connect(transport), deadline, 'starting the gateway over stdio');
     // The tap prints every message; the backend adds nothing of its own.
     const backend = new McpBackend('mcp-stdio', client, record, deadline);
@@ -155,7 +169,7 @@ export class McpBackend implements TriageBackend {
       });
       // auto: the stateless 2026-07-28 revision when the server has it; legacy: initialize and a
       // session (2025-11-25).
-      const client = new Client({ name: 'agentwire-agent', version: '0.1.0' }, { versionNegotiation: { mode } });
+      const client = newClient(mode);
       await client.connect(transport);
       return client;
     };
