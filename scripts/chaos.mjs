@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The chaos run's agents and faults (scripts/chaos.sh starts the scaled stack and runs this).
-// While 22 agents work through the balancer (legacy sessions holding GET streams, stateless
-// 2026-07-28 clients, agents replying to emails with idempotency keys, and `agent triage`
-// runs), it kills a gateway replica and starts it again, kills a toy-API replica, and
+// While 24 agents work through the balancer (legacy sessions holding GET streams, stateless
+// 2026-07-28 clients, agents replying to emails with idempotency keys, `agent triage` runs,
+// and agents exporting emails as tasks they poll through any replica), it kills a gateway replica and starts it again, kills a toy-API replica, and
 // restarts Redis, one after another. Then it checks what must hold and prints what each fault
 // cost. Exit 0 when every check holds, 1 when one does not (each says which and why).
 //
@@ -105,8 +105,11 @@ async function rpc(message, headers) {
   }
 }
 
-/** A tool call with retries inside its deadline; `safe` says whether repeating it is harmless. */
-async function callTool(agent, name, args, headers) {
+/**
+ * A tool call with retries inside its deadline; `safe` says whether repeating it is harmless.
+ * `capabilities`: what a 2026-07-28 client declares on the request (the tasks extension, say).
+ */
+async function callTool(agent, name, args, headers, capabilities = {}) {
   const deadline = Date.now() + CALL_DEADLINE_MS;
   const started = now();
   for (let attempt = 1; ; attempt++) {
@@ -114,7 +117,7 @@ async function callTool(agent, name, args, headers) {
     if (headers['mcp-protocol-version'] === '2026-07-28') {
       message.params._meta = {
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientCapabilities': capabilities,
       };
     }
     const extra =
@@ -355,6 +358,98 @@ async function replyAgent(i) {
   return { agent, kind: 'reply', emailId, asked };
 }
 
+const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+const EXPORT_DATES = ['2026-06-08', '2026-06-09', '2026-06-10', '2026-06-11', '2026-06-12'];
+const TASK_DEADLINE_MS = 60_000;
+/** The gateway replica the fault plan kills (and starts again). */
+const VICTIM = 'gateway-2';
+/** When it was killed (seconds into the run), once it has been. */
+let victimKilledAt;
+
+/**
+ * Exports a day's emails as a task (the tasks extension) and polls it to its end through the
+ * balancer: each look may reach any replica, so a task outlives the replica that created it.
+ */
+async function taskAgent(i) {
+  const agent = `task-${i}`;
+  const tasks = [];
+  for (let n = 0; running; n++) {
+    const date = EXPORT_DATES[(i + n) % EXPORT_DATES.length];
+    // The first agent's first export is made on gateway-2, which is killed while it runs: asked
+    // again (round robin) until that replica is the one that answers, and long enough to span it.
+    const onVictim = i === 0 && n === 0;
+    let created;
+    for (let tries = 0; tries < (onVictim ? 30 : 1); tries++) {
+      created = await callTool(
+        agent,
+        'export_emails',
+        { date, duration_ms: onVictim ? 12_000 : 4000 },
+        { 'mcp-protocol-version': '2026-07-28' },
+        TASKS,
+      );
+      if (!onVictim || created.headers?.get('x-served-by') === VICTIM) break;
+    }
+    const task = {
+      date,
+      created: created.started,
+      createdBy: created.headers?.get('x-served-by') ?? undefined,
+      answeredBy: new Set(),
+      outcome: created.outcome,
+      why: created.why,
+    };
+    tasks.push(task);
+    if (created.outcome !== 'ok') continue;
+    if (created.result?.resultType !== 'task') {
+      // The task store could not be reached (Redis restarting): the gateway followed the job instead.
+      task.outcome = 'followed';
+      task.file = fileOf(created.result);
+      continue;
+    }
+    task.taskId = created.result.taskId;
+    const until = Date.now() + TASK_DEADLINE_MS;
+    task.outcome = 'timeout';
+    while (Date.now() < until) {
+      await sleep(created.result.pollIntervalMs ?? 1000);
+      const meta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': TASKS,
+      };
+      const r = await rpc(
+        { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { taskId: task.taskId, _meta: meta } },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tasks/get', 'mcp-name': task.taskId },
+      );
+      task.looks = (task.looks ?? 0) + 1;
+      if (r.outcome === 'ok' && now() > (victimKilledAt ?? Number.POSITIVE_INFINITY)) {
+        task.answeredBy.add(r.headers?.get('x-served-by'));
+      }
+      if (r.outcome === 'fail') {
+        task.outcome = 'refused';
+        task.why = r.why;
+        break;
+      }
+      if (r.outcome !== 'ok' || !['completed', 'failed', 'cancelled'].includes(r.result?.status)) continue;
+      task.outcome = r.result.status;
+      task.ended = now();
+      if (r.result.status === 'completed') task.file = fileOf(r.result.result);
+      else task.why = r.result.statusMessage ?? r.result.error?.message;
+      break;
+    }
+  }
+  return { agent, kind: 'task', tasks };
+}
+
+/** The export file in a tool result (text content), or undefined when it is not one. */
+function fileOf(result) {
+  try {
+    const file = JSON.parse(result?.content?.[0]?.text ?? 'null');
+    return file && Array.isArray(file.emails)
+      ? { date: file.date, count: file.count, emails: file.emails.length }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `agent triage` over and over through the balancer; each run replies to one urgent email. */
 async function triageAgent(i) {
   const agent = `triage-${i}`;
@@ -540,9 +635,10 @@ async function faultPlan() {
     await fault('restart the authorization server', () => compose('restart', 'auth-server'));
   }
   await at(SECONDS * 0.18);
-  await fault('SIGKILL gateway-2', () => compose('kill', '-s', 'SIGKILL', 'gateway-2'));
+  await fault(`SIGKILL ${VICTIM}`, () => compose('kill', '-s', 'SIGKILL', VICTIM));
+  victimKilledAt = now();
   await at(SECONDS * 0.3);
-  await fault('start gateway-2 again', () => compose('start', 'gateway-2'));
+  await fault(`start ${VICTIM} again`, () => compose('start', VICTIM));
   await at(SECONDS * 0.48);
   await fault('SIGKILL toy-api-2 (left down)', () => compose('kill', '-s', 'SIGKILL', 'toy-api-2'));
   const redis = await redisNow(); // looked up before the fault, so that the fault is on time
@@ -585,6 +681,7 @@ async function main() {
     ...Array.from({ length: 8 }, (_, i) => statelessAgent(i)),
     ...Array.from({ length: 4 }, (_, i) => replyAgent(i)),
     ...Array.from({ length: 2 }, (_, i) => triageAgent(i)),
+    ...Array.from({ length: 2 }, (_, i) => taskAgent(i)),
   ];
   const plan = faultPlan();
   await sleep(SECONDS * 1000);
@@ -762,6 +859,38 @@ async function check(results, triageRepliesBefore) {
       `${sessions.reduce((n, s) => n + s.stream.ids.length, 0)} events received${bad.length ? `; ${bad.join('; ')}` : ''}`,
   );
 
+  // 5. Every export asked for as a task ended completed with its file, looked at through any
+  // replica; the one made on the killed replica (X-Served-By, from the balancer) and answered
+  // after the kill by the others proves that a task outlives the replica that made it. A task
+  // whose creation outlived its deadline (the store down) is counted apart, as in check 2.
+  const kill = faults.find((f) => f.name === `SIGKILL ${VICTIM}`);
+  const taskRuns = results.filter((r) => r.kind === 'task').flatMap((r) => r.tasks);
+  const fileOk = (t) => t.file !== undefined && t.file.date === t.date && t.file.count === t.file.emails;
+  const finished = taskRuns.filter((t) => (t.outcome === 'completed' || t.outcome === 'followed') && fileOk(t));
+  const notCreated = taskRuns.filter((t) => t.outcome === 'deadline' && storeDown(t.created, CALL_DEADLINE_MS / 1000));
+  const unfinished = taskRuns.filter((t) => !finished.includes(t) && !notCreated.includes(t));
+  // The last one may still have been running when the agents stopped: polled to its end all the same.
+  const acrossKill = finished.filter((t) => kill && t.created < kill.t && t.ended !== undefined && t.ended > kill.t);
+  // Made on the killed replica, answered after the kill by the others: a task outlives its replica.
+  const survivedKill = acrossKill.filter(
+    (t) => t.createdBy === VICTIM && [...t.answeredBy].some((by) => by && by !== VICTIM),
+  );
+  add(
+    'every export asked for as a task ended completed with its file, whichever replica answered; one made on the killed replica outlived it',
+    unfinished.length === 0 && taskRuns.length > 0 && survivedKill.length > 0,
+    `${taskRuns.length} exports, ${finished.length} completed (${finished.filter((t) => t.outcome === 'followed').length} followed without a task while the store was down; ` +
+      `${acrossKill.length} created before ${VICTIM} was killed and ended after, ${survivedKill.length} of them made on ${VICTIM} and answered after its kill by ${[...new Set(survivedKill.flatMap((t) => [...t.answeredBy]))].filter(Boolean).join(' and ') || 'none'}), ` +
+      `${Math.max(0, ...finished.map((t) => t.looks ?? 0))} looks at most, ${notCreated.length} not created inside the Redis outage, ` +
+      `${unfinished.length} unfinished${
+        unfinished.length
+          ? `: ${unfinished
+              .slice(0, 3)
+              .map((t) => `${t.taskId ?? 'no task'} ${t.outcome} ${t.why ?? ''}`)
+              .join('; ')}`
+          : ''
+      }`,
+  );
+
   // The window each fault opened: from the fault to its last failed attempt, and how many failed.
   const windows = faults.map((f, k) => {
     const until = faults[k + 1]?.t ?? Number.POSITIVE_INFINITY;
@@ -780,7 +909,7 @@ async function check(results, triageRepliesBefore) {
 
   const report = {
     seconds: SECONDS,
-    agents: { session: 8, stateless: 8, reply: 4, triage: 2 },
+    agents: { session: 8, stateless: 8, reply: 4, triage: 2, task: 2 },
     calls: calls.length,
     attempts: attempts.length,
     triageRuns: triageRuns.length,
@@ -794,7 +923,7 @@ async function check(results, triageRepliesBefore) {
 function print(report) {
   const pad = (s, n) => String(s).padEnd(n);
   console.log(
-    `\nchaos run: ${report.seconds} s, 22 agents (8 sessions with GET streams, 8 stateless, 4 replying, 2 triage), ${report.calls} tool calls, ${report.attempts} attempts, ${report.triageRuns} triage runs\n`,
+    `\nchaos run: ${report.seconds} s, 24 agents (8 sessions with GET streams, 8 stateless, 4 replying, 2 triage, 2 exporting as tasks), ${report.calls} tool calls, ${report.attempts} attempts, ${report.triageRuns} triage runs\n`,
   );
   console.log(`${pad('fault', 34)}${pad('at s', 7)}${pad('window s', 10)}${pad('failed attempts', 17)}stream cuts`);
   for (const f of report.faults) {

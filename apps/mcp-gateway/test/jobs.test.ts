@@ -19,6 +19,11 @@ describe('upstream jobs', () => {
       path: '/jobs/1',
       query: { x: ['a', 'b'] },
     });
+    // A base URL with trailing slashes is the same base.
+    for (const base of ['http://api.test/v1/', 'http://api.test/v1//']) {
+      expect(pathUnder('http://api.test/v1/jobs/1', base)?.path).toBe('/jobs/1');
+    }
+    expect(pathUnder('http://api.test/v1/jobs/1', 'not a url')).toBeUndefined();
     expect(pathUnder('http://api.test/other/jobs/1', 'http://api.test/v1')).toBeUndefined();
     expect(pathUnder('http://evil.test/v1/jobs/1', 'http://api.test/v1')).toBeUndefined();
     expect(pathUnder('https://api.test/v1/jobs/1', 'http://api.test/v1')).toBeUndefined();

@@ -156,7 +156,7 @@ describe('tasks over an upstream job (the toy API export)', () => {
     const gw = await startHttpGateway(await startToyApi());
     const unknown = await rpc(gw, 'tasks/get', { taskId: 'no-such-task' });
     expect(unknown.body.error.code).toBe(-32602);
-    expect(unknown.body.error.message).toMatch(/Unknown task: no-such-task/);
+    expect(unknown.body.error.message).toMatch(/Unknown task: no-such-task \(tasks are kept 3600 s after they start/);
     // Over HTTP a taskId that is not a string fails the Mcp-Name check first (-32020).
     expect((await rpc(gw, 'tasks/get', { taskId: 42 })).body.error.code).toBe(-32020);
     const long = await rpc(gw, 'tasks/get', { taskId: 'x'.repeat(101) });
