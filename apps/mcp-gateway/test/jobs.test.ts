@@ -36,6 +36,11 @@ describe('upstream jobs', () => {
     expect(['Failed', 'error'].map(word)).toEqual(['failed', 'failed']);
     expect(['Canceled', 'cancelled'].map(word)).toEqual(['cancelled', 'cancelled']);
     expect(statusWordOf({ state: 'exploded' })).toEqual({ word: 'unknown', said: 'exploded' });
+    // Any case of the field's name (AWS: Status), and Google's long-running operations (done).
+    expect(statusWordOf({ Status: 'IN_PROGRESS' })?.word).toBe('working');
+    expect(statusWordOf({ done: false })?.word).toBe('working');
+    expect(statusWordOf({ done: true, response: {} })?.word).toBe('done');
+    expect(statusWordOf({ done: true, error: { code: 3 } })?.word).toBe('failed');
     expect(statusWordOf({ count: 3 })).toBeUndefined();
     expect(statusWordOf([1])).toBeUndefined();
   });

@@ -365,6 +365,33 @@ describe('OpenAPI to tools, edge cases', () => {
             responses: ok,
           },
         },
+        // Counting keywords would count the other arguments too; a dependency on an undeclared
+        // property would bind every call; another dialect's $schema is not carried to the top.
+        '/counted': {
+          post: { operationId: 'counted', requestBody: body({ ...contact, maxProperties: 2 }), responses: ok },
+        },
+        '/dependent': {
+          post: {
+            operationId: 'dependent',
+            requestBody: body({
+              type: 'object',
+              properties: { card: { type: 'string' } },
+              dependentRequired: { card: ['billing'] },
+            }),
+            responses: ok,
+          },
+        },
+        '/draft7': {
+          post: {
+            operationId: 'draft7',
+            requestBody: body({
+              $schema: 'http://json-schema.org/draft-07/schema#',
+              type: 'object',
+              properties: { name: { type: 'string' } },
+            }),
+            responses: ok,
+          },
+        },
         // A mixin in allOf declares a property the top level does not: spread, it would be refused.
         '/mixin': {
           post: {
@@ -379,7 +406,7 @@ describe('OpenAPI to tools, edge cases', () => {
         },
       }),
     );
-    const [spread, optional, clash, mixin] = tools;
+    const [spread, optional, clash, counted, dependent, draft7, mixin] = tools;
     expect(spread?.inputSchema).toEqual({
       $schema: 'https://json-schema.org/draft/2020-12/schema',
       type: 'object',
@@ -395,8 +422,11 @@ describe('OpenAPI to tools, edge cases', () => {
     const registry = new ToolRegistry(tools);
     expect(registry.validate(spread as never, { contactMethod: 'phone', phone: '+1' }).ok).toBe(true);
     expect(registry.validate(spread as never, { contactMethod: 'phone', email: 'a@b.c' }).ok).toBe(false);
-    for (const whole of [optional, clash, mixin])
+    for (const whole of [optional, clash, counted, dependent, mixin]) {
       expect(whole?.binding.body, whole?.name).toMatchObject({ mode: 'whole' });
+    }
+    expect(draft7?.binding.body).toMatchObject({ mode: 'merged' });
+    expect(draft7?.inputSchema).not.toHaveProperty('$schema');
     expect(Object.keys(clash?.inputSchema.properties ?? {})).toEqual(['phone', 'body']);
   });
 

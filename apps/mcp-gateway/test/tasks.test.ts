@@ -311,3 +311,72 @@ describe('tasks over the conformance fixture: a failing job, one the gateway can
     expect(quick.body.result).toMatchObject({ resultType: 'complete', isError: false });
   });
 });
+
+describe('tasks over an upstream that answers the hard cases', () => {
+  it('takes what a redirect leads to as the result, never deletes what merely ends like the status path, and keeps a task working through a failed look', async () => {
+    const { createServer } = await import('node:http');
+    const deleted: string[] = [];
+    let statusAnswers: 'hang' | 'redirect' = 'hang';
+    const server = createServer((request, response) => {
+      const path = request.url ?? '/';
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+        response.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+      if (request.method === 'DELETE') {
+        deleted.push(path);
+        return response.writeHead(204).end();
+      }
+      if (path === '/orders' && request.method === 'POST')
+        return json(202, {}, { location: '/queue/reports/42', 'retry-after-ms': '100' });
+      if (path === '/queue/reports/42') {
+        // Looks that get no answer in time, until the test lets the redirect to the order through.
+        if (statusAnswers === 'hang') return undefined;
+        return response.writeHead(303, { location: '/orders/42' }).end();
+      }
+      // The order itself has a status of its own, which says nothing of the job.
+      if (path === '/orders/42') return json(200, { id: 42, status: 'pending' });
+      return json(404, {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onCleanup(() => new Promise((resolve) => server.close(() => resolve(undefined))));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const ok = { 200: { description: 'ok' } };
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: url,
+      upstreamTimeoutMs: 300,
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'orders', version: '1' },
+        paths: {
+          '/orders': { post: { operationId: 'order', responses: { 202: { description: 'accepted' } } } },
+          '/reports/{id}': {
+            delete: {
+              operationId: 'delete_report',
+              parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+              responses: ok,
+            },
+          },
+        },
+      },
+    });
+    const created = await rpc(gw, 'tools/call', { name: 'order', arguments: {} });
+    const { taskId } = created.body.result;
+    // The first look times out: the task stays working, saying so.
+    await new Promise((r) => setTimeout(r, 150));
+    const looked = await rpc(gw, 'tasks/get', { taskId });
+    expect(looked.body.result.status).toBe('working');
+    expect(looked.body.result.statusMessage).toMatch(/the status check failed, the job may still be running/);
+    statusAnswers = 'redirect';
+    const ended = await settle(gw, taskId);
+    expect(ended.status).toBe('completed');
+    expect(JSON.parse(ended.result.content[0].text)).toEqual({ id: 42, status: 'pending' });
+
+    // Cancel another such task: /queue/reports/42 is not /reports/{id}, so nothing is deleted.
+    statusAnswers = 'hang';
+    const second = await rpc(gw, 'tools/call', { name: 'order', arguments: {} });
+    await rpc(gw, 'tasks/cancel', { taskId: second.body.result.taskId });
+    const cancelled = await rpc(gw, 'tasks/get', { taskId: second.body.result.taskId });
+    expect(cancelled.body.result.status).toBe('cancelled');
+    expect(cancelled.body.result.statusMessage).toMatch(/the upstream has no DELETE for the job/);
+    expect(deleted).toEqual([]);
+  });
+});

@@ -137,18 +137,11 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
 }
 
 /** Keywords that constrain an object across its properties without declaring any. */
-const CONSTRAINTS = [
-  'allOf',
-  'anyOf',
-  'oneOf',
-  'not',
-  'if',
-  'then',
-  'else',
-  'dependentRequired',
-  'minProperties',
-  'maxProperties',
-];
+const CONSTRAINTS = ['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentRequired'];
+/** Keywords that would count the other arguments too, once the body is spread among them. */
+const COUNTING = ['minProperties', 'maxProperties', 'propertyNames', 'unevaluatedProperties'];
+/** The dialect every input schema is read in; another `$schema` is not carried to the top. */
+const DIALECT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
 /**
  * A body's constraints across its own properties, and its `$schema`, to keep at the top level
@@ -158,10 +151,11 @@ const CONSTRAINTS = [
  */
 function constraintsOf(target: JsonSchema, declared: ReadonlySet<string>): JsonSchema | undefined {
   const kept: JsonSchema = {};
-  if (typeof target.$schema === 'string') kept.$schema = target.$schema;
+  if (target.$schema === DIALECT_2020_12) kept.$schema = target.$schema;
+  if (COUNTING.some((k) => target[k] !== undefined)) return undefined;
   for (const keyword of CONSTRAINTS) {
     if (target[keyword] === undefined) continue;
-    if (!namesOnly(target[keyword], declared)) return undefined;
+    if (!namesOnly({ [keyword]: target[keyword] }, declared)) return undefined;
     kept[keyword] = target[keyword];
   }
   return kept;
@@ -173,10 +167,13 @@ function namesOnly(value: unknown, declared: ReadonlySet<string>): boolean {
   if (typeof value !== 'object' || value === null) return true;
   const v = value as Record<string, unknown>;
   if (v.$ref !== undefined || v.additionalProperties !== undefined || v.patternProperties !== undefined) return false;
+  if (COUNTING.some((k) => v[k] !== undefined)) return false;
+  const dependent = (v.dependentRequired ?? {}) as Record<string, unknown>;
   const named = [
     ...Object.keys((v.properties as object | undefined) ?? {}),
     ...((Array.isArray(v.required) ? v.required : []) as unknown[]),
-    ...Object.keys((v.dependentRequired as object | undefined) ?? {}),
+    ...Object.keys(dependent),
+    ...Object.values(dependent).flatMap((names) => (Array.isArray(names) ? names : [names])),
   ];
   if (!named.every((n) => typeof n === 'string' && declared.has(n))) return false;
   return CONSTRAINTS.every((k) => namesOnly(v[k], declared));

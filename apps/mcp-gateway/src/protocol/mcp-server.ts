@@ -223,7 +223,8 @@ export class McpServer {
           );
         }
         const taskId = params?.taskId;
-        if (method === 'tasks/get') result = await tasks.get(taskId, ctx.caller, ctx.signal);
+        const asking = { caller: ctx.caller, signal: ctx.signal, headers: ctx.headers, traceContext: ctx.traceContext };
+        if (method === 'tasks/get') result = await tasks.get(taskId, asking);
         else if (method === 'tasks/update') {
           const responses = params?.inputResponses;
           if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
@@ -232,10 +233,10 @@ export class McpServer {
               'tasks/update: params.inputResponses must be an object (request key -> response)',
             );
           }
-          await tasks.update(taskId, ctx.caller);
+          await tasks.update(taskId, asking);
           result = {};
         } else {
-          await tasks.cancel(taskId, ctx.caller, ctx.signal);
+          await tasks.cancel(taskId, asking);
           result = {};
         }
         break;

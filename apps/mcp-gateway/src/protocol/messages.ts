@@ -105,9 +105,17 @@ export interface ToolService {
 /** tasks/get, tasks/update and tasks/cancel; an unknown task (or another caller's) throws -32602. */
 export interface TaskService {
   /** The DetailedTask: its status, and the result or error once it ended. */
-  get(taskId: unknown, caller: Caller | undefined, signal: AbortSignal): Promise<Record<string, unknown>>;
-  update(taskId: unknown, caller: Caller | undefined): Promise<void>;
-  cancel(taskId: unknown, caller: Caller | undefined, signal: AbortSignal): Promise<void>;
+  get(taskId: unknown, request: TaskRequest): Promise<Record<string, unknown>>;
+  update(taskId: unknown, request: TaskRequest): Promise<void>;
+  cancel(taskId: unknown, request: TaskRequest): Promise<void>;
+}
+
+/** Who asks about a task, and what a look upstream carries of their request (as a tool call would). */
+export interface TaskRequest {
+  caller?: Caller | undefined;
+  signal: AbortSignal;
+  headers?: Record<string, string | string[] | undefined> | undefined;
+  traceContext?: Context | undefined;
 }
 
 /**

@@ -102,9 +102,8 @@ export class MemoryTaskStore implements TaskStore {
   async close(): Promise<void> {}
 }
 
-// Admits a task if its owner has room: expired entries of the owner's index go first (a command
-// of their own, so that at maxmemory the script fails at its first write, before anything is
-// stored), then the count, the record and the index entry together.
+// Admits a task if its owner has room, in one script (all of it or nothing): the expired entries
+// of the owner's index go, then the count, the record and the index entry.
 const CREATE = `
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end

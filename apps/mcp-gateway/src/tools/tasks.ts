@@ -6,8 +6,8 @@
 // A client without the extension gets the finished result: the gateway follows the job itself
 // within the call's deadline. Tasks belong to their caller; another caller's id is unknown.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
-import type { Caller, ToolCallRequest } from '../protocol/messages.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
+import type { Caller, TaskRequest, ToolCallRequest } from '../protocol/messages.js';
 import type { ToolRegistry } from './registry.js';
 import { newTaskId, type TaskRecord, type TaskStore, TERMINAL } from './task-store.js';
 import type { Accepted, CallContext, JobState, Tool, ToolCaller, ToolResult } from './tool.js';
@@ -99,10 +99,10 @@ export class Tasks {
   }
 
   /** tasks/get: the task, looked at upstream first when a look is due. */
-  async get(taskId: unknown, caller: Caller | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
-    let task = await this.#owned(taskId, caller);
+  async get(taskId: unknown, request: TaskRequest): Promise<Record<string, unknown>> {
+    let task = await this.#owned(taskId, request.caller);
     if (!TERMINAL.has(task.status) && Date.now() - task.polledAt >= task.pollIntervalMs) {
-      task = await this.#look(task, caller, signal);
+      task = await this.#look(task, request);
     }
     return detailedOf(task);
   }
@@ -112,38 +112,30 @@ export class Tasks {
    * upstream is told when its document has a DELETE on the status URL's path, as the caller is
    * allowed it (`mayCall`); otherwise the job may still run there, and the status message says so.
    */
-  async cancel(
-    taskId: unknown,
-    caller: Caller | undefined,
-    signal: AbortSignal,
-    mayCall: (tool: Tool) => boolean,
-  ): Promise<void> {
-    const task = await this.#owned(taskId, caller);
+  async cancel(taskId: unknown, request: TaskRequest, mayCall: (tool: Tool) => boolean): Promise<void> {
+    const task = await this.#owned(taskId, request.caller);
     if (TERMINAL.has(task.status)) return;
     const stop = this.#deleteFor(task);
     let message = 'cancelled by the client; the upstream has no DELETE for the job, so it may still run there';
     if (stop && mayCall(stop.tool)) {
-      const result = await this.#upstream.call(stop.tool, stop.args, this.#context(caller, signal));
+      const result = await this.#upstream.call(stop.tool, stop.args, this.#context(request));
       message = result.isError
         ? `cancelled by the client; stopping the job upstream (${stop.tool.name}) failed, so it may still run there: ${String(result.content[0]?.text ?? '').slice(0, 300)}`
         : `cancelled by the client; the job was stopped upstream (${stop.tool.name})`;
     } else if (stop) {
       message = `cancelled by the client; stopping the job upstream needs ${stop.tool.name}, which this caller may not call, so it may still run there`;
     }
-    await this.#settings.store.save({
-      ...task,
-      status: 'cancelled',
-      statusMessage: message,
-      lastUpdatedAt: Date.now(),
-    });
+    await this.#store((store) =>
+      store.save({ ...task, status: 'cancelled', statusMessage: message, lastUpdatedAt: Date.now() }),
+    );
   }
 
   /**
    * tasks/update: no task of the gateway ever waits for input (an upstream job cannot ask the
    * client anything), so responses to requests it never made are ignored, as the spec says.
    */
-  async update(taskId: unknown, caller: Caller | undefined): Promise<void> {
-    await this.#owned(taskId, caller);
+  async update(taskId: unknown, request: TaskRequest): Promise<void> {
+    await this.#owned(taskId, request.caller);
   }
 
   /**
@@ -167,10 +159,8 @@ export class Tasks {
       }
       await sleep(wait, undefined, { signal: request.signal });
       const state = await this.#upstream.poll(tool, accepted.location, {
-        ...this.#context(request.caller, request.signal),
+        ...this.#context(request),
         deadlineMs: Math.min(STATUS_CHECK_DEADLINE_MS, endAt - Date.now()),
-        headers: request.headers,
-        traceContext: request.traceContext,
       });
       looks++;
       if (state.state === 'working') {
@@ -186,7 +176,7 @@ export class Tasks {
     if (typeof taskId !== 'string' || taskId === '') {
       throw new RpcError(INVALID_PARAMS, 'params.taskId must be a non-empty string (the taskId of a CreateTaskResult)');
     }
-    const task = taskId.length <= 100 ? await this.#settings.store.get(taskId) : undefined;
+    const task = taskId.length <= 100 ? await this.#store((store) => store.get(taskId)) : undefined;
     // Another caller's task is as unknown as one that never was: an id tells nothing of others.
     if (!task || task.owner !== ownerOf(caller)) {
       throw new RpcError(
@@ -198,7 +188,7 @@ export class Tasks {
   }
 
   /** Looks at the task's job upstream and stores what it said; the stored task after. */
-  async #look(task: TaskRecord, caller: Caller | undefined, signal: AbortSignal): Promise<TaskRecord> {
+  async #look(task: TaskRecord, request: TaskRequest): Promise<TaskRecord> {
     const tool = this.#tools().operation(task.tool);
     const now = Date.now();
     let next: TaskRecord;
@@ -209,13 +199,12 @@ export class Tasks {
         `the tool ${task.tool} is no longer served (the gateway reloaded its tools), so its job cannot be followed`,
       );
     } else {
-      const state = await this.#upstream.poll(tool, task.location, {
-        ...this.#context(caller, signal),
-        deadlineMs: STATUS_CHECK_DEADLINE_MS,
-      });
+      const state = await this.#upstream.poll(tool, task.location, this.#context(request));
+      // A client that went away during the look learns nothing, and nothing is stored of it.
+      if (request.signal.aborted) return task;
       next = this.#next(task, tool, state, now);
     }
-    return (await this.#settings.store.save(next)) ?? next;
+    return (await this.#store((store) => store.save(next))) ?? next;
   }
 
   #next(task: TaskRecord, tool: Tool, state: JobState, now: number): TaskRecord {
@@ -238,36 +227,48 @@ export class Tasks {
     }
   }
 
-  /** The DELETE operation on the status URL's path, when the document has one, with its path arguments. */
+  /** The DELETE operation on the status URL's path (under the upstream's base URL), with its path arguments. */
   #deleteFor(task: TaskRecord): { tool: Tool; args: Record<string, unknown> } | undefined {
     const creator = this.#tools().operation(task.tool);
-    let path: string;
-    try {
-      path = new URL(task.location).pathname;
-    } catch {
-      return undefined;
-    }
+    const path = creator ? this.#upstream.statusPath(creator, task.location) : undefined;
+    if (!creator || path === undefined) return undefined;
     for (const tool of this.#tools().tools) {
-      if (tool.binding.method !== 'DELETE' || tool.binding.upstream !== creator?.binding.upstream) continue;
+      if (tool.binding.method !== 'DELETE' || tool.binding.upstream !== creator.binding.upstream) continue;
       const args = matchPath(tool, path);
       if (args) return { tool, args };
     }
     return undefined;
   }
 
-  #context(caller: Caller | undefined, signal: AbortSignal): CallContext {
+  /** What a look upstream carries of the request: its caller, signal, forwarded headers and trace. */
+  #context(request: TaskRequest): CallContext {
     return {
-      signal,
+      signal: request.signal,
       deadlineMs: STATUS_CHECK_DEADLINE_MS,
       onProgress: undefined,
       structured: true,
       audio: true,
-      caller,
+      caller: request.caller,
+      headers: request.headers,
+      traceContext: request.traceContext,
     };
+  }
+
+  /** A step of the task store; an outage is a clear, retryable error rather than an internal one. */
+  async #store<T>(step: (store: TaskStore) => Promise<T>): Promise<T> {
+    try {
+      return await step(this.#settings.store);
+    } catch (error) {
+      throw new RpcError(
+        INTERNAL_ERROR,
+        `the task store cannot be reached (${(error as Error).message}); the task is not lost, ask again in a second`,
+        { retryAfterMs: 1000 },
+      );
+    }
   }
 }
 
-/** The path arguments of a tool whose template matches the end of this path (a base path may come before). */
+/** The path arguments of a tool whose template matches this path (under the upstream's base URL), whole. */
 function matchPath(tool: Tool, path: string): Record<string, unknown> | undefined {
   const names: string[] = [];
   const pattern = tool.binding.path
@@ -276,13 +277,18 @@ function matchPath(tool: Tool, path: string): Record<string, unknown> | undefine
       names.push(name);
       return '([^/]+)';
     });
-  const match = new RegExp(`${pattern}$`).exec(path);
+  const match = new RegExp(`^${pattern}$`).exec(path);
   if (!match) return undefined;
   const args: Record<string, unknown> = {};
   for (const [i, name] of names.entries()) {
     const param = tool.binding.params.find((p) => p.in === 'path' && p.name === name);
     if (!param) return undefined;
-    args[param.arg] = decodeURIComponent(match[i + 1] ?? '');
+    try {
+      args[param.arg] = decodeURIComponent(match[i + 1] ?? '');
+    } catch {
+      // A segment that is not valid percent-encoding names no argument value.
+      return undefined;
+    }
   }
   return args;
 }

@@ -130,10 +130,9 @@ export class ToolCalls implements ToolService {
     );
     const tasks = this.#tasks;
     this.tasks = {
-      get: (taskId, caller, signal) => tasks.get(taskId, caller, signal),
-      update: (taskId, caller) => tasks.update(taskId, caller),
-      cancel: (taskId, caller, signal) =>
-        tasks.cancel(taskId, caller, signal, (tool) => this.#access.check(tool, caller).ok),
+      get: (taskId, request) => tasks.get(taskId, request),
+      update: (taskId, request) => tasks.update(taskId, request),
+      cancel: (taskId, request) => tasks.cancel(taskId, request, (tool) => this.#access.check(tool, request.caller).ok),
     };
   }
 

@@ -168,4 +168,6 @@ export interface ToolCaller {
   call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult>;
   /** One look at the status URL of a job the tool's upstream accepted (ToolResult.accepted). */
   poll(tool: Tool, location: string, ctx: CallContext): Promise<JobState>;
+  /** A status URL's path under the tool's upstream base URL; undefined when it is elsewhere. */
+  statusPath(tool: Tool, location: string): string | undefined;
 }

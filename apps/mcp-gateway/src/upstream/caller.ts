@@ -251,6 +251,11 @@ export class UpstreamCaller {
     return undefined;
   }
 
+  /** A status URL's path under this upstream's base URL; undefined when it is elsewhere. */
+  statusPath(location: string): string | undefined {
+    return pathUnder(location, this.#client.baseUrl)?.path;
+  }
+
   /**
    * One look at a job the upstream accepted (upstream/jobs.ts reads the answers): GET its status
    * URL with the tool's credentials, following redirects to the result. A failed look that may
@@ -289,15 +294,18 @@ export class UpstreamCaller {
         });
       } catch (error) {
         if (!(error instanceof HttpClientError)) throw error;
-        if (error.retryable) {
-          return {
-            state: 'working',
-            message: `the status check failed, the job may still be running: ${describeError(error)}`,
-            retryAfterMs: error instanceof APIError ? error.retryAfterMs : undefined,
-          };
+        // Only the status URL's own refusal (a 4xx but 429: gone, forbidden) ends the job; a check
+        // that did not get an answer (a timeout, a dropped connection, no retry budget left, a
+        // 5xx) says nothing of it, and the next look may.
+        if (error instanceof APIError && error.status >= 400 && error.status < 500 && error.status !== 429) {
+          const text = `the job's status URL ${where.path} answered: ${describeError(error)}`;
+          return { state: 'done', result: errorResult(text, false, ledger, started) };
         }
-        const text = `the job's status URL ${where.path} answered: ${describeError(error)}`;
-        return { state: 'done', result: errorResult(text, false, ledger, started) };
+        return {
+          state: 'working',
+          message: `the status check failed, the job may still be running: ${describeError(error)}`,
+          retryAfterMs: error instanceof APIError ? error.retryAfterMs : undefined,
+        };
       }
       const retryAfterMs = serverRetryDelay(response.headers, Date.now());
       if (response.status >= 300 && response.status < 400) {
@@ -308,10 +316,18 @@ export class UpstreamCaller {
             message: `the job's status URL ${where.path} answered ${response.status} ${typeof next === 'string' ? `after ${MAX_STATUS_REDIRECTS} redirects already (the most followed)` : 'without a Location'}`,
           };
         }
-        url = new URL(next, url).href;
+        try {
+          url = new URL(next, url).href;
+        } catch {
+          return {
+            state: 'broken',
+            message: `the job's status URL ${where.path} redirected to '${next.slice(0, 200)}', which is not a URL`,
+          };
+        }
         continue;
       }
-      const word = statusWordOf(response.data);
+      // Where a redirect led is the result itself, whatever a `status` field in it says.
+      const word = hop > 0 ? undefined : statusWordOf(response.data);
       if (response.status === 202 || word?.word === 'working') {
         return { state: 'working', message: progressLine(response.data, word?.said ?? 'accepted'), retryAfterMs };
       }

@@ -68,12 +68,20 @@ export function pathUnder(
   return { path: `/${url.pathname.slice(base.pathname.length)}`, query };
 }
 
-/** What a status body's `status` (or `state`) word means; `unknown` for a word not known. */
+/**
+ * What a status body says of its job: its `status` (or `state`, any case) word, `unknown` for a
+ * word not known; or a long-running operation's `done: false|true` (Google's style).
+ */
 export function statusWordOf(body: unknown): { word: StatusWord; said: string } | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const b = body as Record<string, unknown>;
-  const said = typeof b.status === 'string' ? b.status : typeof b.state === 'string' ? b.state : undefined;
-  if (said === undefined) return undefined;
+  const field = Object.keys(b).find((k) => /^(status|state)$/i.test(k) && typeof b[k] === 'string');
+  if (field === undefined) {
+    if (b.done === false) return { word: 'working', said: 'not done' };
+    if (b.done === true) return { word: b.error === undefined ? 'done' : 'failed', said: 'done' };
+    return undefined;
+  }
+  const said = b[field] as string;
   const key = said.toLowerCase().replace(/[-_\s]/g, '');
   const word: StatusWord = WORKING.has(key)
     ? 'working'

@@ -84,6 +84,9 @@ export class UpstreamRouter implements ToolCaller {
   poll(tool: Tool, location: string, ctx: CallContext): Promise<JobState> {
     return this.#callerOf(tool).poll(tool, location, ctx);
   }
+  statusPath(tool: Tool, location: string): string | undefined {
+    return this.#callerOf(tool).statusPath(location);
+  }
   #callerOf(tool: Tool): UpstreamCaller {
     const caller = this.#callers.get(tool.binding.upstream);
     if (!caller) throw new Error(`tool ${tool.name} names no known upstream (${String(tool.binding.upstream)})`);

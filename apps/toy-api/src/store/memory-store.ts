@@ -17,13 +17,16 @@ interface Expiring {
   expiresAt: number;
 }
 
+/** The most export cancellations the memory store remembers at once. */
+export const MAX_CANCELLED_EXPORTS = 10_000;
+
 export class MemoryStore implements StateStore {
   readonly kind = 'memory';
   readonly #flaky = new Map<string, Map<string, number>>();
   readonly #idempotency = new Map<string, Expiring>();
   readonly #replies = new Map<string, Reply[]>();
   readonly #replyIds = new Set<string>();
-  /** Cancelled exports and when each is forgotten; bounded by what the export limit lets a caller start. */
+  /** Cancelled exports and when each is forgotten (at most MAX_CANCELLED_EXPORTS). */
   readonly #cancelled = new Map<string, number>();
 
   async countFlaky(caller: string, params: string, failTimes: number): Promise<number> {
@@ -82,6 +85,11 @@ export class MemoryStore implements StateStore {
   async cancelExport(id: string, ttlMs: number): Promise<void> {
     const now = Date.now();
     for (const [key, until] of this.#cancelled) if (until <= now) this.#cancelled.delete(key);
+    // Bounded: past MAX_CANCELLED_EXPORTS the oldest cancellation is forgotten first.
+    if (this.#cancelled.size >= MAX_CANCELLED_EXPORTS) {
+      const oldest = this.#cancelled.keys().next().value;
+      if (oldest !== undefined) this.#cancelled.delete(oldest);
+    }
     this.#cancelled.set(id, now + ttlMs);
   }
 
