@@ -23,7 +23,7 @@ export default {
     // A job's status URL is followed with the upstream's credentials only under its base URL;
     // a task is seen only by its creator.
     'src/upstream/jobs.ts:53-69',
-    'src/tools/tasks.ts:175-188',
+    'src/tools/tasks.ts:180-193',
     // Who may call which tool: declared scopes, allow and deny rules.
     'src/tools/access.ts',
   ],

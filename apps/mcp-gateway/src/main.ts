@@ -126,27 +126,36 @@ async function main(): Promise<void> {
 async function quotaStoreOf(config: GatewayConfig) {
   const quotas = config.quota !== undefined || (config.upstreams ?? []).some((u) => u.quota);
   if (!quotas || !config.redisUrl) return undefined;
-  const [{ Redis }, { RedisQuotaStore }] = await Promise.all([import('ioredis'), import('./tools/quota.js')]);
-  const redis = new Redis(config.redisUrl, {
-    maxRetriesPerRequest: 1,
-    ...(config.redisPassword ? { password: config.redisPassword } : {}),
-  });
-  // Outages are answered per call (the quota cannot be checked: nothing is sent upstream).
-  redis.on('error', () => undefined);
+  const [redis, { RedisQuotaStore }] = await Promise.all([
+    storeConnection(config.redisUrl, config),
+    import('./tools/quota.js'),
+  ]);
   return new RedisQuotaStore(redis, config.redisPrefix, true);
 }
 
 /** Tasks in Redis when the gateway has one (any replica answers for any task), else in memory. */
 async function taskStoreOf(config: GatewayConfig) {
   if (!config.redisUrl) return undefined;
-  const [{ Redis }, { RedisTaskStore }] = await Promise.all([import('ioredis'), import('./tools/task-store.js')]);
-  const redis = new Redis(config.redisUrl, {
+  const [redis, { RedisTaskStore }] = await Promise.all([
+    storeConnection(config.redisUrl, config),
+    import('./tools/task-store.js'),
+  ]);
+  return new RedisTaskStore(redis, config.redisPrefix, true);
+}
+
+/**
+ * A Redis connection of its own for a store the tool layer keeps (quotas, tasks). Outages are
+ * answered per call: a quota that cannot be checked refuses the call, a job that cannot be stored
+ * as a task is followed instead.
+ */
+async function storeConnection(url: string, config: GatewayConfig) {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, {
     maxRetriesPerRequest: 1,
     ...(config.redisPassword ? { password: config.redisPassword } : {}),
   });
-  // Outages are answered per request: a job that cannot be stored as a task is followed instead.
   redis.on('error', () => undefined);
-  return new RedisTaskStore(redis, config.redisPrefix, true);
+  return redis;
 }
 
 /**

@@ -20,8 +20,14 @@ import {
 
 const TASKS = { 'io.modelcontextprotocol/tasks': {} };
 
-/** One 2026-07-28 request; `tasks` declares the extension in its capabilities. */
-async function rpc(gw: HttpGateway, method: string, params: Record<string, unknown>, tasks = true) {
+/** One 2026-07-28 request; `tasks` declares the extension in its capabilities; `headers` win over the usual ones. */
+async function rpc(
+  gw: HttpGateway,
+  method: string,
+  params: Record<string, unknown>,
+  tasks = true,
+  headers: Record<string, string> = {},
+) {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   const r = await fetch(gw.mcpUrl, {
     method: 'POST',
@@ -32,6 +38,7 @@ async function rpc(gw: HttpGateway, method: string, params: Record<string, unkno
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': method,
       ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+      ...headers,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
@@ -172,31 +179,9 @@ describe('tasks over an upstream job (the toy API export)', () => {
     const badUpdate = await rpc(gw, 'tasks/update', { taskId: 'x', inputResponses: 'yes' });
     expect(badUpdate.body.error.code).toBe(-32602);
     const created = await rpc(gw, 'tools/call', { name: 'export_emails', arguments: { date: '2026-06-10' } });
-    const r = await fetch(gw.mcpUrl, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${gw.token}`,
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tasks/get',
-        'mcp-name': 'another-task',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tasks/get',
-        params: {
-          taskId: created.body.result.taskId,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': { extensions: TASKS },
-          },
-        },
-      }),
-    });
+    const r = await rpc(gw, 'tasks/get', { taskId: created.body.result.taskId }, true, { 'mcp-name': 'another-task' });
     expect(r.status).toBe(400);
-    expect(((await r.json()) as { error: { code: number; message: string } }).error).toMatchObject({
+    expect(r.body.error).toMatchObject({
       code: -32020,
       message: expect.stringMatching(/Mcp-Name header 'another-task' does not match params.taskId/),
     });

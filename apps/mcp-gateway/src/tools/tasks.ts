@@ -7,7 +7,7 @@
 // within the call's deadline. Tasks belong to their caller; another caller's id is unknown.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { INTERNAL_ERROR, INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
-import type { Caller, TaskRequest, ToolCallRequest } from '../protocol/messages.js';
+import type { Caller, TaskRequest, TaskService, ToolCallRequest } from '../protocol/messages.js';
 import type { ToolRegistry } from './registry.js';
 import { newTaskId, type TaskRecord, type TaskStore, TERMINAL } from './task-store.js';
 import type { Accepted, CallContext, JobState, Tool, ToolCaller, ToolResult } from './tool.js';
@@ -50,23 +50,28 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/** A result for a client: the internal `accepted` note never leaves the gateway. */
-function sendable(result: ToolResult): Record<string, unknown> {
-  const { accepted: _internal, ...rest } = result;
-  return rest as unknown as Record<string, unknown>;
-}
+/** Whether this caller may call this tool (the access rules): a cancel's DELETE is a call too. */
+export type MayCall = (tool: Tool, caller: Caller | undefined) => boolean;
 
-export class Tasks {
+export class Tasks implements TaskService {
   readonly #settings: TaskSettings;
   readonly #upstream: ToolCaller;
   readonly #tools: () => ToolRegistry;
   readonly #finish: Finish;
+  readonly #mayCall: MayCall;
 
-  constructor(settings: TaskSettings, upstream: ToolCaller, tools: () => ToolRegistry, finish: Finish) {
+  constructor(
+    settings: TaskSettings,
+    upstream: ToolCaller,
+    tools: () => ToolRegistry,
+    finish: Finish,
+    mayCall: MayCall,
+  ) {
     this.#settings = settings;
     this.#upstream = upstream;
     this.#tools = tools;
     this.#finish = finish;
+    this.#mayCall = mayCall;
   }
 
   /**
@@ -110,14 +115,14 @@ export class Tasks {
   /**
    * tasks/cancel: the task ends cancelled unless it already ended (an ack either way). The
    * upstream is told when its document has a DELETE on the status URL's path, as the caller is
-   * allowed it (`mayCall`); otherwise the job may still run there, and the status message says so.
+   * allowed it; otherwise the job may still run there, and the status message says so.
    */
-  async cancel(taskId: unknown, request: TaskRequest, mayCall: (tool: Tool) => boolean): Promise<void> {
+  async cancel(taskId: unknown, request: TaskRequest): Promise<void> {
     const task = await this.#owned(taskId, request.caller);
     if (TERMINAL.has(task.status)) return;
     const stop = this.#deleteFor(task);
     let message = 'cancelled by the client; the upstream has no DELETE for the job, so it may still run there';
-    if (stop && mayCall(stop.tool)) {
+    if (stop && this.#mayCall(stop.tool, request.caller)) {
       const result = await this.#upstream.call(stop.tool, stop.args, this.#context(request));
       message = result.isError
         ? `cancelled by the client; stopping the job upstream (${stop.tool.name}) failed, so it may still run there: ${String(result.content[0]?.text ?? '').slice(0, 300)}`
@@ -218,7 +223,13 @@ export class Tasks {
         };
       case 'done': {
         const result = this.#finish(tool, state.result);
-        return { ...base, status: 'completed', statusMessage: undefined, result: sendable(result) };
+        // Finished (finish() leaves no internal `accepted` note): as a client gets it.
+        return {
+          ...base,
+          status: 'completed',
+          statusMessage: undefined,
+          result: result as unknown as Record<string, unknown>,
+        };
       }
       case 'cancelled':
         return { ...base, status: 'cancelled', statusMessage: state.message };

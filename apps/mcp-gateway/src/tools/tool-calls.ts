@@ -7,7 +7,7 @@
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { HEADER_MISMATCH, INVALID_PARAMS, MISSING_CAPABILITY, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
-import type { Caller, TaskService, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
+import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import {
   features,
   LOG_LEVELS,
@@ -104,9 +104,8 @@ export class ToolCalls implements ToolService {
   readonly #observer: ToolCallObserver | undefined;
   readonly #access: AccessPolicy;
   readonly #admit: ToolCallOptions['admit'];
-  readonly #tasks: Tasks;
-  /** tasks/get, tasks/update and tasks/cancel for the protocol core. */
-  readonly tasks: TaskService;
+  /** Jobs the upstream accepted, as tasks; tasks/get, tasks/update and tasks/cancel for the protocol core. */
+  readonly tasks: Tasks;
 
   constructor(options: ToolCallOptions) {
     this.#access = options.access ?? new AccessPolicy();
@@ -117,7 +116,7 @@ export class ToolCalls implements ToolService {
     this.#maxDeadlineMs = options.maxDeadlineMs ?? 300_000;
     this.#resultLimits = options.resultLimits ?? { maxBytes: DEFAULT_MAX_RESULT_BYTES };
     this.#observer = options.observer;
-    this.#tasks = new Tasks(
+    this.tasks = new Tasks(
       {
         store: options.tasks?.store ?? new MemoryTaskStore(),
         ttlMs: options.tasks?.ttlMs ?? DEFAULT_TASK_TTL_MS,
@@ -127,13 +126,8 @@ export class ToolCalls implements ToolService {
       this.#upstream,
       () => this.#tools,
       (tool, result) => this.#finish(tool, result),
+      (tool, caller) => this.#access.check(tool, caller).ok,
     );
-    const tasks = this.#tasks;
-    this.tasks = {
-      get: (taskId, request) => tasks.get(taskId, request),
-      update: (taskId, request) => tasks.update(taskId, request),
-      cancel: (taskId, request) => tasks.cancel(taskId, request, (tool) => this.#access.check(tool, request.caller).ok),
-    };
   }
 
   /** The tools served now. */
@@ -327,11 +321,11 @@ export class ToolCalls implements ToolService {
       // answered), else followed to its end here. A caller at its task limit, or a task store
       // that cannot be reached, is followed too: the job started upstream is never dropped.
       const task = request.tasks
-        ? await this.#tasks.create(tool, result.accepted, request.caller).catch(() => undefined)
+        ? await this.tasks.create(tool, result.accepted, request.caller).catch(() => undefined)
         : undefined;
       if (task) return { answer: { kind: 'result', result: task }, outcome: 'ok', called: { tool, report } };
       const left = Math.max(0, deadlineMs - (Date.now() - started));
-      const followed = await this.#tasks.follow(tool, result.accepted, request, left, onProgress);
+      const followed = await this.tasks.follow(tool, result.accepted, request, left, onProgress);
       this.#log(request, tool.name, followed, followed._meta[UPSTREAM_REPORT_KEY]);
       return {
         answer: { kind: 'result', result: followed as unknown as Record<string, unknown> },
