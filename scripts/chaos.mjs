@@ -2,7 +2,8 @@
 // The chaos run's agents and faults (scripts/chaos.sh starts the scaled stack and runs this).
 // While 24 agents work through the balancer (legacy sessions holding GET streams, stateless
 // 2026-07-28 clients, agents replying to emails with idempotency keys, `agent triage` runs,
-// and agents exporting emails as tasks they poll through any replica), it kills a gateway replica and starts it again, kills a toy-API replica, and
+// agents exporting emails as tasks they poll through any replica, and 20 agents writing notes,
+// a write the API does not dedupe, with keys the gateway dedupes by), it kills a gateway replica and starts it again, kills a toy-API replica, and
 // restarts Redis, one after another. Then it checks what must hold and prints what each fault
 // cost. Exit 0 when every check holds, 1 when one does not (each says which and why).
 //
@@ -358,6 +359,124 @@ async function replyAgent(i) {
   return { agent, kind: 'reply', emailId, asked };
 }
 
+/** How long a note agent keeps at one note: past the lease of a call cut by a kill (10 s + 5 s). */
+const NOTE_DEADLINE_MS = 60_000;
+/** The deadline each note write asks the gateway for, which bounds its lease. */
+const NOTE_CALL_DEADLINE_MS = 10_000;
+/** Every note write attempt: what the agent saw. */
+const noteAttempts = [];
+
+/**
+ * One note write through the balancer (2026-07-28) with its key in _meta; `cutAfterMs` stops
+ * listening that soon, as a client whose response stream broke mid-POST.
+ */
+async function writeNote(agent, text, key, cutAfterMs) {
+  const message = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'create_note',
+      arguments: { text },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'agentwire.dev/idempotencyKey': key,
+        'agentwire.dev/deadlineMs': NOTE_CALL_DEADLINE_MS,
+      },
+    },
+  };
+  const t = now();
+  try {
+    const response = await fetch(MCP, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'create_note',
+      },
+      body: JSON.stringify(message),
+      signal: AbortSignal.timeout(cutAfterMs ?? 15_000),
+    });
+    const text = await response.text();
+    if (response.status !== 200) return { seen: 'retry', why: `HTTP ${response.status}`, t };
+    const body = response.headers.get('content-type')?.includes('text/event-stream')
+      ? JSON.parse(
+          text
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5))
+            .at(-1) ?? 'null',
+        )
+      : JSON.parse(text);
+    if (!body?.result) return { seen: 'retry', why: body?.error?.message ?? 'no result', t };
+    return { seen: 'result', result: body.result, t };
+  } catch (error) {
+    return { seen: 'retry', why: cutAfterMs ? 'cut on purpose' : (error.cause?.code ?? error.name), t };
+  } finally {
+    noteAttempts.push({ agent, key, t, ended: now() });
+  }
+}
+
+/**
+ * Writes notes (POST /notes takes no Idempotency-Key: only the gateway's dedupe stands between a
+ * re-issued call and a second note), each under its own key, re-issued with that key whenever its
+ * answer is lost; every third note's first answer is cut on purpose. A write whose outcome the
+ * gateway says is unknown (its call was cut upstream, or its replica died mid-call) is looked up,
+ * and written again under a new key only if it is not there.
+ */
+async function noteAgent(i) {
+  const agent = `note-${i}`;
+  const notes = [];
+  for (let n = 0; running; n++) {
+    const text = `chaos ${RUN} note ${i}.${n}`;
+    let key = `chaos-note-${RUN}-${i}-${n}`;
+    const note = { text, keys: [key], writes: 0, reissues: 0, replayed: false, reconciled: 0, outcome: 'deadline' };
+    const deadline = Date.now() + NOTE_DEADLINE_MS;
+    for (let attempt = 1; Date.now() < deadline; attempt++) {
+      const r = await writeNote(agent, text, key, attempt === 1 && n % 3 === 0 ? 40 : undefined);
+      note.writes++;
+      if (attempt > 1) note.reissues++;
+      if (r.seen === 'result') {
+        const meta = r.result._meta ?? {};
+        const refusal = meta['agentwire.dev/refusal'];
+        const write = meta['agentwire.dev/write'];
+        if (!r.result.isError) {
+          note.outcome = 'written';
+          note.replayed = write?.replayed === true;
+          break;
+        }
+        if (refusal?.reason === 'unknown' || write?.outcome === 'unknown') {
+          // Whether it happened is unknown: look (after a moment, for a request still on its way
+          // to land: its call ended at the 10 s deadline or with its replica), and write it again
+          // under a new key only if it is not there.
+          note.reconciled++;
+          await sleep(2000);
+          if ((await api(`/notes?prefix=${encodeURIComponent(text)}`)).data.length > 0) {
+            note.outcome = 'written';
+            break;
+          }
+          key = `${key}-again`;
+          note.keys.push(key);
+          continue;
+        }
+        note.why = refusal?.reason ?? r.result.content?.[0]?.text?.slice(0, 120);
+        if (refusal?.reason === 'in_progress') {
+          await sleep(refusal.retryAfterMs ?? 250);
+          continue;
+        }
+      } else note.why = r.why;
+      await sleep(Math.min(1000, 100 * 2 ** (attempt - 1)));
+    }
+    notes.push(note);
+    await sleep(700);
+  }
+  return { agent, kind: 'note', notes };
+}
+
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 const EXPORT_DATES = ['2026-06-08', '2026-06-09', '2026-06-10', '2026-06-11', '2026-06-12'];
 const TASK_DEADLINE_MS = 60_000;
@@ -682,6 +801,7 @@ async function main() {
     ...Array.from({ length: 4 }, (_, i) => replyAgent(i)),
     ...Array.from({ length: 2 }, (_, i) => triageAgent(i)),
     ...Array.from({ length: 2 }, (_, i) => taskAgent(i)),
+    ...Array.from({ length: 20 }, (_, i) => noteAgent(i)),
   ];
   const plan = faultPlan();
   await sleep(SECONDS * 1000);
@@ -891,6 +1011,31 @@ async function check(results, triageRepliesBefore) {
       }`,
   );
 
+  // 6. Every note written through the gateway exists exactly once: POST /notes does not dedupe,
+  // so a second copy would be a re-issued call the gateway ran twice.
+  const noteRuns = results.filter((r) => r.kind === 'note').flatMap((r) => r.notes);
+  const stored = (await api(`/notes?prefix=${encodeURIComponent(`chaos ${RUN} note `)}`)).data;
+  const copies = new Map();
+  for (const n of stored) copies.set(n.text, (copies.get(n.text) ?? 0) + 1);
+  const duplicates = noteRuns.filter((n) => (copies.get(n.text) ?? 0) > 1);
+  const missing = noteRuns.filter((n) => n.outcome === 'written' && (copies.get(n.text) ?? 0) !== 1);
+  const givenUp = noteRuns.filter((n) => n.outcome !== 'written');
+  add(
+    'every note written through the gateway exists exactly once (the API does not dedupe; the gateway does, by key)',
+    duplicates.length === 0 && missing.length === 0 && givenUp.length === 0 && noteRuns.length > 0,
+    `${noteRuns.length} notes by 20 agents, ${noteRuns.reduce((s, n) => s + n.writes, 0)} writes, ` +
+      `${noteRuns.reduce((s, n) => s + n.reissues, 0)} re-issues, ${noteRuns.filter((n) => n.replayed).length} answered by a replay, ` +
+      `${noteRuns.filter((n) => n.reconciled > 0).length} looked up after an unknown outcome, ` +
+      `${duplicates.length} duplicates, ${missing.length} missing, ${givenUp.length} given up${
+        [...duplicates, ...missing, ...givenUp].length
+          ? `: ${[...duplicates, ...missing, ...givenUp]
+              .slice(0, 3)
+              .map((n) => `${n.text} ${n.outcome} x${copies.get(n.text) ?? 0} ${n.why ?? ''}`)
+              .join('; ')}`
+          : ''
+      }`,
+  );
+
   // The window each fault opened: from the fault to its last failed attempt, and how many failed.
   const windows = faults.map((f, k) => {
     const until = faults[k + 1]?.t ?? Number.POSITIVE_INFINITY;
@@ -909,7 +1054,7 @@ async function check(results, triageRepliesBefore) {
 
   const report = {
     seconds: SECONDS,
-    agents: { session: 8, stateless: 8, reply: 4, triage: 2, task: 2 },
+    agents: { session: 8, stateless: 8, reply: 4, triage: 2, task: 2, note: 20 },
     calls: calls.length,
     attempts: attempts.length,
     triageRuns: triageRuns.length,
@@ -923,7 +1068,7 @@ async function check(results, triageRepliesBefore) {
 function print(report) {
   const pad = (s, n) => String(s).padEnd(n);
   console.log(
-    `\nchaos run: ${report.seconds} s, 24 agents (8 sessions with GET streams, 8 stateless, 4 replying, 2 triage, 2 exporting as tasks), ${report.calls} tool calls, ${report.attempts} attempts, ${report.triageRuns} triage runs\n`,
+    `\nchaos run: ${report.seconds} s, 44 agents (8 sessions with GET streams, 8 stateless, 4 replying, 2 triage, 2 exporting as tasks, 20 writing notes), ${report.calls} tool calls, ${report.attempts} attempts, ${report.triageRuns} triage runs\n`,
   );
   console.log(`${pad('fault', 34)}${pad('at s', 7)}${pad('window s', 10)}${pad('failed attempts', 17)}stream cuts`);
   for (const f of report.faults) {

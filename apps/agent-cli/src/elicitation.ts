@@ -2,7 +2,16 @@
 // alone or as an input request of a multi round-trip result (2026-07-28), which the SDK then
 // retries with the answers and the server's requestState echoed byte for byte. At a terminal the
 // person answers each field of the form on stderr/stdin; anywhere else (a pipe, CI) the agent
-// declines and says so, so that no call goes ahead on a yes nobody gave.
+// declines and says so, so that no call goes ahead on a yes nobody gave. `--approve` says yes to
+// every question in a script instead (each field's default; a yes for a yes/no), with a log line
+// for each: a gateway's approval of a destructive call, given on purpose by whoever ran it.
+let approveAll = false;
+
+/** --approve: answer yes to every question from now on, each with a log line on stderr. */
+export function approveEverything(on: boolean): void {
+  approveAll = on;
+}
+
 import { createInterface } from 'node:readline/promises';
 
 type Field = { type?: string; description?: string; title?: string; enum?: unknown[]; default?: unknown };
@@ -14,6 +23,21 @@ export async function askAtTerminal(message: string, schema: unknown): Promise<A
     string,
     Field
   >;
+  if (approveAll) {
+    const content: Record<string, string | number | boolean> = {};
+    for (const [name, field] of Object.entries(properties)) {
+      const value = field.default ?? (field.type === 'boolean' ? true : undefined);
+      if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+        process.stderr.write(
+          `the server asks: ${message}\n  declined: --approve has no answer for '${name}' (no default)\n`,
+        );
+        return { action: 'decline' };
+      }
+      content[name] = value;
+    }
+    process.stderr.write(`approved (--approve): ${message.split('\n').join(' | ')}\n`);
+    return { action: 'accept', content };
+  }
   if (!process.stdin.isTTY) {
     process.stderr.write(`the server asks: ${message}\n  declined: no terminal to ask at\n`);
     return { action: 'decline' };

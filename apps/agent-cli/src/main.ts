@@ -17,6 +17,7 @@ import { UsageError } from './usage-error.js';
 const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|json] [--only NAME,NAME,...]
        agent tools --spec FILE|URL [--include RULES] [--exclude RULES] [--read-only] [--budget TOKENS]
        agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http] [--mcp-url URL] [--sign-in never|print|follow]
+                  [--idempotency-key KEY] [--approve]   (a write named by a key runs once; --approve: yes to every approval, logged)
        agent login [--mcp-url URL] [--scope "a b"]       (OAuth: prints a URL to open, keeps the tokens)
        agent logout [--mcp-url URL | --all]
        agent get PATH [--max-retries N] [--base-delay S] [--timeout S] [--no-jitter] [--no-retry-budget]

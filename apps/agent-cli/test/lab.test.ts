@@ -215,7 +215,7 @@ describe('agent lab --json: the new rows, on structure and values', () => {
     expect(logLine[0]?.[1]).toMatch(/^failed at line 1: .*"debug: got a message"/);
     expect(logLine[1]?.[1]).toMatch(/^reported 2 bad lines \(SyntaxError/);
     expect(logLine[2]?.[1]).toBe('skipped the bad lines without a word');
-    expect(logLine[1]?.[2]).toBe(16);
+    expect(logLine[1]?.[2]).toBe(19);
     const errors = (r: LabJson) => Object.fromEntries(rowsOf(r, 'two kinds of tool errors').map((x) => [x[1], x[2]]));
     const old = errors(report);
     expect(old['no such tool']).toMatch(/^protocol error -32602: Unknown tool: send_email/);

@@ -7,6 +7,10 @@
 // to poll, DELETE to cancel), which the gateway makes tasks of: slow_compute, failing_job (a job
 // that fails, x-mcp.task: required), protocol_error_job (its status URL is on another origin, so
 // the gateway cannot follow it: a failed task), confirm_delete (a deletion job), and greet (sync).
+// The input_required scenarios' fixtures are deletions a person must approve first
+// (x-mcp.approval): the gateway answers the first call with an input_required result whose one
+// elicitation asks for the approval, and the retry, with the answer and the signed requestState,
+// makes the call (DELETE /approvals/{kind}); a tampered state is refused before it.
 // What a REST answer cannot be, the suite's excuses name by check id (scripts/conformance.mjs):
 // several content types in one answer, a tool that asks the client something mid-call.
 // Usage: const fixture = await startFixtureUpstream({ onChange }); fixture.document(), .url, .close()
@@ -150,6 +154,26 @@ export function fixtureDocument(url, changes = 0) {
         },
       },
     },
+    ...Object.fromEntries(
+      [
+        ['elicitation', { key: 'user_name', message: 'What is your name? (approves the deletion)' }],
+        ['request_state', 'required'],
+        ['tampered_state', 'required'],
+        ['multi_round', 'required'],
+        ['multiple_inputs', 'required'],
+        ['capabilities', 'required'],
+      ].map(([kind, approval]) => [
+        `/approvals/${kind}`,
+        {
+          delete: {
+            ...operation(`test_input_required_result_${kind}`, 'Deletes a record, once a person approves', {
+              'text/plain': { schema: { type: 'string' } },
+            }),
+            'x-mcp': { name: `test_input_required_result_${kind}`, approval },
+          },
+        },
+      ]),
+    ),
     '/change': {
       post: operation('test_trigger_tool_change', 'Adds an operation to this document', {
         'application/json': { schema: { type: 'object' } },
@@ -224,6 +248,10 @@ export async function startFixtureUpstream({ onChange = async () => undefined } 
         'application/json',
         JSON.stringify({ error: { type: 'fixture_error', message: 'This operation always fails, on purpose.' } }),
       );
+    }
+    if (path.startsWith('/approvals/') && request.method === 'DELETE') {
+      // Reached only after the approval: the gateway checked the signed requestState first.
+      return send(200, 'text/plain', `Hello! Deleted ${path.slice(11)}, as approved; state-ok.`);
     }
     if (path === '/log' || path === '/added' || path === '/contact')
       return send(200, 'application/json', '{"ok":true}');

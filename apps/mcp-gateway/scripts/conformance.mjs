@@ -19,8 +19,9 @@ const CACHE = CONFORMANCE_CACHE;
 // Left out, with why: server-sse-polling calls test_reconnection, which closes its stream
 // mid-call for the client to resume (a gateway's answers on a POST carry no event ids: they are
 // not resumable); resources-*, prompts-*, completion-complete and elicitation-* test features a
-// tools-only server does not offer; tools-call-sampling, -elicitation and
-// input-required-result-* need a tool that asks the client mid-call; tasks-status-notifications
+// tools-only server does not offer; tools-call-sampling and -elicitation need a tool that asks the
+// client mid-call on the legacy path (the gateway asks session clients only for an approval, which
+// these tools do not need); tasks-status-notifications
 // is skipped by the suite itself (pending a rewrite on subscriptions/listen).
 // http-custom-header-server-validation runs on the toy API's own list_employees, whose `team`
 // its document mirrors into Mcp-Param-Team (x-mcp.headers).
@@ -59,6 +60,24 @@ const SCENARIOS = [
     'tasks-mrtr-input',
     'tasks-mrtr-composition',
   ].map((scenario) => [scenario, 'alpha', 'fixture']),
+  // Multi round-trip requests (SEP-2322): the fixture's deletions need a person's approval, which
+  // the gateway asks for with an input_required result (tools/approval.ts).
+  ...[
+    'input-required-result-basic-elicitation',
+    'input-required-result-basic-sampling',
+    'input-required-result-basic-list-roots',
+    'input-required-result-request-state',
+    'input-required-result-multiple-input-requests',
+    'input-required-result-multi-round',
+    'input-required-result-missing-input-response',
+    'input-required-result-non-tool-request',
+    'input-required-result-result-type',
+    'input-required-result-unsupported-methods',
+    'input-required-result-tampered-state',
+    'input-required-result-capability-check',
+    'input-required-result-ignore-extra-params',
+    'input-required-result-validate-input',
+  ].map((scenario) => [scenario, 'alpha', 'fixture']),
 ].filter(([scenario]) => ONLY.length === 0 || ONLY.includes(scenario));
 
 // Failures excused, each by its check id and why; any other failure fails the run, even in a
@@ -93,6 +112,27 @@ const EXCUSED = new Map([
   [
     'sep-2663-mrtr-synchronous-before-task-creation',
     'calls test_tool_with_task, which asks the client for input (multi round-trip) before it makes a task; the gateway serves no tool that asks the client anything',
+  ],
+  // What a gateway asks a client is a person's approval: one elicitation, once per call.
+  ...['sampling', 'list-roots'].map((what) => [
+    `sep-2322-${what}-incomplete`,
+    `calls test_input_required_result_${what.replace('-', '_')}, which asks the client for ${what === 'sampling' ? 'a sampling' : 'its roots'} mid-call; the gateway asks a client one thing only, a person's approval (an elicitation)`,
+  ]),
+  [
+    'sep-2322-non-tool-incomplete',
+    'asks prompts/get for input_required; a tools-only gateway serves no prompts (-32601)',
+  ],
+  [
+    'sep-2322-multiple-inputs-incomplete',
+    "wants an elicitation, a sampling and a roots request at once; the gateway's one question is the approval (an elicitation), so only that is asked",
+  ],
+  [
+    'sep-2322-multi-round-r2',
+    'wants a second question after the first answer; an approval is one question: the call runs once it is answered',
+  ],
+  [
+    'sep-2322-respect-client-capabilities',
+    "its client declares sampling only and the check wants input_required with sampling requests; the gateway never asks for sampling, so a client that cannot elicit gets a tool error saying the call needs a person's approval (and how to allow it), with nothing sent",
   ],
   [
     'tools-call-mixed-content',

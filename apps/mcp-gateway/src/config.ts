@@ -5,6 +5,7 @@ import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
 import { ConfigError } from './common/config-error.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import type { Caller } from './protocol/messages.js';
+import { type ApprovalPolicy, DEFAULT_APPROVAL_TTL_MS } from './tools/approval.js';
 import { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
 import {
   DEFAULT_MAX_TASKS_PER_CALLER,
@@ -14,6 +15,7 @@ import {
   MIN_TASK_POLL_MS,
 } from './tools/tasks.js';
 import type { UpstreamAuth } from './tools/tool.js';
+import { DEFAULT_MAX_WRITE_RESULT_BYTES, DEFAULT_MAX_WRITES_PER_CALLER, DEFAULT_WRITE_TTL_MS } from './tools/writes.js';
 import type { OAuthSettings } from './transports/http/oauth.js';
 import { type ExchangeSettings, forwardHeaderProblem } from './upstream/caller.js';
 import {
@@ -99,6 +101,10 @@ export interface GatewayConfig {
   localCaller: Caller;
   /** The tasks extension: TASK_TTL_MS, MAX_TASKS_PER_CALLER, TASK_POLL_INTERVAL_MS. */
   tasks: { ttlMs: number; maxPerCaller: number; pollIntervalMs: number };
+  /** Keyed writes the gateway dedupes: IDEMPOTENCY_TTL_MS, IDEMPOTENCY_MAX_KEYS_PER_CALLER, IDEMPOTENCY_MAX_RESULT_BYTES. */
+  writes: { ttlMs: number; maxPerCaller: number; maxResultBytes: number };
+  /** Approval before a call: APPROVAL, APPROVAL_ALLOW, APPROVAL_KEY, APPROVAL_TTL_MS. */
+  approvals: { policy: ApprovalPolicy; allow: Set<string>; key: Buffer | undefined; ttlMs: number };
 }
 
 export { ConfigError };
@@ -121,7 +127,9 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   OPENAPI_WATCH (on: reload when the spec file changes), OPENAPI_POLL_MS (unset: read a spec URL again at this interval); SIGHUP reloads,
   UPSTREAM_IDENTITY (service|exchange), UPSTREAM_AUDIENCE (the upstream URL), OAUTH_EXCHANGE_CLIENT_ID (agentwire-gateway), OAUTH_EXCHANGE_CLIENT_SECRET,
   FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none),
-  TASK_TTL_MS (3600000), MAX_TASKS_PER_CALLER (200), TASK_POLL_INTERVAL_MS (1000)`;
+  TASK_TTL_MS (3600000), MAX_TASKS_PER_CALLER (200), TASK_POLL_INTERVAL_MS (1000),
+  IDEMPOTENCY_TTL_MS (86400000), IDEMPOTENCY_MAX_KEYS_PER_CALLER (10000), IDEMPOTENCY_MAX_RESULT_BYTES (262144),
+  APPROVAL (marked|destructive|off), APPROVAL_ALLOW (tool names), APPROVAL_KEY (random per process), APPROVAL_TTL_MS (300000)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -181,6 +189,15 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (tokenProblem) throw new ConfigError(tokenProblem);
   const keyProblem = env.UPSTREAM_API_KEY ? secretProblem('UPSTREAM_API_KEY', env.UPSTREAM_API_KEY, 1) : undefined;
   if (keyProblem) throw new ConfigError(keyProblem);
+  const approvalKey = env.APPROVAL_KEY || undefined;
+  const approvalProblem = approvalKey === undefined ? undefined : secretProblem('APPROVAL_KEY', approvalKey, 32);
+  if (approvalProblem) throw new ConfigError(approvalProblem);
+  const approvalPolicy = env.APPROVAL || 'marked';
+  if (!['marked', 'destructive', 'off'].includes(approvalPolicy)) {
+    throw new ConfigError(
+      `APPROVAL must be marked (the operations the document marks with x-mcp.approval), destructive (those and every destructive one: DELETE, destructiveHint) or off, got '${approvalPolicy.slice(0, 40)}'`,
+    );
+  }
   const redisPassword = env.REDIS_PASSWORD || undefined;
   const redisProblem = redisPassword === undefined ? undefined : secretProblem('REDIS_PASSWORD', redisPassword, 16);
   if (redisProblem) throw new ConfigError(redisProblem);
@@ -311,6 +328,29 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         MIN_TASK_POLL_MS,
         MAX_TASK_POLL_MS,
       ),
+    },
+    writes: {
+      ttlMs: integerOf('IDEMPOTENCY_TTL_MS', env.IDEMPOTENCY_TTL_MS, DEFAULT_WRITE_TTL_MS, 1000, 7 * 86_400_000),
+      maxPerCaller: integerOf(
+        'IDEMPOTENCY_MAX_KEYS_PER_CALLER',
+        env.IDEMPOTENCY_MAX_KEYS_PER_CALLER,
+        DEFAULT_MAX_WRITES_PER_CALLER,
+        1,
+        1_000_000,
+      ),
+      maxResultBytes: integerOf(
+        'IDEMPOTENCY_MAX_RESULT_BYTES',
+        env.IDEMPOTENCY_MAX_RESULT_BYTES,
+        DEFAULT_MAX_WRITE_RESULT_BYTES,
+        1024,
+        16 * 1024 * 1024,
+      ),
+    },
+    approvals: {
+      policy: approvalPolicy as ApprovalPolicy,
+      allow: new Set((env.APPROVAL_ALLOW ?? '').split(/[\s,]+/).filter(Boolean)),
+      key: approvalKey === undefined ? undefined : Buffer.from(approvalKey, 'utf8'),
+      ttlMs: integerOf('APPROVAL_TTL_MS', env.APPROVAL_TTL_MS, DEFAULT_APPROVAL_TTL_MS, 1000, 86_400_000),
     },
     openapiWatch: onOff('OPENAPI_WATCH', env.OPENAPI_WATCH, true),
     openapiPollMs: env.OPENAPI_POLL_MS

@@ -12,6 +12,7 @@ import { QUOTA_EXCEEDED } from './protocol/json-rpc.js';
 import { McpServer } from './protocol/mcp-server.js';
 import type { SessionBackend } from './sessions/session-store.js';
 import { AccessPolicy } from './tools/access.js';
+import type { ApprovalOptions } from './tools/approval.js';
 import {
   buildCatalog,
   instructionsFor,
@@ -34,6 +35,7 @@ import { SELECT_ALL, type SelectionReport, type ToolSelection } from './tools/se
 import type { TaskOptions } from './tools/tasks.js';
 import type { ToolsMode, UpstreamAuth } from './tools/tool.js';
 import { type ToolCallOptions, ToolCalls } from './tools/tool-calls.js';
+import type { WriteOptions } from './tools/writes.js';
 import type { ToolScopes } from './transports/http/oauth.js';
 import type { HttpOptions, HttpServer } from './transports/http.js';
 import type { ExchangeSettings, UpstreamIdentity } from './upstream/caller.js';
@@ -106,6 +108,10 @@ export interface GatewayOptions {
   quotaStore?: QuotaStore | undefined;
   /** The tasks extension: where tasks live (Redis shared by replicas, or memory), their TTL, limits and polling. */
   tasks?: TaskOptions | undefined;
+  /** Keyed writes the gateway dedupes: where they live (Redis shared by replicas, or memory), TTL and limits. */
+  writes?: Partial<WriteOptions> | undefined;
+  /** Which calls a person approves first, the state signing key and TTL, where used states live. */
+  approvals?: Partial<ApprovalOptions> | undefined;
 }
 
 export type { ExchangeSettings };
@@ -169,6 +175,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     upstream: new UpstreamRouter(sources),
     observer: metrics,
     tasks: options.tasks,
+    writes: options.writes,
+    approvals: options.approvals,
     defaultDeadlineMs: options.defaultDeadlineMs || undefined,
     resultLimits: {
       maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
@@ -272,6 +280,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       await Promise.all(sources.map((s) => s.client.close()));
       await quotaStore.close();
       await options.tasks?.store?.close();
+      await options.writes?.store?.close();
+      await options.approvals?.used?.close();
     },
   };
 }
@@ -404,6 +414,7 @@ function toolsOf(u: Configured, options: GatewayOptions): UpstreamTools {
     selection: u.selection,
     mode: u.mode,
     deadlineMs: u.deadlineMs,
+    idempotencyHeader: u.idempotencyHeader,
     resultLimits: own
       ? {
           maxBytes: u.maxResultBytes ?? options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,

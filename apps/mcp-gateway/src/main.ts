@@ -57,6 +57,14 @@ async function main(): Promise<void> {
     quota: config.quota,
     quotaStore: await quotaStoreOf(config),
     tasks: { ...config.tasks, store: await taskStoreOf(config) },
+    writes: { ...config.writes, ...(await writeStoresOf(config)) },
+    approvals: {
+      policy: config.approvals.policy,
+      allow: config.approvals.allow,
+      ttlMs: config.approvals.ttlMs,
+      ...(config.approvals.key ? { key: config.approvals.key } : {}),
+      ...(await usedStatesOf(config)),
+    },
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   // What is served and what it costs a model (counted in a child process, logged when known).
@@ -109,6 +117,11 @@ async function main(): Promise<void> {
   const http = await serveHttp(gateway, { ...config, store, loggerInstance: logger });
   logger.info({ url: `${http.url}/mcp`, tools: gateway.tools.tools.length }, 'serving MCP over Streamable HTTP');
   logTools();
+  if (config.redisUrl && !config.approvals.key) {
+    logger.warn(
+      "APPROVAL_KEY is not set: approval states are signed with a key of this process, so a person's answer resumes on this replica only; give every replica the same APPROVAL_KEY",
+    );
+  }
   let closing = false;
   const shutdown = async () => {
     if (closing) return;
@@ -141,6 +154,26 @@ async function taskStoreOf(config: GatewayConfig) {
     import('./tools/task-store.js'),
   ]);
   return new RedisTaskStore(redis, config.redisPrefix, true);
+}
+
+/** Keyed writes in Redis when the gateway has one (a repeat on any replica finds the first), else in memory. */
+async function writeStoresOf(config: GatewayConfig) {
+  if (!config.redisUrl) return {};
+  const [redis, { RedisWriteStore }] = await Promise.all([
+    storeConnection(config.redisUrl, config),
+    import('./tools/write-store.js'),
+  ]);
+  return { store: new RedisWriteStore(redis, config.redisPrefix, true) };
+}
+
+/** Used approval states in Redis when the gateway has one (a state is used once on any replica), else in memory. */
+async function usedStatesOf(config: GatewayConfig) {
+  if (!config.redisUrl) return {};
+  const [redis, { RedisUsedStates }] = await Promise.all([
+    storeConnection(config.redisUrl, config),
+    import('./tools/approval.js'),
+  ]);
+  return { used: new RedisUsedStates(redis, config.redisPrefix, true) };
 }
 
 /**

@@ -224,7 +224,7 @@ describe("GitHub's REST API", () => {
       ],
     });
     expect(gw.gateway?.selection.summary).toMatch(
-      /^github: kept 2 of 1223 tools; left out 1221 matched no include rule; toy: kept 16 of 16 tools$/,
+      /^github: kept 2 of 1223 tools; left out 1221 matched no include rule; toy: kept 19 of 19 tools$/,
     );
     const { client } = await httpV2(gw, 'legacy');
     const names: string[] = [];
@@ -234,7 +234,7 @@ describe("GitHub's REST API", () => {
       names.push(...page.tools.map((t) => t.name));
       cursor = page.nextCursor;
     } while (cursor);
-    expect(names).toHaveLength(18);
+    expect(names).toHaveLength(21);
     expect(names).toEqual(expect.arrayContaining(['github.issues_create', 'github.meta_root', 'toy.office_days']));
     for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
     // Each call goes to its own upstream: the toy API with its key, GitHub's mock without one.
@@ -263,7 +263,7 @@ describe("GitHub's REST API", () => {
     expect(gw.gateway?.toolsMode.why).toMatch(/^github: dynamic \(auto: .*\); toy: static \(TOOLS_MODE=static\)$/);
     const { client } = await httpV2(gw, 'legacy');
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toHaveLength(19);
+    expect(names).toHaveLength(22);
     expect(names).toEqual(
       expect.arrayContaining([
         'github.search_operations',

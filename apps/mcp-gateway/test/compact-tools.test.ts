@@ -57,7 +57,7 @@ describe('a compact static list', () => {
     const days = await client.callTool({ name: 'office_days', arguments: { employee_id: 'e-05' } });
     expect(days.structuredContent).toMatchObject({ employee_id: 'e-05' });
     const health = await (await fetch(`${gw.url}/health`)).json();
-    expect(health.listed).toBe(16);
+    expect(health.listed).toBe(19);
   });
 
   it('lists describe_operation beside the static part of a gateway whose other upstream is dynamic', async () => {

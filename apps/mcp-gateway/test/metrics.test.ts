@@ -81,7 +81,7 @@ describe('/metrics', () => {
     expect(sample(text, 'mcp_gateway_tool_call_duration_seconds_count{tool="office_days"}')).toBe(5);
     expect(sample(text, 'mcp_gateway_retry_budget_tokens{upstream="default"}')).toBeGreaterThan(0);
     expect(sample(text, 'mcp_gateway_tool_list_tokens')).toBeGreaterThan(1000);
-    expect(sample(text, 'mcp_gateway_tools_listed')).toBe(16);
+    expect(sample(text, 'mcp_gateway_tools_listed')).toBe(19);
     expect(sample(text, 'mcp_gateway_sessions')).toBe(0);
     expect(sample(text, 'mcp_gateway_open_streams')).toBe(0);
     // No secret: neither the gateway's token nor the upstream key.
@@ -99,7 +99,7 @@ describe('/metrics', () => {
     expect(own).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     const scrape = await fetch(own);
     expect(scrape.status).toBe(200);
-    expect(await scrape.text()).toContain('mcp_gateway_tools_listed 16');
+    expect(await scrape.text()).toContain('mcp_gateway_tools_listed 19');
     expect((await fetch(own.replace('/metrics', '/mcp'))).status).toBe(404);
   });
 });

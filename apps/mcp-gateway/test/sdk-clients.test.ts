@@ -15,9 +15,12 @@ import {
 } from './support/stack.js';
 
 const LEGACY = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'] as const;
-const TOOL_COUNT = 16;
+const TOOL_COUNT = 19;
 
-/** Arguments that make every toy API operation succeed. */
+/**
+ * Arguments that make every toy API operation succeed; delete_email needs a person's approval
+ * first, which these clients cannot give (test/approval.test.ts asks one that can).
+ */
 function sampleArguments(): Record<string, Record<string, unknown>> {
   return {
     health: {},
@@ -29,6 +32,8 @@ function sampleArguments(): Record<string, Record<string, unknown>> {
     get_email: { email_id: 'm-0042' },
     reply_to_email: { email_id: 'm-0042', body: 'On it.' },
     list_replies: { email_id: 'm-0042' },
+    create_note: { text: 'from an official client' },
+    list_notes: { prefix: 'from an' },
     create_digest: { date: '2026-06-10', max_items: 2, interval_ms: 0 },
     flaky: { fail_times: 0 },
     reset_flaky: {},

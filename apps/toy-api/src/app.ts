@@ -33,6 +33,7 @@ import { documentRoutes } from './routes/documents.js';
 import { emailRoutes } from './routes/emails.js';
 import { employeeRoutes } from './routes/employees.js';
 import { exportRoutes } from './routes/exports.js';
+import { MAX_NOTES, noteRoutes } from './routes/notes.js';
 import { practiceRoutes } from './routes/practice.js';
 import { MemoryStore } from './store/memory-store.js';
 import { RedisStore } from './store/redis-store.js';
@@ -62,6 +63,8 @@ export interface ToyApiOptions {
   tracerProvider?: TracerProvider | undefined;
   /** Accept an authorization server's access tokens too, with a scope per route (oauth.ts). */
   oauth?: ToyOAuthOptions | undefined;
+  /** The most notes kept (TOY_API_MAX_NOTES); default MAX_NOTES (10 000). */
+  maxNotes?: number | undefined;
 }
 
 declare module 'fastify' {
@@ -326,6 +329,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     await api.register(documentRoutes);
     await api.register(emailRoutes(context, idempotency));
     await api.register(exportRoutes(context));
+    await api.register(noteRoutes(context, options.maxNotes ?? MAX_NOTES));
     await api.register(
       practiceRoutes(context, callerOf, options.redis ? { client: options.redis, prefix } : undefined),
     );

@@ -1,5 +1,6 @@
 // Reads the toy API's settings from the environment, refusing to start without a key.
 import { readLogLevel, secretProblem } from '@agentwire/schemas';
+import { MAX_NOTES } from './routes/notes.js';
 export interface ToyApiConfig {
   apiKey: string;
   readOnlyKey: string | undefined;
@@ -17,6 +18,8 @@ export interface ToyApiConfig {
   oauthResource: string | undefined;
   /** OAUTH_JWKS_URI: where the keys are, when the issuer's URL is not reachable from here. */
   oauthJwksUri: string | undefined;
+  /** TOY_API_MAX_NOTES: the most notes kept (POST /notes answers 409 past it). */
+  maxNotes: number;
 }
 
 export class ConfigError extends Error {
@@ -47,9 +50,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
   if (!['0', '1', 'true', 'false'].includes(admin)) {
     throw new ConfigError(`TOY_API_ADMIN must be 1 or 0, got '${admin}'`);
   }
+  const maxNotes = Number(env.TOY_API_MAX_NOTES || MAX_NOTES);
+  if (!Number.isInteger(maxNotes) || maxNotes < 1 || maxNotes > 10_000_000) {
+    throw new ConfigError(`TOY_API_MAX_NOTES must be an integer from 1 to 10000000, got '${env.TOY_API_MAX_NOTES}'`);
+  }
   return {
     apiKey,
     readOnlyKey,
+    maxNotes,
     host: env.HOST || '127.0.0.1',
     port,
     redisUrl: env.REDIS_URL || undefined,

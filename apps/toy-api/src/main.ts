@@ -16,6 +16,7 @@ async function main(): Promise<void> {
     redis,
     redisPrefix: config.redisPrefix,
     admin: config.admin,
+    maxNotes: config.maxNotes,
     oauth: config.oauthIssuer
       ? { issuer: config.oauthIssuer, resource: config.oauthResource, jwksUri: config.oauthJwksUri }
       : undefined,

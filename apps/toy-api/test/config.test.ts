@@ -17,6 +17,7 @@ describe('readConfig', () => {
       redisPrefix: 'toy-api:',
       admin: false,
       logLevel: 'info',
+      maxNotes: 10_000,
     });
   });
 
@@ -26,6 +27,9 @@ describe('readConfig', () => {
     expect(() => readConfig({ TOY_API_KEY: 'short' })).toThrow(/at least 8 characters/);
     expect(() => readConfig({ TOY_API_KEY: key, LOG_LEVEL: 'loud' })).toThrow(
       "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got 'loud'",
+    );
+    expect(() => readConfig({ TOY_API_KEY: key, TOY_API_MAX_NOTES: '0' })).toThrow(
+      "TOY_API_MAX_NOTES must be an integer from 1 to 10000000, got '0'",
     );
     expect(() => readConfig({ TOY_API_KEY: key, PORT: 'http' })).toThrow(
       "PORT must be an integer from 0 to 65535, got 'http'",

@@ -158,3 +158,29 @@ export const DigestDelta = Type.Object(
   { additionalProperties: false },
 );
 export type DigestDelta = Static<typeof DigestDelta>;
+
+export const NoteRequest = Type.Object(
+  {
+    text: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'The text of the note.',
+      examples: ['Call the printer vendor on Monday.'],
+    }),
+  },
+  { additionalProperties: false },
+);
+export type NoteRequest = Static<typeof NoteRequest>;
+
+export const Note = Type.Object(
+  {
+    id: Type.String(),
+    text: Type.String(),
+    created_at: Type.String({ format: 'date-time' }),
+    written_by: Type.String({
+      description: 'Who wrote the note: the `sub` of the access token it was sent with, or api-key for the API key.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type Note = Static<typeof Note>;

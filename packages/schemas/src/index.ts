@@ -12,6 +12,8 @@ export {
   Employee,
   EmployeeId,
   IsoDate,
+  Note,
+  NoteRequest,
   OfficeDays,
   Reply,
   ReplyRequest,
@@ -23,7 +25,7 @@ export {
 export { ERROR_STATUS, ERROR_TYPES, errorTypeForStatus } from './error-types.js';
 export { ErrorEnvelope, ErrorType } from './errors.js';
 export { LOG_LEVELS, LOG_REDACT_PATHS, readLogLevel, redactedRequest, redactUrl } from './log-redaction.js';
-export { EmailPage, EmployeeList, Page, ReplyList } from './pages.js';
+export { EmailPage, EmployeeList, NoteList, Page, ReplyList } from './pages.js';
 export {
   DigestQuery,
   FAULT_ACTIONS,

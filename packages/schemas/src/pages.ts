@@ -1,6 +1,6 @@
 // List responses. Lists that can grow are paginated with an opaque cursor.
 import Type, { type Static, type TSchema } from 'typebox';
-import { Email, Employee, Reply } from './entities.js';
+import { Email, Employee, Note, Reply } from './entities.js';
 
 /** A page of items; pass `next_cursor` back as `cursor` for the next page (null: no more). */
 export function Page<T extends TSchema>(item: T) {
@@ -23,3 +23,6 @@ export type EmployeeList = Static<typeof EmployeeList>;
 
 export const ReplyList = Type.Object({ data: Type.Array(Reply) }, { additionalProperties: false });
 export type ReplyList = Static<typeof ReplyList>;
+
+export const NoteList = Type.Object({ data: Type.Array(Note) }, { additionalProperties: false });
+export type NoteList = Static<typeof NoteList>;

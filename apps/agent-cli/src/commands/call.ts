@@ -1,15 +1,22 @@
 // `agent call TOOL`: one tool call through the gateway, its result as it came.
+import { approveEverything } from '../elicitation.js';
 import { EXIT } from '../exit-codes.js';
 import { print } from '../print.js';
 import { UsageError } from '../usage-error.js';
 import { GATEWAY_OPTIONS, parseCommand, STACK_OPTIONS, stackOf, viaOf, withMcp } from './command-args.js';
 
-const CALL_USAGE = 'usage: agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http]';
+const CALL_USAGE =
+  'usage: agent call TOOL [--args JSON] [--via mcp-stdio|mcp-http] [--idempotency-key KEY] [--approve]';
 
 export async function callCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(
     argv,
-    { ...STACK_OPTIONS, ...GATEWAY_OPTIONS, args: { type: 'string', default: '{}' } },
+    {
+      ...STACK_OPTIONS,
+      ...GATEWAY_OPTIONS,
+      args: { type: 'string', default: '{}' },
+      'idempotency-key': { type: 'string' },
+    },
     CALL_USAGE,
     1,
   );
@@ -28,6 +35,10 @@ export async function callCommand(argv: string[]): Promise<number> {
     throw new UsageError(
       'agent call goes through the gateway: use --via mcp-stdio or mcp-http (or agent get for the API)',
     );
+  approveEverything(values.approve === true);
+  const key = values['idempotency-key'];
+  // The gateway dedupes a write named by a key: the same key again gets the first result.
+  const meta = key === undefined ? undefined : { 'agentwire.dev/idempotencyKey': key };
   const stack = await stackOf(values, via);
   try {
     // A long job (an operation that answers 202, followed by the gateway) shows how it goes.
@@ -37,7 +48,7 @@ export async function callCommand(argv: string[]): Promise<number> {
       stack,
       via,
       values.trace === true,
-      (b) => b.rawCall(tool, args, onProgress),
+      (b) => b.rawCall(tool, args, onProgress, meta),
       values['sign-in'],
     );
     print(`${JSON.stringify(result, null, 2)}\n`);

@@ -30,6 +30,8 @@ export const STACK_OPTIONS = {
  */
 export const GATEWAY_OPTIONS = {
   via: { type: 'string' },
+  /** Yes to every question the gateway asks (a person's approval of a destructive call), logged. */
+  approve: { type: 'boolean' },
   'mcp-url': { type: 'string' },
   'sign-in': { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;

@@ -214,21 +214,32 @@ export class McpBackend implements TriageBackend {
   async #call(
     name: string,
     args: Record<string, unknown>,
-    options: { safeToRepeat: boolean; onProgress?: (message: string) => void; onRetry?: () => void },
+    options: {
+      safeToRepeat: boolean;
+      onProgress?: (message: string) => void;
+      onRetry?: () => void;
+      /** The write's idempotency key: the same on every re-issue, so the write happens once. */
+      idempotencyKey?: string;
+    },
   ): Promise<unknown> {
-    const once = () => this.#callOnce(name, args, options.onProgress);
+    const once = () => this.#callOnce(name, args, options.onProgress, options.idempotencyKey);
     if (!options.safeToRepeat) return once();
     return repeatLostInTransit(once, { deadline: this.#deadline, beforeRetry: options.onRetry });
   }
 
   /** One call, in a span of its own when the agent traces. */
-  #callOnce(name: string, args: Record<string, unknown>, onProgress?: (message: string) => void): Promise<unknown> {
+  #callOnce(
+    name: string,
+    args: Record<string, unknown>,
+    onProgress?: (message: string) => void,
+    idempotencyKey?: string,
+  ): Promise<unknown> {
     const tracer = this.#tracer;
-    if (!tracer) return this.#callUntraced(name, args, onProgress, undefined);
+    if (!tracer) return this.#callUntraced(name, args, onProgress, undefined, idempotencyKey);
     return tracer.startActiveSpan(
       `tools/call ${name}`,
       { kind: SpanKind.CLIENT, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name } },
-      (span) => settleSpan(span, () => this.#callUntraced(name, args, onProgress, span)),
+      (span) => settleSpan(span, () => this.#callUntraced(name, args, onProgress, span, idempotencyKey)),
     );
   }
 
@@ -237,6 +248,7 @@ export class McpBackend implements TriageBackend {
     args: Record<string, unknown>,
     onProgress: ((message: string) => void) | undefined,
     span: Span | undefined,
+    idempotencyKey?: string,
   ): Promise<unknown> {
     this.#guard?.(name);
     const ids = span ? { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId } : {};
@@ -246,6 +258,7 @@ export class McpBackend implements TriageBackend {
     const time = new Date().toISOString();
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
     if (remaining) meta['agentwire.dev/deadlineMs'] = remaining;
+    if (idempotencyKey !== undefined) meta['agentwire.dev/idempotencyKey'] = idempotencyKey;
     let result: ToolResult;
     try {
       // Over HTTP, a streamed answer that is cut ends the call at once (not at the deadline),
@@ -328,6 +341,7 @@ export class McpBackend implements TriageBackend {
     name: string,
     args: Record<string, unknown>,
     onProgress?: (progress: number, message: string | undefined) => void,
+    meta?: Record<string, unknown>,
   ): Promise<ToolResult> {
     // On 2026-07-28 the client repeats x-mcp-header arguments in Mcp-Param-* headers (SEP-2243),
     // from the tool definitions of a tools/list: listed once first, so a lone call sends them
@@ -340,7 +354,7 @@ export class McpBackend implements TriageBackend {
     return (await withSignIn(this.#authProvider, () =>
       watched(name, (signal) =>
         this.#client.callTool(
-          { name, arguments: args },
+          { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
           {
             signal,
             ...(onProgress
@@ -403,12 +417,16 @@ export class McpBackend implements TriageBackend {
     return digest.text;
   }
 
-  /** With its own idempotency key, so that sending it again after a lost answer stores it once. */
+  /**
+   * With its own idempotency key (in _meta: the gateway hands it to the API as its
+   * Idempotency-Key, or dedupes the write itself), so that sending it again after a lost answer
+   * stores it once.
+   */
   async reply(emailId: string, body: string) {
     return (await this.#call(
       'reply_to_email',
-      { email_id: emailId, body, 'idempotency-key': randomUUID() },
-      { safeToRepeat: true },
+      { email_id: emailId, body },
+      { safeToRepeat: true, idempotencyKey: randomUUID() },
     )) as Reply;
   }
 

@@ -69,6 +69,11 @@ function convertOperation(
   };
   const task = ctx.x.task ?? (declaresAccepted(ctx.operation) ? 'optional' : undefined);
   if (task) binding.task = task;
+  const approval = ctx.x.approval;
+  if (approval !== undefined) {
+    binding.approval = approval === 'never' ? 'never' : 'required';
+    if (typeof approval === 'object') binding.approvalPrompt = approval;
+  }
   if (ctx.x.headers) mirrorInHeaders(input.schema, ctx.x.headers);
   const tool: Tool = {
     name: names.claim(text.wantedName),

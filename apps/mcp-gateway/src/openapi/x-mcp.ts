@@ -19,9 +19,29 @@ export interface XMcp {
    * response, `required` when only a client of the extension may call it.
    */
   task?: 'optional' | 'required';
+  /**
+   * A person approves each call before it runs (`required`, or an object that also names the
+   * question's key in an input_required result and its message); `never`: not even under
+   * APPROVAL=destructive (tools/approval.ts).
+   */
+  approval?: 'required' | 'never' | { key?: string; message?: string };
 }
 
-const FIELDS = ['name', 'title', 'description', 'hidden', 'annotations', 'headers', 'task'];
+const FIELDS = ['name', 'title', 'description', 'hidden', 'annotations', 'headers', 'task', 'approval'];
+const APPROVAL_FIELDS = ['key', 'message'];
+
+function readApproval(value: unknown): void {
+  if (value === 'required' || value === 'never') return;
+  const hint =
+    "x-mcp.approval must be 'required', 'never', or an object {key, message}: the input request's key (1 to 64 of a-z, 0-9, _) and the question a person reads (at most 500 characters)";
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new SpecError(hint);
+  for (const [k, v] of Object.entries(value)) {
+    if (!APPROVAL_FIELDS.includes(k)) throw new SpecError(`${hint}; '${k}' is not one of them`);
+    const ok =
+      k === 'key' ? typeof v === 'string' && /^[a-z0-9_]{1,64}$/.test(v) : typeof v === 'string' && v.length <= 500;
+    if (!ok) throw new SpecError(hint);
+  }
+}
 // RFC 9110's token characters: what a header name may be made of.
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}$/;
 
@@ -50,7 +70,9 @@ function readHeaders(value: unknown): Record<string, string> {
 export function readXMcp(value: unknown): XMcp {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SpecError('x-mcp must be an object with name, title, description, hidden, annotations, headers or task');
+    throw new SpecError(
+      'x-mcp must be an object with name, title, description, hidden, annotations, headers, task or approval',
+    );
   }
   const x = value as Record<string, unknown>;
   for (const key of Object.keys(x)) {
@@ -77,6 +99,7 @@ export function readXMcp(value: unknown): XMcp {
     }
   }
   if (x.headers !== undefined) readHeaders(x.headers);
+  if (x.approval !== undefined) readApproval(x.approval);
   if (x.task !== undefined && x.task !== 'optional' && x.task !== 'required') {
     throw new SpecError(
       "x-mcp.task must be 'optional' (a client of the tasks extension gets a task, any other the finished result) or 'required' (only a client of the extension may call it)",

@@ -37,6 +37,8 @@ export const SESSION_NOT_FOUND = -32001;
 /** A tool call this caller may not make (access rules), or may not make now (a quota). */
 export const NOT_ALLOWED = -32003;
 export const QUOTA_EXCEEDED = -32029;
+/** A write's idempotency key cannot run the call now (other arguments, still running, outcome unknown, too many keys). */
+export const WRITE_CONFLICT = -32009;
 /** MCP 2026-07-28: a header disagrees with the body. */
 export const HEADER_MISMATCH = -32020;
 /** MCP 2026-07-28: the request needs a client capability (an extension) the client did not declare. */
@@ -58,7 +60,7 @@ export class RpcError extends Error {
 export type Classified =
   | { kind: 'request'; message: JsonRpcRequest }
   | { kind: 'notification'; message: JsonRpcNotification }
-  | { kind: 'response'; id: JsonRpcId }
+  | { kind: 'response'; id: JsonRpcId; message: Record<string, unknown> }
   | { kind: 'invalid'; id: JsonRpcId | null; reason: string };
 
 function isId(value: unknown): value is JsonRpcId {
@@ -91,7 +93,7 @@ export function classify(value: unknown): Classified {
     if (id === null) return { kind: 'notification', message: m as unknown as JsonRpcNotification };
     return { kind: 'request', message: m as unknown as JsonRpcRequest };
   }
-  if (id !== null && ('result' in m || 'error' in m)) return { kind: 'response', id };
+  if (id !== null && ('result' in m || 'error' in m)) return { kind: 'response', id, message: m };
   return { kind: 'invalid', id, reason: 'not a request, a notification or a response' };
 }
 

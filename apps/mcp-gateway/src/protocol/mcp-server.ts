@@ -121,10 +121,14 @@ export class McpServer {
         ? (requested as Revision)
         : LATEST_LEGACY;
       const clientInfo = params?.clientInfo as { name?: unknown } | undefined;
+      const capabilities = params?.capabilities as { elicitation?: unknown } | undefined;
       const session: SessionState = {
         protocolVersion,
         initialized: false,
         clientName: typeof clientInfo?.name === 'string' ? clientInfo.name.slice(0, 100) : undefined,
+        ...(typeof capabilities?.elicitation === 'object' && capabilities.elicitation !== null
+          ? { elicitation: true }
+          : {}),
       };
       const result: Record<string, unknown> = {
         protocolVersion,
@@ -145,7 +149,10 @@ export class McpServer {
       case 'tools/list':
         return this.#ok(id, this.#options.tools.list(params?.cursor, revision, ctx.caller));
       case 'tools/call': {
-        const answer = await this.#options.tools.call(this.#callOf(ctx, params, revision, session.logLevel));
+        const call = this.#callOf(ctx, params, revision, session.logLevel);
+        // Only a client that declared elicitation is asked anything (a person's approval).
+        if (session.elicitation && ctx.ask) call.ask = ctx.ask;
+        const answer = await this.#options.tools.call(call);
         return answer.kind === 'cancelled' ? answer : this.#ok(id, answer.result);
       }
       case 'logging/setLevel': {
@@ -206,6 +213,7 @@ export class McpServer {
         const answer = await this.#options.tools.call({
           ...this.#callOf(ctx, params, MODERN_REVISION, logLevel as LogLevel | undefined),
           tasks: tasks !== undefined && declaresTasks(caps),
+          elicitation: typeof (caps as Record<string, unknown>).elicitation === 'object',
         });
         if (answer.kind === 'cancelled') return answer;
         result = answer.result;

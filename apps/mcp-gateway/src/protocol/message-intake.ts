@@ -22,6 +22,8 @@ export interface Intake {
   initialized: boolean;
   /** notifications/cancelled: the requests the client gave up on. */
   cancelled: Array<{ requestId: JsonRpcId; reason: string }>;
+  /** Answers to the server's own requests (elicitation/create), for client-requests.ts to match. */
+  responses: Array<Record<string, unknown>>;
 }
 
 /** How much one batch may ask for (one body could otherwise start thousands of upstream calls). */
@@ -57,7 +59,7 @@ export function takeIn(
       };
     }
   }
-  const intake: Intake = { batch, requests: [], invalid: [], initialized: false, cancelled: [] };
+  const intake: Intake = { batch, requests: [], invalid: [], initialized: false, cancelled: [], responses: [] };
   for (const c of (batch ? body : [body]).map(classify)) {
     if (c.kind === 'invalid') intake.invalid.push(errorResponse(c.id, INVALID_REQUEST, `Invalid request: ${c.reason}`));
     else if (c.kind === 'request') intake.requests.push(c.message);
@@ -70,8 +72,7 @@ export function takeIn(
           reason: String(params.reason ?? 'cancelled by the client'),
         });
       }
-    }
-    // A response: we send no requests, so there is nothing to match it to.
+    } else intake.responses.push(c.message);
   }
   return intake;
 }

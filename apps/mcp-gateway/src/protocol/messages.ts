@@ -11,6 +11,8 @@ export interface SessionState {
   initialized: boolean;
   logLevel?: LogLevel | undefined;
   clientName?: string | undefined;
+  /** The client declared elicitation at initialize: it can be asked for a person's approval. */
+  elicitation?: boolean | undefined;
   /**
    * Who opened the session (the subject of an OAuth access token), set by the transport: a
    * session answers its owner only, whoever else holds its id.
@@ -33,6 +35,8 @@ export interface RequestContext {
   caller?: Caller | undefined;
   /** Told the caller's quota after a tools/call counted against one (HTTP sends RateLimit headers). */
   onQuota?: ((state: QuotaReport) => void) | undefined;
+  /** Sends a request to the session's client and resolves with its result, where the transport can. */
+  ask?: ((method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 /** A caller's quota after a call (tools/quota.ts's QuotaState). */
@@ -85,6 +89,13 @@ export interface ToolCallRequest {
   onQuota?: ((state: QuotaReport) => void) | undefined;
   /** The client declared the tasks extension on this request (2026-07-28): a long operation may answer with a task. */
   tasks?: boolean | undefined;
+  /** The client declared elicitation on this request (2026-07-28): it can answer an input_required result. */
+  elicitation?: boolean | undefined;
+  /**
+   * A session client that declared elicitation, over a transport that can ask it: sends a request
+   * (elicitation/create) to the client and resolves with its result.
+   */
+  ask?: ((method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 /** A tool call's result, or nothing to send because it was cancelled. */

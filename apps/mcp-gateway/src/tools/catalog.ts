@@ -23,6 +23,8 @@ export interface UpstreamTools {
   deadlineMs: number | undefined;
   /** This upstream's result limits, when its config sets one (else the gateway's). */
   resultLimits: ResultLimits | undefined;
+  /** The upstream dedupes writes by an Idempotency-Key header (its config's idempotencyHeader). */
+  idempotencyHeader?: boolean | undefined;
 }
 
 /** The gateway-wide settings of the list. */
@@ -125,6 +127,7 @@ export async function buildCatalog(
       }
       if (source.deadlineMs !== undefined) tool.binding.deadlineMs = source.deadlineMs;
       if (source.resultLimits !== undefined) tool.binding.resultLimits = source.resultLimits;
+      if (source.idempotencyHeader) tool.binding.upstreamIdempotency = true;
       kept.push(tool);
     }
   }

@@ -4,9 +4,19 @@
 // clamped, progress forwarded when asked, the upstream call, the answer checked against the
 // output schema and bounded to the result limits, a log notification when the client wants
 // one. Each call ends as one typed outcome, which the observer (the metrics) counts.
+
+import { randomBytes } from 'node:crypto';
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
-import { HEADER_MISMATCH, INVALID_PARAMS, MISSING_CAPABILITY, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
+import {
+  HEADER_MISMATCH,
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  MISSING_CAPABILITY,
+  NOT_ALLOWED,
+  RpcError,
+  WRITE_CONFLICT,
+} from '../protocol/json-rpc.js';
 import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import {
   features,
@@ -19,6 +29,13 @@ import {
   TASKS_EXTENSION,
 } from '../protocol/revisions.js';
 import { type Access, AccessPolicy } from './access.js';
+import {
+  type ApprovalOptions,
+  type ApprovalStep,
+  Approvals,
+  DEFAULT_APPROVAL_TTL_MS,
+  MemoryUsedStates,
+} from './approval.js';
 import { CALL_TOOL, DESCRIBE_TOOL, type MetaTool, scopedName, unknownOperation } from './dynamic-tools.js';
 import { paramHeaderMismatch } from './param-headers.js';
 import type { QuotaState } from './quota.js';
@@ -33,6 +50,17 @@ import {
   Tasks,
 } from './tasks.js';
 import type { ResultLimits, Tool, ToolCaller, ToolResult } from './tool.js';
+import { MemoryWriteStore } from './write-store.js';
+import {
+  DEFAULT_MAX_WRITE_RESULT_BYTES,
+  DEFAULT_MAX_WRITES_PER_CALLER,
+  DEFAULT_WRITE_TTL_MS,
+  keyOf,
+  WRITE_META,
+  type WriteOptions,
+  type WritePlan,
+  Writes,
+} from './writes.js';
 
 /** What a tool call ended as. */
 export type CallOutcome = 'ok' | 'error' | 'invalid_arguments' | 'unknown_tool' | 'cancelled';
@@ -70,6 +98,10 @@ export interface ToolCallOptions {
   admit?: ((tool: Tool, caller: Caller | undefined) => Promise<Admission | undefined>) | undefined;
   /** Where tasks are kept and for how long (tools/tasks.ts). Default: in memory, the defaults there. */
   tasks?: TaskOptions | undefined;
+  /** Where keyed writes the gateway dedupes are kept, and for how long (tools/writes.ts). Default: in memory. */
+  writes?: Partial<WriteOptions> | undefined;
+  /** Which calls a person approves first, and how states are signed (tools/approval.ts). Default: marked ones. */
+  approvals?: Partial<ApprovalOptions> | undefined;
 }
 
 /** What admit says of a call: refused or not, and the quota it was counted against. */
@@ -106,6 +138,8 @@ export class ToolCalls implements ToolService {
   readonly #admit: ToolCallOptions['admit'];
   /** Jobs the upstream accepted, as tasks; tasks/get, tasks/update and tasks/cancel for the protocol core. */
   readonly tasks: Tasks;
+  readonly #writes: Writes;
+  readonly #approvals: Approvals;
 
   constructor(options: ToolCallOptions) {
     this.#access = options.access ?? new AccessPolicy();
@@ -116,6 +150,20 @@ export class ToolCalls implements ToolService {
     this.#maxDeadlineMs = options.maxDeadlineMs ?? 300_000;
     this.#resultLimits = options.resultLimits ?? { maxBytes: DEFAULT_MAX_RESULT_BYTES };
     this.#observer = options.observer;
+    this.#writes = new Writes({
+      store: options.writes?.store ?? new MemoryWriteStore(),
+      ttlMs: options.writes?.ttlMs ?? DEFAULT_WRITE_TTL_MS,
+      maxPerCaller: options.writes?.maxPerCaller ?? DEFAULT_MAX_WRITES_PER_CALLER,
+      maxResultBytes: options.writes?.maxResultBytes ?? DEFAULT_MAX_WRITE_RESULT_BYTES,
+    });
+    this.#approvals = new Approvals({
+      policy: options.approvals?.policy ?? 'marked',
+      allow: options.approvals?.allow ?? new Set(),
+      // Without APPROVAL_KEY a key of this process's own: its states resume on this replica only.
+      key: options.approvals?.key ?? randomBytes(32),
+      ttlMs: options.approvals?.ttlMs ?? DEFAULT_APPROVAL_TTL_MS,
+      used: options.approvals?.used ?? new MemoryUsedStates(),
+    });
     this.tasks = new Tasks(
       {
         store: options.tasks?.store ?? new MemoryTaskStore(),
@@ -300,9 +348,62 @@ export class ToolCalls implements ToolService {
         : undefined;
     // Only a client of the tasks extension may start a job the document says must be a task.
     if (tool.binding.task === 'required' && !request.tasks) return refused(tasksRequired(tool), false);
+    const key = keyOf(m);
+    let begun: Awaited<ReturnType<Writes['begin']>>;
+    try {
+      begun = await this.#writes.begin(tool, args, key, request.caller, deadlineMs);
+    } catch {
+      return refused(storeDown(tool), f.argumentErrorsAsResults);
+    }
+    if ('replay' in begun) {
+      const replayed = begun.replay;
+      return { answer: { kind: 'result', result: replayed }, outcome: replayed.isError === true ? 'error' : 'ok' };
+    }
+    if ('refusal' in begun) {
+      const { reason, text, retryAfterMs } = begun.refusal;
+      const data = { reason, tool: tool.name, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      return refused({ text, code: WRITE_CONFLICT, data }, f.argumentErrorsAsResults);
+    }
+    const plan = begun;
+    let stored: ToolResult | undefined;
+    try {
+      const ended = await this.#runWrite(request, tool, args, plan, deadlineMs, onProgress);
+      stored = ended.stored;
+      return ended.ended;
+    } finally {
+      // Kept for repeats once the call ran; let go when nothing reached the upstream.
+      if (plan.by === 'gateway') await this.#writes.finish(plan, stored).catch(() => undefined);
+    }
+  }
+
+  /** Approval, admission, then the upstream call; what a keyed write keeps for its repeats. */
+  async #runWrite(
+    request: ToolCallRequest,
+    tool: Tool,
+    args: Record<string, unknown>,
+    plan: WritePlan,
+    deadlineMs: number,
+    onProgress: ((progress: number, message: string) => void) | undefined,
+  ): Promise<{ ended: Ended; stored?: ToolResult | undefined }> {
+    const f = features(request.revision);
+    if (this.#approvals.needed(tool)) {
+      const ask = request.ask;
+      const step = await this.#approvals.step(tool, args, request.caller, {
+        modern:
+          request.revision === MODERN_REVISION
+            ? { params: request.params, elicitation: request.elicitation === true }
+            : undefined,
+        elicit: ask
+          ? (params, ttlMs) =>
+              ask('elicitation/create', params, AbortSignal.any([request.signal, AbortSignal.timeout(ttlMs)]))
+          : undefined,
+      });
+      const answer = approvalAnswer(step, tool);
+      if (answer) return { ended: answer };
+    }
     const admission = await this.#admit?.(tool, request.caller);
     if (admission?.quota) request.onQuota?.(admission.quota);
-    if (admission?.refusal) return refused(admission.refusal, f.argumentErrorsAsResults);
+    if (admission?.refusal) return { ended: refused(admission.refusal, f.argumentErrorsAsResults) };
     const started = Date.now();
     const result = await this.#upstream.call(tool, args, {
       signal: request.signal,
@@ -313,8 +414,11 @@ export class ToolCalls implements ToolService {
       traceContext: request.traceContext,
       caller: request.caller,
       headers: request.headers,
+      idempotencyKey: plan.by === 'upstream' ? plan.upstreamKey : undefined,
     });
-    if (request.signal.aborted) return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
+    const unknown = result.outcomeUnknown === true;
+    if (request.signal.aborted)
+      return { ended: { answer: { kind: 'cancelled' }, outcome: 'cancelled' }, stored: result };
     const report = result._meta[UPSTREAM_REPORT_KEY];
     if (result.accepted) {
       // A job accepted for later: a task for a client of the extension (stored before it is
@@ -323,22 +427,38 @@ export class ToolCalls implements ToolService {
       const task = request.tasks
         ? await this.tasks.create(tool, result.accepted, request.caller).catch(() => undefined)
         : undefined;
-      if (task) return { answer: { kind: 'result', result: task }, outcome: 'ok', called: { tool, report } };
+      if (task) {
+        const answer = withWriteMeta(task as unknown as ToolResult, plan, false);
+        return {
+          ended: { answer: { kind: 'result', result: task }, outcome: 'ok', called: { tool, report } },
+          stored: answer,
+        };
+      }
       const left = Math.max(0, deadlineMs - (Date.now() - started));
-      const followed = await this.tasks.follow(tool, result.accepted, request, left, onProgress);
+      const followed = withWriteMeta(
+        await this.tasks.follow(tool, result.accepted, request, left, onProgress),
+        plan,
+        false,
+      );
       this.#log(request, tool.name, followed, followed._meta[UPSTREAM_REPORT_KEY]);
       return {
-        answer: { kind: 'result', result: followed as unknown as Record<string, unknown> },
-        outcome: followed.isError ? 'error' : 'ok',
-        called: { tool, report: followed._meta[UPSTREAM_REPORT_KEY] ?? report },
+        ended: {
+          answer: { kind: 'result', result: followed as unknown as Record<string, unknown> },
+          outcome: followed.isError ? 'error' : 'ok',
+          called: { tool, report: followed._meta[UPSTREAM_REPORT_KEY] ?? report },
+        },
+        stored: followed,
       };
     }
-    const answer = this.#finish(tool, result);
+    const answer = withWriteMeta(this.#finish(tool, result), plan, unknown);
     this.#log(request, tool.name, answer, report);
     return {
-      answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
-      outcome: answer.isError ? 'error' : 'ok',
-      called: { tool, report },
+      ended: {
+        answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
+        outcome: answer.isError ? 'error' : 'ok',
+        called: { tool, report },
+      },
+      stored: unknown ? { ...answer, outcomeUnknown: true } : answer,
     };
   }
 
@@ -352,7 +472,7 @@ export class ToolCalls implements ToolService {
         return false;
       }
     };
-    const { accepted: _internal, ...rest } = result;
+    const { accepted: _internal, outcomeUnknown: _said, ...rest } = result;
     return boundResult(this.#checkStructured(tool, rest), tool, limits, fits);
   }
 
@@ -430,6 +550,33 @@ function refused(refusal: Refusal, asResult: boolean): Ended {
       },
     },
     outcome: 'error',
+  };
+}
+
+/** A call that needs approval and did not get it yet: its answer; undefined when it may run. */
+function approvalAnswer(step: ApprovalStep, tool: Tool): Ended | undefined {
+  if (step.kind === 'run') return undefined;
+  if (step.kind === 'ask') return { answer: { kind: 'result', result: step.result }, outcome: 'ok' };
+  const reason = step.kind === 'declined' ? 'declined' : 'approval_required';
+  return refused({ text: step.text, code: NOT_ALLOWED, data: { reason, tool: tool.name } }, true);
+}
+
+/** What a result says of its write: the key and who deduped it, and whether its outcome is unknown. */
+function withWriteMeta(result: ToolResult, plan: WritePlan, unknown: boolean): ToolResult {
+  if (plan.by === 'none' && !unknown) return result;
+  const said = {
+    ...(plan.by === 'none' ? {} : { key: plan.key, by: plan.by }),
+    ...(unknown ? { outcome: 'unknown' } : {}),
+  };
+  return { ...result, _meta: { ...result._meta, [WRITE_META]: said } };
+}
+
+/** The write store (Redis) cannot be reached: a keyed write does not run unguarded. */
+function storeDown(tool: Tool): Refusal {
+  return {
+    text: `Tool ${tool.name} was not called: the gateway's store of idempotency keys cannot be reached just now, and a keyed write does not run without it; nothing was sent. Trying again later may help.`,
+    code: INTERNAL_ERROR,
+    data: { reason: 'store_unavailable', tool: tool.name, retryable: true },
   };
 }
 

@@ -74,6 +74,15 @@ export interface ToolBinding {
   scopes: string[];
   /** The argument that carries an Idempotency-Key header, when the operation has one. */
   idempotencyKeyArg: string | undefined;
+  /** The upstream dedupes every write by Idempotency-Key (its config says so), declared or not. */
+  upstreamIdempotency?: boolean | undefined;
+  /**
+   * A person must approve each call before it runs (tools/approval.ts): the document's
+   * x-mcp.approval, or the gateway's APPROVAL policy. `never`: the document says it needs none.
+   */
+  approval?: 'required' | 'never' | undefined;
+  /** The approval question's key in an input_required result, and its message, when the document names them. */
+  approvalPrompt?: { key?: string | undefined; message?: string | undefined } | undefined;
   /** Which upstream the tool calls, when the gateway has several (their names prefix the tools). */
   upstream?: string | undefined;
   /** The upstream's default deadline for a call, when its config sets one. */
@@ -128,6 +137,11 @@ export interface ToolResult {
    * Never sent: the tool layer makes a task of it, or follows it to the end.
    */
   accepted?: Accepted | undefined;
+  /**
+   * A write that cannot be repeated safely was sent and got no answer: it may or may not have
+   * happened. Never sent as such: the tool layer says so in `_meta` (tools/writes.ts).
+   */
+  outcomeUnknown?: boolean | undefined;
 }
 
 /** A job the upstream accepted: its status URL (absolute) and the wait it asked for, if any. */
@@ -161,6 +175,8 @@ export interface CallContext {
   caller?: Caller | undefined;
   /** The caller's HTTP headers, from which an upstream's forwardHeaders are copied. */
   headers?: Record<string, string | string[] | undefined> | undefined;
+  /** The Idempotency-Key to send, when the upstream dedupes this write itself (tools/writes.ts). */
+  idempotencyKey?: string | undefined;
 }
 
 /** Makes the upstream call of a tool (one upstream's caller, or a router over several). */

@@ -11,6 +11,7 @@ import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/sch
 import { redactedRequest } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import { ClientRequests } from '../protocol/client-requests.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
 import type { McpServer } from '../protocol/mcp-server.js';
@@ -131,6 +132,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     server: gateway.server,
     store,
     inFlight: new InFlightRequests(store),
+    questions: new ClientRequests(),
     getStreams: new Map(),
     listens: new ListenStreams(options.listenLimits ?? DEFAULT_LISTEN_LIMITS, app.log),
     log: app.log,

@@ -5,6 +5,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { serializeMessage } from '../common/raw-json.js';
+import { ClientRequests } from '../protocol/client-requests.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import {
   errorResponse,
@@ -41,6 +42,10 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   // One client, one session: it is this process's.
   let session: SessionState | undefined;
   const inFlight = new InFlightRequests();
+  // Questions to the client (a person's approval), answered by responses on stdin.
+  const questions = new ClientRequests();
+  const ask = (method: string, params: Record<string, unknown>, signal: AbortSignal) =>
+    questions.ask('', method, params, signal, write);
   const demo = options.demoLogLine === undefined ? '' : `${options.demoLogLine}\n`;
   const write = (message: unknown) => {
     output.write(`${demo}${serializeMessage(message)}\n`);
@@ -70,6 +75,7 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
           signal: cancellation.signal,
           notify: write,
           caller: options.caller,
+          ask,
         });
         if (outcome.kind === 'cancelled') return undefined;
         if (outcome.session) session = outcome.session;
@@ -122,6 +128,7 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
         return;
       }
       if (intake.initialized && session) session = { ...session, initialized: true };
+      for (const response of intake.responses) questions.settle('', response);
       // The batch's requests are registered first, so that a cancellation in the same batch
       // finds the request it names; then they run, BATCH_CONCURRENCY at a time.
       const queued = intake.requests.map(register);

@@ -182,8 +182,10 @@ export class UpstreamCaller {
       if (error instanceof BodyError) return errorResult(error.message, false, ledger, started);
       throw error;
     }
-    // A write the operation lets us make idempotent gets a key, so it may be retried safely.
-    if (b.idempotencyKeyArg && headers['idempotency-key'] === undefined) headers['idempotency-key'] = randomUUID();
+    // The caller's key for this write (tools/writes.ts), when the upstream dedupes by one; else a
+    // write the operation lets us make idempotent gets a key, so it may be retried safely.
+    if (ctx.idempotencyKey !== undefined) headers['idempotency-key'] = ctx.idempotencyKey;
+    else if (b.idempotencyKeyArg && headers['idempotency-key'] === undefined) headers['idempotency-key'] = randomUUID();
 
     const common = {
       method: b.method,
@@ -218,8 +220,14 @@ export class UpstreamCaller {
       if (accepted) result.accepted = accepted;
       return result;
     } catch (error) {
-      if (error instanceof HttpClientError) return errorResult(describeError(error), error.retryable, ledger, started);
-      throw error;
+      if (!(error instanceof HttpClientError)) throw error;
+      // A write that cannot be repeated safely, sent, and no answer: it may or may not have happened.
+      const unsafe = !tool.annotations.idempotentHint && headers['idempotency-key'] === undefined;
+      if (unsafe && !tool.annotations.readOnlyHint && ledger.attempts.length > 0 && mayHaveReached(error)) {
+        const text = `${describeError(error)}. The request may have reached the API, so whether it took effect is unknown: check before repeating it (a read), or call with _meta["agentwire.dev/idempotencyKey"] so a repeat is safe`;
+        return { ...errorResult(text, false, ledger, started), outcomeUnknown: true };
+      }
+      return errorResult(describeError(error), error.retryable, ledger, started);
     }
   }
 
@@ -488,6 +496,30 @@ export class UpstreamCaller {
     }
     return result;
   }
+}
+
+/** Connection errors that mean the request was never sent: no connection was made. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * Whether a failed request may have reached the upstream: anything but an answer or a connection
+ * never made. A 502 or 504 is a proxy's answer that the upstream behind it did not give one.
+ */
+function mayHaveReached(error: HttpClientError): boolean {
+  if (error instanceof APIError) return error.status === 502 || error.status === 504;
+  if (['timeout_error', 'deadline_exceeded', 'aborted', 'stream_interrupted'].includes(error.type)) return true;
+  // An answer came (a status, too large, unreadable), or nothing was sent (the budget, a bad request).
+  if (error.type !== 'connection_error') return false;
+  const cause = (error as { cause?: { code?: unknown; cause?: { code?: unknown } } }).cause;
+  const code = cause?.code ?? cause?.cause?.code;
+  return !(typeof code === 'string' && NOT_SENT.has(code));
 }
 
 function describeError(error: HttpClientError): string {

@@ -16,6 +16,7 @@
 //       auth: { keyEnv: TOY_API_KEY }    # scheme: spec (as the document says)
 //       identity: exchange               # call it as the signed-in user (RFC 8693); default service
 //       forwardHeaders: [x-tenant]       # caller headers copied to this upstream only
+//       idempotencyHeader: true          # it dedupes writes by Idempotency-Key (else the gateway does)
 //       deny: [{ tools: [op:delete_*], claim: { sub: ben } }]
 //       allow: [{ tools: [tag:admin], scope: admin }]
 //       quota: { calls: 60, perSeconds: 60, per: tool }   # per caller, across replicas with Redis
@@ -66,6 +67,8 @@ export interface Upstream {
   audience?: string | undefined;
   /** Caller headers copied to this upstream (lower case). */
   forwardHeaders?: string[] | undefined;
+  /** The upstream dedupes every write by an Idempotency-Key header: a caller's key goes there (tools/writes.ts). */
+  idempotencyHeader?: boolean | undefined;
   /** Who may call which of its tools, beyond the scopes the document declares (tools/access.ts). */
   rules?: UpstreamRules | undefined;
   /** How many calls one caller may make (tools/quota.ts). */
@@ -148,6 +151,7 @@ const SCHEMA = {
           identity: { enum: ['service', 'exchange'] },
           audience: { type: 'string', minLength: 1, maxLength: 2048 },
           forwardHeaders: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 100 } },
+          idempotencyHeader: { type: 'boolean' },
           allow: RULES,
           deny: RULES,
           quota: {
@@ -371,6 +375,7 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       identity: raw.identity as 'service' | 'exchange' | undefined,
       audience,
       forwardHeaders,
+      idempotencyHeader: raw.idempotencyHeader === true,
       rules: access,
       quota: quota ? { calls: quota.calls, perSeconds: quota.perSeconds, per: quota.per ?? 'upstream' } : undefined,
     };

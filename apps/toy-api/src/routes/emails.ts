@@ -1,5 +1,6 @@
-// Emails, replies to them (a real side effect, idempotent with Idempotency-Key), and the
-// day's digest as JSON or as a server-sent event stream.
+// Emails, replies to them (a real side effect, idempotent with Idempotency-Key), deleting one
+// (destructive: the gateway can ask a person first), and the day's digest as JSON or as a
+// server-sent event stream.
 import { randomUUID } from 'node:crypto';
 import {
   Digest,
@@ -25,11 +26,12 @@ import { type App, errorResponses, type RouteContext } from '../route-context.js
 
 const IdParams = Type.Object({ email_id: EmailId }, { additionalProperties: false });
 
-function emailOr404(id: string) {
+function emailOr404(id: string, deleted: ReadonlySet<string>) {
   const email = findEmail(id);
   if (!email) {
     throw new EnvelopeError('not_found_error', `no email '${id}'; GET /emails lists them`);
   }
+  if (deleted.has(id)) throw new EnvelopeError('not_found_error', `email '${id}' was deleted`);
   return email;
 }
 
@@ -53,8 +55,10 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         const { urgent, from, date, limit = 20, cursor } = request.query;
         const filters = { urgent, from, date };
         const offset = cursor === undefined ? 0 : decodeCursor(cursor, filters);
+        const deleted = await context.store.deletedEmails();
         const matching = EMAILS.filter(
           (e) =>
+            (deleted.size === 0 || !deleted.has(e.id)) &&
             (urgent === undefined || e.urgent === urgent) &&
             (from === undefined || e.from === from) &&
             (date === undefined || e.date === date),
@@ -77,7 +81,37 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
           response: { 200: Email, ...errorResponses(400, 401, 404) },
         },
       },
-      async (request) => emailOr404(request.params.email_id),
+      async (request) => emailOr404(request.params.email_id, await context.store.deletedEmails()),
+    );
+
+    app.delete(
+      '/emails/:email_id',
+      {
+        config: { write: true },
+        schema: {
+          operationId: 'delete_email',
+          summary: 'Delete an email',
+          description:
+            'Deletes an email for good: it is gone from GET /emails and GET /emails/{id} answers 404. ' +
+            'There is no undo; deleting it again answers 404.',
+          tags: ['emails'],
+          // Destructive and not to be undone: a gateway may ask a person before it calls this.
+          'x-mcp': { annotations: { destructiveHint: true }, approval: 'required' },
+          params: IdParams,
+          response: {
+            204: Type.Null({ description: 'Deleted.' }),
+            ...errorResponses(400, 401, 403, 404),
+          },
+        },
+      },
+      async (request, reply) => {
+        const { email_id: id } = request.params;
+        emailOr404(id, await context.store.deletedEmails());
+        if (!(await context.store.deleteEmail(id))) {
+          throw new EnvelopeError('not_found_error', `email '${id}' was deleted`);
+        }
+        return reply.code(204).send(null);
+      },
     );
 
     app.post(
@@ -109,7 +143,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
       },
       async (request, reply) => {
         if (!idempotency.startHandler(request, reply)) return reply;
-        const email = emailOr404(request.params.email_id);
+        const email = emailOr404(request.params.email_id, await context.store.deletedEmails());
         const stored = {
           id: `r-${randomUUID()}`,
           email_id: email.id,
@@ -135,7 +169,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         },
       },
       async (request) => {
-        const email = emailOr404(request.params.email_id);
+        const email = emailOr404(request.params.email_id, await context.store.deletedEmails());
         return { data: await context.store.listReplies(email.id) };
       },
     );

@@ -1,7 +1,7 @@
 // The default store: plain maps in this process. Idempotency records expire like Redis keys.
 // Every method does its work in one synchronous step, so a write and its key's answer can never
 // be seen apart.
-import type { Reply } from '@agentwire/schemas';
+import type { Note, Reply } from '@agentwire/schemas';
 import {
   type CommitOutcome,
   type IdempotencyBegin,
@@ -28,6 +28,8 @@ export class MemoryStore implements StateStore {
   readonly #replyIds = new Set<string>();
   /** Cancelled exports and when each is forgotten (at most MAX_CANCELLED_EXPORTS). */
   readonly #cancelled = new Map<string, number>();
+  readonly #notes: Note[] = [];
+  readonly #deleted = new Set<string>();
 
   async countFlaky(caller: string, params: string, failTimes: number): Promise<number> {
     let counters = this.#flaky.get(caller);
@@ -95,6 +97,26 @@ export class MemoryStore implements StateStore {
 
   async exportCancelled(id: string): Promise<boolean> {
     return (this.#cancelled.get(id) ?? 0) > Date.now();
+  }
+
+  async addNote(note: Note, max: number): Promise<'stored' | 'full'> {
+    if (this.#notes.length >= max) return 'full';
+    this.#notes.push(note);
+    return 'stored';
+  }
+
+  async listNotes(): Promise<Note[]> {
+    return [...this.#notes];
+  }
+
+  async deleteEmail(id: string): Promise<boolean> {
+    if (this.#deleted.has(id)) return false;
+    this.#deleted.add(id);
+    return true;
+  }
+
+  async deletedEmails(): Promise<ReadonlySet<string>> {
+    return this.#deleted;
   }
 
   async close(): Promise<void> {}

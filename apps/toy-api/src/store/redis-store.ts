@@ -5,7 +5,7 @@
 // to run twice: ioredis resends a command whose answer was lost when the connection dropped (a
 // Redis restart, a network cut), after it may already have run. Writes check the lease's token,
 // and a reply is pushed only if its id is new.
-import type { Reply } from '@agentwire/schemas';
+import type { Note, Reply } from '@agentwire/schemas';
 import type { Redis } from 'ioredis';
 import {
   type CommitOutcome,
@@ -49,6 +49,16 @@ end`;
 const FINISH = `${COMMIT}
 if commit(KEYS[1], ARGV[1], ARGV[2], ARGV[3]) then return 1 end
 return 0`;
+
+// Appends a note unless the list is full; a resend of the same note (its id) changes nothing.
+// KEYS: notes, note ids. ARGV: note id, note, the most notes kept. (Each POST makes a new note id:
+// the HTTP write is not idempotent; only this step is, against the Redis client's own resends.)
+const ADD_NOTE = `
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 1 end
+if redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('RPUSH', KEYS[1], ARGV[2])
+return 1`;
 
 // Deletes the key only if it is still this token's lease without an answer. KEYS: record. ARGV: token.
 const RELEASE = `
@@ -123,6 +133,25 @@ export class RedisStore implements StateStore {
 
   async exportCancelled(id: string): Promise<boolean> {
     return (await this.#redis.exists(`${this.#prefix}export-cancelled:${id}`)) === 1;
+  }
+
+  async addNote(note: Note, max: number): Promise<'stored' | 'full'> {
+    const keys = [`${this.#prefix}notes`, `${this.#prefix}note-ids`];
+    const stored = await this.#redis.eval(ADD_NOTE, 2, ...keys, note.id, JSON.stringify(note), max);
+    return stored === 1 ? 'stored' : 'full';
+  }
+
+  async listNotes(): Promise<Note[]> {
+    const raw = await this.#redis.lrange(`${this.#prefix}notes`, 0, -1);
+    return raw.map((line) => JSON.parse(line) as Note);
+  }
+
+  async deleteEmail(id: string): Promise<boolean> {
+    return (await this.#redis.sadd(`${this.#prefix}deleted-emails`, id)) === 1;
+  }
+
+  async deletedEmails(): Promise<ReadonlySet<string>> {
+    return new Set(await this.#redis.smembers(`${this.#prefix}deleted-emails`));
   }
 
   async close(): Promise<void> {

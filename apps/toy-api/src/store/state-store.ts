@@ -7,7 +7,7 @@
 // resends what went unanswered when the connection drops), changes nothing. And a write with an
 // effect is stored together with the key's final answer, in one step: no retry can ever find
 // the reply without the answer, or the answer without the reply.
-import type { Reply } from '@agentwire/schemas';
+import type { Note, Reply } from '@agentwire/schemas';
 
 /** A response kept for replaying to a duplicate request with the same Idempotency-Key. */
 export interface StoredResponse {
@@ -65,6 +65,17 @@ export interface StateStore {
   /** Marks an export cancelled, remembered for ttlMs (longer than the export could be asked about). */
   cancelExport(id: string, ttlMs: number): Promise<void>;
   exportCancelled(id: string): Promise<boolean>;
+  /**
+   * Stores a note, unless `max` notes are already kept (`full`: nothing was written). Notes have
+   * no idempotency of their own: each call stores one more, which is what they are for.
+   */
+  addNote(note: Note, max: number): Promise<'stored' | 'full'>;
+  /** Every note, oldest first. */
+  listNotes(): Promise<Note[]>;
+  /** Marks an email deleted; false when it already was. */
+  deleteEmail(id: string): Promise<boolean>;
+  /** The ids of the emails deleted. */
+  deletedEmails(): Promise<ReadonlySet<string>>;
   close(): Promise<void>;
 }
 

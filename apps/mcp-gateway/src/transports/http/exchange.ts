@@ -3,6 +3,7 @@
 
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Cancellation } from '../../protocol/cancellation.js';
+import type { ClientRequests } from '../../protocol/client-requests.js';
 import type { InFlightRequests } from '../../protocol/in-flight-requests.js';
 import {
   errorResponse,
@@ -22,6 +23,8 @@ export interface HttpContext {
   server: McpServer;
   store: SessionBackend;
   inFlight: InFlightRequests;
+  /** Questions sent to session clients (a person's approval), answered by their later POSTs. */
+  questions: ClientRequests;
   /** The open GET stream of each session on this replica (one at a time: events go to one stream). */
   getStreams: Map<string, EventStream>;
   log: FastifyBaseLogger;
@@ -69,11 +72,13 @@ export interface RunOptions {
   caller?: Caller | undefined;
   /** The HTTP answer, for RateLimit headers while they can still be set. */
   reply?: FastifyReply | undefined;
+  /** Sends a request to the session's client on this exchange's stream (elicitation/create). */
+  ask?: ((method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 /** Runs one request through the core, cancellable by the client or by its going away. */
 export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, options: RunOptions): Promise<Outcome> {
-  const { session, sessionId, notify, client, headers, caller, reply } = options;
+  const { session, sessionId, notify, client, headers, caller, reply, ask } = options;
   // A batch's calls each count: the last one's state is what the headers say.
   const onQuota = reply
     ? (state: QuotaReport) => {
@@ -91,6 +96,7 @@ export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, opti
       headers,
       caller,
       onQuota,
+      ask,
     });
   } finally {
     client.running.delete(cancellation);

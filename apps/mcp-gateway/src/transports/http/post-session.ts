@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Cancellation } from '../../protocol/cancellation.js';
 import {
   classify,
+  errorResponse,
   INTERNAL_ERROR,
   INVALID_REQUEST,
   type JsonRpcNotification,
@@ -15,7 +16,7 @@ import { mapLimited, takeIn } from '../../protocol/message-intake.js';
 import type { Outcome } from '../../protocol/messages.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { SessionLimitError } from '../../sessions/session-store.js';
-import { openEventStream } from './event-stream.js';
+import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 import { type HttpContext, ownsSession, runRequest, streamAnswer, watchClient } from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
 
@@ -109,6 +110,8 @@ export async function postSession(
   }
   // The request may be running on another replica: the bus tells every replica.
   for (const { requestId, reason } of intake.cancelled) await ctx.inFlight.cancel(sessionId, requestId, reason);
+  // Answers to the gateway's own questions (elicitation/create) asked on this replica.
+  for (const response of intake.responses) ctx.questions.settle(sessionId, response);
   const { requests, invalid } = intake;
   if (requests.length === 0) {
     if (invalid.length > 0) return sendJson(reply, 400, intake.batch ? invalid : invalid[0]);
@@ -144,10 +147,54 @@ export async function postSession(
         headers: request.headers,
         caller: ctx.callerOf?.(request),
         reply,
+        ask: session?.elicitation
+          ? (method, params, signal) =>
+              ctx.questions.ask(sessionId, method, params, signal, (m) => notify(m as JsonRpcNotification))
+          : undefined,
       });
       await persist(outcome);
       return outcome;
     });
+  }
+  if (single && session.elicitation) {
+    // A client that may be asked (a person's approval): the answer is JSON unless a question is
+    // sent, which turns it into an SSE stream: the question, then (after the client POSTs its
+    // answer) the response.
+    let stream: EventStream | undefined;
+    const open = () => {
+      stream ??= openEventStream(reply);
+      return stream;
+    };
+    let outcome: Outcome;
+    try {
+      outcome = await runRequest(ctx, single, {
+        session,
+        sessionId,
+        notify: toGetStream,
+        client,
+        headers: request.headers,
+        caller: ctx.callerOf?.(request),
+        reply,
+        ask: (method, params, signal) =>
+          ctx.questions.ask(sessionId, method, params, signal, (m) => sendMessage(ctx.log, open(), m)),
+      });
+    } catch (error) {
+      if (!stream) throw error;
+      ctx.log.error({ err: error }, 'request failed');
+      sendMessage(ctx.log, stream, errorResponse(null, INTERNAL_ERROR, 'Internal error'));
+      return undefined;
+    }
+    await persist(outcome);
+    if (stream) {
+      if (outcome.kind === 'response') sendMessage(ctx.log, stream, outcome.response);
+      return undefined;
+    }
+    if (client.gone) return reply;
+    if (outcome.kind !== 'response') {
+      openEventStream(reply);
+      return undefined;
+    }
+    return sendJson(reply, 200, outcome.response);
   }
   // A batch's requests run BATCH_CONCURRENCY at a time.
   const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, (r) =>
