@@ -20,6 +20,7 @@ import * as tracing from './comparisons/11-tracing.mjs';
 import * as features from './comparisons/12-features.mjs';
 import * as oauth from './comparisons/13-oauth.mjs';
 import * as identity from './comparisons/14-identity.mjs';
+import * as writes from './comparisons/15-writes.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
@@ -37,6 +38,7 @@ const COMPARISONS = [
   features,
   oauth,
   identity,
+  writes,
 ];
 
 const { values } = parseArgs({

@@ -18,14 +18,21 @@ export default {
     // The caller's guards: which caller headers may go upstream, and the request's making
     // (path segments, query names, headers, forwarded headers, the key or the exchanged token).
     'src/upstream/caller.ts:88-97',
-    'src/upstream/caller.ts:126-186',
-    'src/upstream/caller.ts:231-252',
+    'src/upstream/caller.ts:126-188',
+    'src/upstream/caller.ts:239-260',
     // A job's status URL is followed with the upstream's credentials only under its base URL;
     // a task is seen only by its creator.
     'src/upstream/jobs.ts:53-69',
     'src/tools/tasks.ts:180-193',
     // Who may call which tool: declared scopes, allow and deny rules.
     'src/tools/access.ts',
+    // A person's approval: which calls need it, the answer read, the signed state checked.
+    'src/tools/approval.ts:130-207',
+    'src/tools/approval.ts:245-303',
+    // A keyed write: the key checked, scoped, leased, replayed, refused, kept or let go.
+    'src/tools/writes.ts:59-164',
+    'src/tools/writes.ts:216-225',
+    'src/tools/write-store.ts:56-125',
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,

@@ -1,7 +1,8 @@
 // Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions);
 // traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set; OUTPUT_SCHEMAS=off and
 // TOOLS_MODE=dynamic as the command reads them (comparison 12); OAuth with MCP_GATEWAY_AUTH=oauth (13);
-// the upstream called as the user with UPSTREAM_IDENTITY=exchange, OAUTH_EXCHANGE_CLIENT_SECRET and UPSTREAM_AUDIENCE (14).
+// the upstream called as the user with UPSTREAM_IDENTITY=exchange, OAUTH_EXCHANGE_CLIENT_SECRET and UPSTREAM_AUDIENCE (14);
+// room for every keyed write with IDEMPOTENCY_MAX_KEYS_PER_CALLER (15).
 // Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
 import { createGateway, oauthSettingsOf, serveHttp } from '@agentwire/mcp-gateway';
 import { startTracing } from '@agentwire/telemetry';
@@ -15,6 +16,10 @@ const gateway = await createGateway({
   ...(process.env.OUTPUT_SCHEMAS === 'off' ? { outputSchemas: false } : {}),
   ...(process.env.TOOLS_MODE ? { toolsMode: process.env.TOOLS_MODE } : {}),
   ...(openapi ? { openapi } : {}),
+  // Comparison 15: room for every keyed write of a run.
+  ...(process.env.IDEMPOTENCY_MAX_KEYS_PER_CALLER
+    ? { writes: { maxPerCaller: Number(process.env.IDEMPOTENCY_MAX_KEYS_PER_CALLER) } }
+    : {}),
   ...(process.env.UPSTREAM_IDENTITY === 'exchange'
     ? {
         upstreamIdentity: 'exchange',

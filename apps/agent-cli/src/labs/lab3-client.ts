@@ -256,6 +256,63 @@ export async function lab3(stack: Stack, report: LabReport, trace = false): Prom
     ],
   );
   for (const c of [anonymous, wrong, right, retrying, polite, c404, replier, task]) await c.close();
+
+  report.demo('a write the API does not dedupe, through the gateway: no key, one key');
+  // POST /notes takes no Idempotency-Key: each call stores one more note. The gateway dedupes a
+  // call named by _meta["agentwire.dev/idempotencyKey"] itself (a lease, then the stored result).
+  const writeNote = async (text: string, key?: string) => {
+    const response = await fetch(stack.mcpUrl, {
+      method: 'POST',
+      headers: {
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'create_note',
+        ...(stack.mcpToken ? { authorization: `Bearer ${stack.mcpToken}` } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'create_note',
+          arguments: { text },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+            ...(key ? { 'agentwire.dev/idempotencyKey': key } : {}),
+          },
+        },
+      }),
+    });
+    const answer = (await response.json()) as { result?: { _meta?: Record<string, unknown> } };
+    return answer.result?._meta?.['agentwire.dev/write'] as { replayed?: boolean; by?: string } | undefined;
+  };
+  const notes = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey } });
+  const stored = async (text: string) =>
+    ((await notes.get('/notes', { query: { prefix: text } })).data as { data: unknown[] }).data.length;
+  const plain = `lab 3 ${run}: no key`;
+  await writeNote(plain);
+  await writeNote(plain);
+  const keyed = `lab 3 ${run}: one key`;
+  await writeNote(keyed, `lab3-${run}`);
+  const second = await writeNote(keyed, `lab3-${run}`);
+  report.table(
+    ['create_note, the same call twice', 'notes stored', 'the second answer'],
+    [
+      ['without a key', await stored(plain), 'written again'],
+      [
+        'with one idempotency key',
+        await stored(keyed),
+        second?.replayed ? `replayed by the ${second.by}` : 'written again',
+      ],
+    ],
+  );
+  report.note(
+    'The API cannot tell a repeat from a new note. With _meta["agentwire.dev/idempotencyKey"], the gateway runs the first call, keeps its result, and answers the repeat from it.',
+  );
+  await notes.close();
 }
 
 function headerOf(head: string[], name: string): string | null {

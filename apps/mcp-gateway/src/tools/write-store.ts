@@ -65,7 +65,10 @@ export const MAX_MEMORY_WRITES = 100_000;
 
 export class MemoryWriteStore implements WriteStore {
   readonly kind = 'memory';
+  /** In the order taken: with one TTL for all, the first ones expire first. */
   readonly #records = new Map<string, { record: WriteRecord; owner: string; expiresAt: number }>();
+  /** Live keys per caller, kept as keys come and go (no count over every record per call). */
+  readonly #owned = new Map<string, number>();
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
@@ -74,35 +77,50 @@ export class MemoryWriteStore implements WriteStore {
 
   async begin(lease: WriteLease, leaseMs: number, ttlMs: number, maxPerOwner: number): Promise<WriteBegin> {
     const now = this.#now();
+    this.#sweep(now);
     const existing = this.#records.get(lease.id);
     if (existing && existing.expiresAt > now) return resolveWrite(existing.record, lease.fingerprint, now);
-    let owned = 0;
-    for (const [id, entry] of this.#records) {
-      if (entry.expiresAt <= now) this.#records.delete(id);
-      else if (entry.owner === lease.owner) owned++;
-    }
+    if (existing) this.#drop(lease.id, existing.owner);
+    const owned = this.#owned.get(lease.owner) ?? 0;
     if (owned >= maxPerOwner || this.#records.size >= MAX_MEMORY_WRITES) return { kind: 'full' };
     this.#records.set(lease.id, {
       record: { fingerprint: lease.fingerprint, token: lease.token, leaseUntil: now + leaseMs },
       owner: lease.owner,
       expiresAt: now + ttlMs,
     });
+    this.#owned.set(lease.owner, owned + 1);
     return { kind: 'started' };
   }
 
   async finish(lease: WriteLease, result: Record<string, unknown>): Promise<boolean> {
     const entry = this.#records.get(lease.id);
     if (!entry || entry.record.token !== lease.token) return false;
-    entry.record = { ...entry.record, result: structuredClone(result) };
+    // Kept as given: the tool layer hands over a result it no longer changes.
+    entry.record = { ...entry.record, result };
     return true;
   }
 
   async abandon(lease: WriteLease): Promise<void> {
     const entry = this.#records.get(lease.id);
-    if (entry && entry.record.token === lease.token && !entry.record.result) this.#records.delete(lease.id);
+    if (entry && entry.record.token === lease.token && !entry.record.result) this.#drop(lease.id, entry.owner);
   }
 
   async close(): Promise<void> {}
+
+  /** Drops the expired records at the front (the oldest); stops at the first live one. */
+  #sweep(now: number): void {
+    for (const [id, entry] of this.#records) {
+      if (entry.expiresAt > now) return;
+      this.#drop(id, entry.owner);
+    }
+  }
+
+  #drop(id: string, owner: string): void {
+    this.#records.delete(id);
+    const left = (this.#owned.get(owner) ?? 1) - 1;
+    if (left > 0) this.#owned.set(owner, left);
+    else this.#owned.delete(owner);
+  }
 }
 
 // Takes a key if it is free and its owner has room, in one step (all or nothing): the record if

@@ -8,7 +8,7 @@
 // and runs once, a repeat with the same arguments gets the stored result marked as a replay, with
 // other arguments an error, while the first still runs "in progress, retry after N ms". A key is
 // the caller's and the tool's only: another caller's same key is another write.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
 import type { Caller } from '../protocol/messages.js';
@@ -100,8 +100,9 @@ export class Writes {
     const lease: WriteLease = {
       id,
       owner,
-      fingerprint: digest(`${tool.name}\0${canonical(args)}`),
-      token: randomBytes(12).toString('base64url'),
+      fingerprint: fingerprintOf(tool.name, args),
+      // randomUUID draws from a cached pool; randomBytes per call was a syscall each time.
+      token: randomUUID(),
     };
     const { store, ttlMs, maxPerCaller } = this.#options;
     const found = await store.begin(lease, deadlineMs + LEASE_MARGIN_MS, ttlMs, maxPerCaller);
@@ -164,8 +165,11 @@ export class Writes {
   /** The result as kept: whole when it fits IDEMPOTENCY_MAX_RESULT_BYTES, else a note that it ended. */
   #kept(result: ToolResult): Record<string, unknown> {
     const { accepted: _a, outcomeUnknown: _o, ...rest } = result;
-    const text = JSON.stringify(rest);
     const limit = this.#options.maxResultBytes;
+    // Most results are far below the limit: their content's length (structuredContent repeats it)
+    // says so without serializing the whole result for a measure (that was 10% of a keyed call).
+    if (roughBytes(rest) * 2 + 4096 <= limit) return rest;
+    const text = JSON.stringify(rest);
     if (Buffer.byteLength(text) <= limit) return rest;
     const status = result._meta[UPSTREAM_REPORT_KEY]?.status;
     return {
@@ -181,6 +185,19 @@ export class Writes {
   }
 }
 
+/** An upper bound of a result's content in bytes (UTF-8 takes at most 3 per UTF-16 unit), or Infinity when it cannot tell. */
+function roughBytes(result: Record<string, unknown>): number {
+  const content = result.content;
+  if (!Array.isArray(content)) return Number.POSITIVE_INFINITY;
+  let units = 0;
+  for (const item of content as Array<Record<string, unknown>>) {
+    const value = item.text ?? item.data ?? (item.resource as Record<string, unknown> | undefined)?.text;
+    if (typeof value === 'string') units += value.length;
+    else if (value !== undefined || item.resource !== undefined) return Number.POSITIVE_INFINITY;
+  }
+  return units * 3;
+}
+
 /** A stored result as a repeat gets it: no upstream report (nothing was sent), marked as a replay. */
 function replayOf(stored: Record<string, unknown>, key: string): Record<string, unknown> {
   const {
@@ -189,6 +206,12 @@ function replayOf(stored: Record<string, unknown>, key: string): Record<string, 
     ...meta
   } = (stored._meta ?? {}) as Record<string, unknown>;
   return { ...stored, _meta: { ...meta, [WRITE_META]: { key, by: 'gateway', replayed: true } } };
+}
+
+/** What a key was used for: the tool and its arguments, as text when short, else their digest (a hash per call was 2% of a keyed write). */
+function fingerprintOf(tool: string, args: Record<string, unknown>): string {
+  const text = `${tool}\0${canonical(args)}`;
+  return text.length <= 128 ? text : digest(text);
 }
 
 function digest(text: string): string {
