@@ -6,7 +6,7 @@ import { ConfigError } from './common/config-error.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import type { Caller } from './protocol/messages.js';
 import { type ApprovalPolicy, DEFAULT_APPROVAL_TTL_MS } from './tools/approval.js';
-import { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
+import { parseSelectors, SelectionError, type Selector, type ToolSelection } from './tools/selection.js';
 import {
   DEFAULT_MAX_TASKS_PER_CALLER,
   DEFAULT_TASK_POLL_MS,
@@ -104,7 +104,13 @@ export interface GatewayConfig {
   /** Keyed writes the gateway dedupes: IDEMPOTENCY_TTL_MS, IDEMPOTENCY_MAX_KEYS_PER_CALLER, IDEMPOTENCY_MAX_RESULT_BYTES. */
   writes: { ttlMs: number; maxPerCaller: number; maxResultBytes: number };
   /** Approval before a call: APPROVAL, APPROVAL_ALLOW, APPROVAL_KEY, APPROVAL_TTL_MS. */
-  approvals: { policy: ApprovalPolicy; allow: Set<string>; key: Buffer | undefined; ttlMs: number };
+  approvals: {
+    policy: ApprovalPolicy;
+    allow: Set<string>;
+    require: Selector[];
+    key: Buffer | undefined;
+    ttlMs: number;
+  };
 }
 
 export { ConfigError };
@@ -129,7 +135,7 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none),
   TASK_TTL_MS (3600000), MAX_TASKS_PER_CALLER (200), TASK_POLL_INTERVAL_MS (1000),
   IDEMPOTENCY_TTL_MS (86400000), IDEMPOTENCY_MAX_KEYS_PER_CALLER (10000), IDEMPOTENCY_MAX_RESULT_BYTES (262144),
-  APPROVAL (marked|destructive|off), APPROVAL_ALLOW (tool names), APPROVAL_KEY (random per process), APPROVAL_TTL_MS (300000)`;
+  APPROVAL (marked|destructive|off), APPROVAL_REQUIRE (rules such as method:POST), APPROVAL_ALLOW (tool names), APPROVAL_KEY (random per process), APPROVAL_TTL_MS (300000)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -197,6 +203,12 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(
       `APPROVAL must be marked (the operations the document marks with x-mcp.approval), destructive (those and every destructive one: DELETE, destructiveHint) or off, got '${approvalPolicy.slice(0, 40)}'`,
     );
+  }
+  let approvalRules: Selector[];
+  try {
+    approvalRules = parseSelectors(env.APPROVAL_REQUIRE, 'APPROVAL_REQUIRE');
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
   }
   const redisPassword = env.REDIS_PASSWORD || undefined;
   const redisProblem = redisPassword === undefined ? undefined : secretProblem('REDIS_PASSWORD', redisPassword, 16);
@@ -349,6 +361,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     approvals: {
       policy: approvalPolicy as ApprovalPolicy,
       allow: new Set((env.APPROVAL_ALLOW ?? '').split(/[\s,]+/).filter(Boolean)),
+      require: approvalRules,
       key: approvalKey === undefined ? undefined : Buffer.from(approvalKey, 'utf8'),
       ttlMs: integerOf('APPROVAL_TTL_MS', env.APPROVAL_TTL_MS, DEFAULT_APPROVAL_TTL_MS, 1000, 86_400_000),
     },

@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     approvals: {
       policy: config.approvals.policy,
       allow: config.approvals.allow,
+      require: config.approvals.require,
       ttlMs: config.approvals.ttlMs,
       ...(config.approvals.key ? { key: config.approvals.key } : {}),
       ...(await usedStatesOf(config)),

@@ -183,7 +183,7 @@ describe('approval before a destructive call (2026-07-28: input_required)', () =
     expect(await exists(api, 'm-0008')).toBe(false);
   });
 
-  it('under APPROVAL=destructive asks for every destructive tool; off asks for none', async () => {
+  it('under APPROVAL=destructive asks for every destructive tool, APPROVAL_REQUIRE for what its rules match; off asks for none', async () => {
     const api = await startToyApi();
     const destructive = await startHttpGatewayFor({
       upstreamUrl: api.url,

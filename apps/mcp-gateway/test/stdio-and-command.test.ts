@@ -236,6 +236,38 @@ describe('configuration', () => {
     );
   });
 
+  it('reads the write and approval settings with their defaults, and names a bad one', async () => {
+    const { readConfig } = await import('../src/config.js');
+    const env = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
+    const defaults = readConfig([], env);
+    expect(defaults.writes).toEqual({ ttlMs: 86_400_000, maxPerCaller: 10_000, maxResultBytes: 262_144 });
+    expect(defaults.approvals).toMatchObject({ policy: 'marked', key: undefined, ttlMs: 300_000, require: [] });
+    const set = readConfig([], {
+      ...env,
+      APPROVAL: 'destructive',
+      APPROVAL_ALLOW: 'delete_email, cancel_export',
+      APPROVAL_REQUIRE: 'method:POST',
+      APPROVAL_KEY: 'a'.repeat(20) + 'b'.repeat(20),
+    });
+    expect([...set.approvals.allow]).toEqual(['delete_email', 'cancel_export']);
+    expect(set.approvals.require.map((r) => r.text)).toEqual(['method:POST']);
+    expect(set.approvals.key?.length).toBe(40);
+    expect(() => readConfig([], { ...env, APPROVAL: 'always' })).toThrow(
+      "APPROVAL must be marked (the operations the document marks with x-mcp.approval), destructive (those and every destructive one: DELETE, destructiveHint) or off, got 'always'",
+    );
+    expect(() => readConfig([], { ...env, APPROVAL_KEY: 'short-key' })).toThrow(/APPROVAL_KEY .*at least 32/);
+    expect(() => readConfig([], { ...env, APPROVAL_REQUIRE: 'verb:POST' })).toThrow(/APPROVAL_REQUIRE/);
+    expect(() => readConfig([], { ...env, IDEMPOTENCY_TTL_MS: '10' })).toThrow(
+      "IDEMPOTENCY_TTL_MS must be an integer from 1000 to 604800000, got '10'",
+    );
+    expect(() => readConfig([], { ...env, IDEMPOTENCY_MAX_KEYS_PER_CALLER: '0' })).toThrow(
+      "IDEMPOTENCY_MAX_KEYS_PER_CALLER must be an integer from 1 to 1000000, got '0'",
+    );
+    expect(() => readConfig([], { ...env, APPROVAL_TTL_MS: '999999999' })).toThrow(
+      "APPROVAL_TTL_MS must be an integer from 1000 to 86400000, got '999999999'",
+    );
+  });
+
   it('refuses the placeholder token of .env.example and a short one, saying how to make a real one', async () => {
     const { readConfig } = await import('../src/config.js');
     const { readFileSync } = await import('node:fs');

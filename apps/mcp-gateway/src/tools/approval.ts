@@ -1,6 +1,7 @@
 // A person approves a destructive call before it runs. Which calls: those the document marks
-// (`x-mcp.approval`), or under APPROVAL=destructive every destructive one (DELETE, or
-// destructiveHint), less the tools APPROVAL_ALLOW names. How the person is asked depends on the
+// (`x-mcp.approval`) or a rule of APPROVAL_REQUIRE matches (method:POST, op:create_*, ...), or
+// under APPROVAL=destructive every destructive one (DELETE, or destructiveHint), less the tools
+// APPROVAL_ALLOW names. How the person is asked depends on the
 // client:
 // - a 2026-07-28 client that declared elicitation gets an input_required result (multi round-trip
 //   requests, SEP-2322) whose elicitation shows what will be sent; its retry carries the answer
@@ -14,6 +15,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
 import type { Caller } from '../protocol/messages.js';
+import type { Selector } from './selection.js';
 import type { Tool } from './tool.js';
 import { canonical } from './writes.js';
 
@@ -30,6 +32,8 @@ export interface ApprovalOptions {
   policy: ApprovalPolicy;
   /** APPROVAL_ALLOW: tools that never need approval. */
   allow: ReadonlySet<string>;
+  /** APPROVAL_REQUIRE: rules (op:, tag:, method:, path:) whose tools need it, marked or not. */
+  require?: readonly Selector[] | undefined;
   /** APPROVAL_KEY: the HMAC key of request states (a random one per process without it). */
   key: Buffer;
   /** APPROVAL_TTL_MS: how long a person has to answer. */
@@ -131,6 +135,7 @@ export class Approvals {
     const { policy, allow } = this.#options;
     if (policy === 'off' || allow.has(tool.name) || tool.binding.approval === 'never') return false;
     if (tool.binding.approval === 'required') return true;
+    if (this.#options.require?.some((rule) => rule.matches(tool))) return true;
     return policy === 'destructive' && tool.annotations.destructiveHint && !tool.annotations.readOnlyHint;
   }
 
