@@ -463,7 +463,12 @@ async function noteAgent(i) {
           note.keys.push(key);
           continue;
         }
-        note.why = refusal?.reason ?? r.result.content?.[0]?.text?.slice(0, 120);
+        note.why = refusal?.reason ?? r.result.content?.[0]?.text?.slice(0, 160);
+        // The key's own error, replayed: the same key will only ever answer it.
+        if (write?.replayed) {
+          note.outcome = 'failed';
+          break;
+        }
         if (refusal?.reason === 'in_progress') {
           await sleep(refusal.retryAfterMs ?? 250);
           continue;

@@ -31,7 +31,7 @@ export default {
     'src/tools/approval.ts:250-308',
     // A keyed write: the key checked, scoped, leased, replayed, refused, kept or let go.
     'src/tools/writes.ts:59-164',
-    'src/tools/writes.ts:212-231',
+    'src/tools/writes.ts:218-237',
     'src/tools/write-store.ts:56-125',
   ],
   coverageAnalysis: 'perTest',

@@ -141,8 +141,30 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     const keyed = await call(gw, 'create_note', { text: 'lost two' }, { ...deadline, ...key('k-lost') });
     expect(keyed.result._meta[WRITE_META]).toEqual({ key: 'k-lost', by: 'gateway', outcome: 'unknown' });
     const repeat = await call(gw, 'create_note', { text: 'lost two' }, key('k-lost'));
-    expect(repeat.result._meta[WRITE_META]).toEqual({ key: 'k-lost', by: 'gateway', replayed: true });
+    expect(repeat.result._meta[WRITE_META]).toEqual({
+      key: 'k-lost',
+      by: 'gateway',
+      replayed: true,
+      outcome: 'unknown',
+    });
     expect(repeat.result.content[0].text).toMatch(/whether it took effect is unknown/);
+  });
+
+  it('says so for a write cut upstream after it was sent (a reset), and its repeat too', async () => {
+    const api = await startToyApi();
+    await api.setFaults({ rules: [{ method: 'POST', path: '/notes', action: 'reset', times: 1 }] });
+    const gw = await startHttpGateway(api);
+    const cut = await call(gw, 'create_note', { text: 'reset once' }, key('k-reset'));
+    expect(cut.result._meta[WRITE_META]).toEqual({ key: 'k-reset', by: 'gateway', outcome: 'unknown' });
+    expect(cut.result._meta['agentwire.dev/upstream'].retries).toBe(0);
+    const repeat = await call(gw, 'create_note', { text: 'reset once' }, key('k-reset'));
+    expect(repeat.result._meta[WRITE_META]).toEqual({
+      key: 'k-reset',
+      by: 'gateway',
+      replayed: true,
+      outcome: 'unknown',
+    });
+    expect(await notes(api, 'reset')).toHaveLength(0);
   });
 
   it('lets a key go when nothing reached the upstream, so a repeat runs', async () => {

@@ -198,14 +198,20 @@ function roughBytes(result: Record<string, unknown>): number {
   return units * 3;
 }
 
-/** A stored result as a repeat gets it: no upstream report (nothing was sent), marked as a replay. */
+/**
+ * A stored result as a repeat gets it: no upstream report (nothing was sent), marked as a replay,
+ * and still saying when the first call's outcome is unknown (a repeat must not read as a failure
+ * to retry under the same key).
+ */
 function replayOf(stored: Record<string, unknown>, key: string): Record<string, unknown> {
   const {
     [UPSTREAM_REPORT_KEY]: _report,
-    [WRITE_META]: _write,
+    [WRITE_META]: write,
     ...meta
   } = (stored._meta ?? {}) as Record<string, unknown>;
-  return { ...stored, _meta: { ...meta, [WRITE_META]: { key, by: 'gateway', replayed: true } } };
+  const unknown = (write as { outcome?: unknown } | undefined)?.outcome === 'unknown';
+  const said = { key, by: 'gateway', replayed: true, ...(unknown ? { outcome: 'unknown' } : {}) };
+  return { ...stored, _meta: { ...meta, [WRITE_META]: said } };
 }
 
 /** What a key was used for: the tool and its arguments, as text when short, else their digest (a hash per call was 2% of a keyed write). */
