@@ -92,6 +92,17 @@ async function rpc(message, headers) {
     const result = body?.result;
     if (result?.isError) {
       const upstream = result._meta?.['agentwire.dev/upstream'];
+      // A keyless write cut after it was sent: whether it happened is unknown, so the gateway
+      // did not retry it and says so; the agent decides (an export leaves nothing behind).
+      if (result._meta?.['agentwire.dev/write']?.outcome === 'unknown') {
+        return {
+          outcome: 'unknown',
+          status,
+          why: String(result.content?.[0]?.text ?? '').slice(0, 160),
+          started,
+          result,
+        };
+      }
       return {
         outcome: upstream?.retryable ? 'retry' : 'fail',
         status,
@@ -135,7 +146,13 @@ async function callTool(agent, name, args, headers, capabilities = {}) {
       outcome: r.outcome,
       why: r.why,
     });
-    if (r.outcome === 'ok' || r.outcome === 'fail' || r.outcome === 'session-lost' || Date.now() > deadline) {
+    if (
+      r.outcome === 'ok' ||
+      r.outcome === 'fail' ||
+      r.outcome === 'unknown' ||
+      r.outcome === 'session-lost' ||
+      Date.now() > deadline
+    ) {
       const outcome = r.outcome === 'retry' ? 'deadline' : r.outcome;
       calls.push({ agent, tool: name, started, ended: now(), attempts: attempt, outcome, why: r.why });
       return { ...r, outcome };
@@ -503,7 +520,8 @@ async function taskAgent(i) {
     // again (round robin) until that replica is the one that answers, and long enough to span it.
     const onVictim = i === 0 && n === 0;
     let created;
-    for (let tries = 0; tries < (onVictim ? 30 : 1); tries++) {
+    let restarts = 0;
+    for (let tries = 0; tries < 30; tries++) {
       created = await callTool(
         agent,
         'export_emails',
@@ -511,6 +529,12 @@ async function taskAgent(i) {
         { 'mcp-protocol-version': '2026-07-28' },
         TASKS,
       );
+      // A start cut upstream (its outcome unknown, as the gateway says): started again, which is
+      // harmless for an export (it leaves nothing behind); a write that is not would look first.
+      if (created.outcome === 'unknown') {
+        restarts++;
+        continue;
+      }
       if (!onVictim || created.headers?.get('x-served-by') === VICTIM) break;
     }
     const task = {
@@ -518,6 +542,7 @@ async function taskAgent(i) {
       created: created.started,
       createdBy: created.headers?.get('x-served-by') ?? undefined,
       answeredBy: new Set(),
+      restarts,
       outcome: created.outcome,
       why: created.why,
     };
@@ -920,7 +945,11 @@ async function check(results, triageRepliesBefore) {
   const outlived = calls.filter(
     (c) => c.outcome === 'deadline' && !held.includes(c) && storeDown(c.started, CALL_DEADLINE_MS / 1000),
   );
-  const failed = calls.filter((c) => c.outcome !== 'ok' && !held.includes(c) && !outlived.includes(c));
+  // A keyless export start cut upstream: its outcome unknown, said so, and started again (check 5).
+  const unknownStarts = calls.filter((c) => c.outcome === 'unknown' && c.tool === 'export_emails');
+  const failed = calls.filter(
+    (c) => c.outcome !== 'ok' && !held.includes(c) && !outlived.includes(c) && !unknownStarts.includes(c),
+  );
   const retried = calls.filter((c) => c.outcome === 'ok' && c.attempts > 1);
   const triageOutlived = triageRuns.filter((r) => r.code === 4 && storeDown(r.started, TRIAGE_DEADLINE_S));
   const triageFailed = triageRuns.filter((r) => r.code !== 0 && !triageOutlived.includes(r));
@@ -930,6 +959,7 @@ async function check(results, triageRepliesBefore) {
     `${calls.length} calls, ${retried.length} needed retries (at most ${Math.max(0, ...calls.map((c) => c.attempts))} attempts, ` +
       `longest ${Math.max(0, ...calls.map((c) => c.ended - c.started)).toFixed(1)} s of ${CALL_DEADLINE_MS / 1000} s), ` +
       `${held.length} replies ended unknown (key held by the lease of a cut request), ` +
+      `${unknownStarts.length} keyless export starts cut upstream (outcome unknown, said so, started again), ` +
       `${outlived.length} calls and ${triageOutlived.length} triage runs outlived by the Redis outage (Redis answered again ${
         redis?.back === undefined ? 'never' : `${(redis.back - redis.t).toFixed(1)} s after the restart began`
       }), ${failed.length} failed` +

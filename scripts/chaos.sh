@@ -27,6 +27,7 @@ cat >"$envfile" <<ENV
 TOY_API_KEY=$(secret)
 MCP_GATEWAY_TOKEN=$(secret)
 REDIS_PASSWORD=$(secret)
+APPROVAL_KEY=$(secret)$(secret)
 SCALE_API_PORT=$api_port
 SCALE_MCP_PORT=$mcp_port
 SCALE_MCP_TLS_PORT=$mcp_tls_port

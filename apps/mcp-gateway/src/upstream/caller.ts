@@ -224,7 +224,7 @@ export class UpstreamCaller {
       // A write that cannot be repeated safely, sent, and no answer: it may or may not have happened.
       const unsafe = !tool.annotations.idempotentHint && headers['idempotency-key'] === undefined;
       if (unsafe && !tool.annotations.readOnlyHint && ledger.attempts.length > 0 && mayHaveReached(error)) {
-        const text = `${describeError(error)}. The request may have reached the API, so whether it took effect is unknown: check before repeating it (a read), or call with _meta["agentwire.dev/idempotencyKey"] so a repeat is safe`;
+        const text = `${describeError(error, 'the request may have reached the API, so whether it took effect is unknown')}: check before repeating it (a read), or call with _meta["agentwire.dev/idempotencyKey"] so a repeat is safe`;
         return { ...errorResult(text, false, ledger, started), outcomeUnknown: true };
       }
       return errorResult(describeError(error), error.retryable, ledger, started);
@@ -522,8 +522,9 @@ function mayHaveReached(error: HttpClientError): boolean {
   return !(typeof code === 'string' && NOT_SENT.has(code));
 }
 
-function describeError(error: HttpClientError): string {
-  const hint = error.retryable ? 'trying again later may help' : 'retrying the same call will not help';
+/** What went wrong upstream, for a model; `said` replaces the usual hint on whether to try again. */
+function describeError(error: HttpClientError, said?: string): string {
+  const hint = said ?? (error.retryable ? 'trying again later may help' : 'retrying the same call will not help');
   if (error instanceof APIError) {
     return `upstream answered HTTP ${error.status} ${error.type}: ${error.serverMessage ?? '(no message)'} (${hint})`;
   }
