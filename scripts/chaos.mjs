@@ -9,7 +9,7 @@
 //
 // Environment: CHAOS_API_URL, CHAOS_MCP_URL, TOY_API_KEY, MCP_GATEWAY_TOKEN, CHAOS_COMPOSE (the
 // compose command for this stack, e.g. "docker-compose -p x -f docker-compose.scale.yml"),
-// CHAOS_SECONDS (45), CHAOS_REPORT (a JSON file for the figures), CHAOS_STORIES (0: how many
+// CHAOS_SECONDS (60), CHAOS_REPORT (a JSON file for the figures), CHAOS_STORIES (0: how many
 // reply keys to tell the story of even when all went well; a wrong one is always told).
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +27,7 @@ const COMPOSE = must('CHAOS_COMPOSE');
 // The authorization server (restarted among the faults) and the client that gets tokens there.
 const AUTH = env.CHAOS_AUTH_URL;
 const CLIENT_SECRET = env.CHAOS_CLIENT_SECRET;
-const SECONDS = Number(env.CHAOS_SECONDS ?? 45);
+const SECONDS = Number(env.CHAOS_SECONDS ?? 60);
 const AGENT_BIN = new URL('../apps/agent-cli/dist/main.js', import.meta.url).pathname;
 const RUN = randomUUID().slice(0, 8);
 const CALL_DEADLINE_MS = 20_000;

@@ -3,7 +3,7 @@
 # with AOF) under its own project name, free ports and random secrets, waits until every
 # replica is healthy, runs scripts/chaos.mjs (24 agents while a gateway, a toy API and Redis
 # fail one after another), prints its figures, and takes the stack down. Bounded: the agents
-# run CHAOS_SECONDS (45), the whole script a few minutes. Exit 1 when a check fails.
+# run CHAOS_SECONDS (60: the note agents write for a minute), the whole script a few minutes. Exit 1 when a check fails.
 #   usage: scripts/chaos.sh      (needs a Docker engine and a built repo: pnpm build)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -197,6 +197,15 @@ describe('approval before a destructive call (2026-07-28: input_required)', () =
     expect(other).toBeDefined();
     const asked = await call(destructive, other, { export_id: 'x'.repeat(20) });
     expect(asked.result.resultType).toBe('input_required');
+    // A rule asks for what no document marks: every POST here.
+    const { parseSelectors } = await import('../src/tools/selection.js');
+    const ruled = await startHttpGatewayFor({
+      upstreamUrl: api.url,
+      upstreamApiKey: api.key,
+      approvals: { require: parseSelectors('method:POST', 'APPROVAL_REQUIRE') },
+    });
+    expect((await call(ruled, 'create_note', { text: 'asked first' })).result.resultType).toBe('input_required');
+    expect((await call(ruled, 'list_notes', {})).result.resultType).toBe('complete');
     const off = await startHttpGatewayFor({
       upstreamUrl: api.url,
       upstreamApiKey: api.key,

@@ -159,6 +159,7 @@ export class ToolCalls implements ToolService {
     this.#approvals = new Approvals({
       policy: options.approvals?.policy ?? 'marked',
       allow: options.approvals?.allow ?? new Set(),
+      require: options.approvals?.require,
       // Without APPROVAL_KEY a key of this process's own: its states resume on this replica only.
       key: options.approvals?.key ?? randomBytes(32),
       ttlMs: options.approvals?.ttlMs ?? DEFAULT_APPROVAL_TTL_MS,

@@ -1,0 +1,187 @@
+// The approval rules on their own: which tools need a yes, how a session client's silence or
+// error reads, and every way a returned state is refused (expired, another caller, another tool,
+// not a string), with the text a model reads.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Approvals, MemoryUsedStates, whatWillBeSent } from '../src/tools/approval.js';
+import { parseSelectors } from '../src/tools/selection.js';
+import type { Tool } from '../src/tools/tool.js';
+
+function tool(
+  name: string,
+  method = 'DELETE',
+  extra: Partial<Tool['binding']> = {},
+  destructive = method === 'DELETE',
+): Tool {
+  return {
+    name,
+    description: name,
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: method === 'GET', destructiveHint: destructive, idempotentHint: method !== 'POST' },
+    binding: {
+      method,
+      path: '/emails/{email_id}',
+      params: [{ in: 'path', name: 'email_id', arg: 'email_id', required: true, style: 'simple', explode: false }],
+      body: undefined,
+      output: { kind: 'json', wrapped: false },
+      streams: false,
+      accept: 'application/json',
+      auth: [],
+      scopes: [],
+      idempotencyKeyArg: undefined,
+      ...extra,
+    },
+    source: { tags: [] },
+  };
+}
+
+const approvals = (options: Partial<ConstructorParameters<typeof Approvals>[0]> = {}) =>
+  new Approvals({
+    policy: 'marked',
+    allow: new Set(),
+    key: Buffer.from('k'.repeat(32)),
+    ttlMs: 60_000,
+    used: new MemoryUsedStates(),
+    ...options,
+  });
+
+const ann = { subject: 'ann', scopes: [] };
+const modern = (params: Record<string, unknown> = {}) => ({ modern: { params, elicitation: true } });
+const yes = { approval: { action: 'accept', content: { approve: true } } };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('which tools need a yes', () => {
+  it('follows the document, the rules, the policy and the allow list, in that order of strength', () => {
+    const marked = tool('delete_email', 'DELETE', { approval: 'required' });
+    const never = tool('purge', 'DELETE', { approval: 'never' });
+    const plainDelete = tool('cancel_export');
+    const post = tool('create_note', 'POST');
+    expect([marked, never, plainDelete, post].map((t) => approvals().needed(t))).toEqual([true, false, false, false]);
+    const destructive = approvals({ policy: 'destructive' });
+    expect([marked, never, plainDelete, post].map((t) => destructive.needed(t))).toEqual([true, false, true, false]);
+    const ruled = approvals({ require: parseSelectors('method:POST', 'APPROVAL_REQUIRE') });
+    expect([marked, never, plainDelete, post].map((t) => ruled.needed(t))).toEqual([true, false, false, true]);
+    const allowed = approvals({ policy: 'destructive', allow: new Set(['delete_email', 'cancel_export']) });
+    expect([marked, plainDelete].map((t) => allowed.needed(t))).toEqual([false, false]);
+    const off = approvals({ policy: 'off', require: parseSelectors('method:POST', 'APPROVAL_REQUIRE') });
+    expect([marked, post].map((t) => off.needed(t))).toEqual([false, false]);
+    // A destructive hint on a read-only tool is not a reason to ask.
+    expect(approvals({ policy: 'destructive' }).needed(tool('peek', 'GET', {}, true))).toBe(false);
+  });
+});
+
+describe('a session client asked with elicitation/create', () => {
+  it('reads silence and an error as no, saying which; an answer as the person gave it', async () => {
+    const t = tool('delete_email');
+    const timeout = Object.assign(new Error('timed out'), { name: 'TimeoutError' });
+    const silent = await approvals().step(t, { email_id: 'm-1' }, ann, { elicit: () => Promise.reject(timeout) });
+    expect(silent).toEqual({
+      kind: 'declined',
+      text: 'The call of delete_email was not approved: no answer came within APPROVAL_TTL_MS (60000 ms); nothing was sent.',
+    });
+    const broken = await approvals().step(t, {}, ann, { elicit: () => Promise.reject(new Error('no handler')) });
+    expect(broken).toEqual({
+      kind: 'declined',
+      text: 'The call of delete_email was not approved: the client could not ask (no handler); nothing was sent.',
+    });
+    let asked: Record<string, unknown> | undefined;
+    let ttl = 0;
+    const run = await approvals().step(t, { email_id: 'm-1' }, ann, {
+      elicit: (params, ttlMs) => {
+        asked = params;
+        ttl = ttlMs;
+        return Promise.resolve({ action: 'accept', content: {} });
+      },
+    });
+    expect(run).toEqual({ kind: 'run' });
+    expect(ttl).toBe(60_000);
+    expect(asked?.message).toBe(
+      'Allow delete_email?\nIt will send: DELETE /emails/m-1\nNothing is sent unless you accept.',
+    );
+    expect(await approvals().step(t, {}, ann, { elicit: () => Promise.resolve({ action: 'cancel' }) })).toEqual({
+      kind: 'declined',
+      text: 'The call of delete_email was not approved (the person chose cancel); nothing was sent.',
+    });
+    await expect(
+      approvals().step(t, {}, ann, { elicit: () => Promise.resolve({ action: 'accept', content: 'yes' }) }),
+    ).rejects.toThrow('inputResponses.approval.content must be an object');
+    expect(await approvals().step(t, {}, ann, {})).toMatchObject({ kind: 'cannot_ask' });
+  });
+});
+
+describe('a returned requestState', () => {
+  async function asked(a: Approvals, t: Tool, args: Record<string, unknown>) {
+    const step = await a.step(t, args, ann, modern());
+    expect(step.kind).toBe('ask');
+    return (step as { result: { requestState: string } }).result.requestState;
+  }
+
+  it('is refused when it is not a string, expired, for another caller or another tool', async () => {
+    const a = approvals();
+    const t = tool('delete_email', 'DELETE', { approval: 'required' });
+    const state = await asked(a, t, { email_id: 'm-1' });
+    await expect(
+      a.step(t, { email_id: 'm-1' }, ann, modern({ inputResponses: yes, requestState: 42 })),
+    ).rejects.toThrow('tools/call: params.requestState must be a string');
+    await expect(
+      a.step(t, { email_id: 'm-1' }, ann, modern({ inputResponses: yes, requestState: 'x'.repeat(5000) })),
+    ).rejects.toThrow(
+      'requestState is not one this gateway issued; call delete_email again without requestState to be asked afresh',
+    );
+    await expect(
+      a.step(
+        t,
+        { email_id: 'm-1' },
+        { subject: 'ben', scopes: [] },
+        modern({ inputResponses: yes, requestState: state }),
+      ),
+    ).rejects.toThrow('requestState was issued to another caller');
+    await expect(
+      a.step(tool('delete_note'), { email_id: 'm-1' }, ann, modern({ inputResponses: yes, requestState: state })),
+    ).rejects.toThrow('requestState was issued for tool delete_email, not delete_note');
+    vi.useFakeTimers({ now: Date.now() + 60_000 });
+    await expect(
+      a.step(t, { email_id: 'm-1' }, ann, modern({ inputResponses: yes, requestState: state })),
+    ).rejects.toThrow('requestState expired (an approval must be answered within APPROVAL_TTL_MS, 60000 ms)');
+  });
+
+  it('runs the call on a yes, once; the document can name the question', async () => {
+    const a = approvals();
+    const t = tool('delete_email', 'DELETE', {
+      approval: 'required',
+      approvalPrompt: { key: 'confirm', message: 'Really?' },
+    });
+    const step = await a.step(t, { email_id: 'm-2' }, ann, modern());
+    const result = (
+      step as { result: { inputRequests: Record<string, { params: { message: string } }>; requestState: string } }
+    ).result;
+    expect(Object.keys(result.inputRequests)).toEqual(['confirm']);
+    expect(result.inputRequests.confirm?.params.message).toBe(
+      'Really?\nIt will send: DELETE /emails/m-2\nNothing is sent unless you accept.',
+    );
+    const answer = { confirm: { action: 'accept' } };
+    expect(
+      await a.step(t, { email_id: 'm-2' }, ann, modern({ inputResponses: answer, requestState: result.requestState })),
+    ).toEqual({
+      kind: 'run',
+    });
+    await expect(
+      a.step(t, { email_id: 'm-2' }, ann, modern({ inputResponses: answer, requestState: result.requestState })),
+    ).rejects.toThrow('requestState was already used');
+    // A client that cannot elicit is not asked.
+    expect((await a.step(t, {}, ann, { modern: { params: {}, elicitation: false } })).kind).toBe('cannot_ask');
+  });
+});
+
+describe('what the person reads', () => {
+  it('shows the path with its values encoded and the other arguments, cut past 2000 characters', () => {
+    const t = tool('delete_email');
+    expect(whatWillBeSent(t, { email_id: 'a/b c', reason: 'spam' })).toBe('DELETE /emails/a%2Fb%20c {"reason":"spam"}');
+    expect(whatWillBeSent(t, {})).toBe('DELETE /emails/{email_id}');
+    const long = whatWillBeSent(t, { email_id: 'm-1', note: 'x'.repeat(3000) });
+    expect(long).toMatch(/^DELETE \/emails\/m-1 \{"note":"x+\.\.\. \(\d+ more characters\)$/);
+    expect(long.length).toBeLessThan(2100);
+  });
+});
