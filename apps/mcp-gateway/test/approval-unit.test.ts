@@ -115,7 +115,7 @@ describe('a returned requestState', () => {
   async function asked(a: Approvals, t: Tool, args: Record<string, unknown>) {
     const step = await a.step(t, args, ann, modern());
     expect(step.kind).toBe('ask');
-    return (step as { result: { requestState: string } }).result.requestState;
+    return (step as unknown as { result: { requestState: string } }).result.requestState;
   }
 
   it('is refused when it is not a string, expired, for another caller or another tool', async () => {
