@@ -155,7 +155,9 @@ describe('a returned requestState', () => {
     });
     const step = await a.step(t, { email_id: 'm-2' }, ann, modern());
     const result = (
-      step as { result: { inputRequests: Record<string, { params: { message: string } }>; requestState: string } }
+      step as unknown as {
+        result: { inputRequests: Record<string, { params: { message: string } }>; requestState: string };
+      }
     ).result;
     expect(Object.keys(result.inputRequests)).toEqual(['confirm']);
     expect(result.inputRequests.confirm?.params.message).toBe(

@@ -159,7 +159,7 @@ describe('keyed writes, the rules', () => {
     const writes = writesAt({ now: 1000 }, 10, 1024);
     const plan = (await writes.begin(tool('create_note'), {}, 'big', ann, 1000)) as WritePlan & { by: 'gateway' };
     await writes.finish(plan, result(201, false, 'x'.repeat(5000)));
-    const replay = (await writes.begin(tool('create_note'), {}, 'big', ann, 1000)) as { replay: ToolResult };
+    const replay = (await writes.begin(tool('create_note'), {}, 'big', ann, 1000)) as unknown as { replay: ToolResult };
     expect(replay.replay.isError).toBe(false);
     expect(replay.replay.content[0]?.text).toMatch(
       /^The call ended \(HTTP 201\), but its result \(\d+ bytes\) was larger than IDEMPOTENCY_MAX_RESULT_BYTES \(1024\) and was not kept; read the resource to see it\.$/,
