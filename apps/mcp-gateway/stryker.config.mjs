@@ -27,11 +27,11 @@ export default {
     // Who may call which tool: declared scopes, allow and deny rules.
     'src/tools/access.ts',
     // A person's approval: which calls need it, the answer read, the signed state checked.
-    'src/tools/approval.ts:134-212',
-    'src/tools/approval.ts:250-308',
+    'src/tools/approval.ts:139-219',
+    'src/tools/approval.ts:257-315',
     // A keyed write: the key checked, scoped, leased, replayed, refused, kept or let go.
-    'src/tools/writes.ts:59-164',
-    'src/tools/writes.ts:218-237',
+    'src/tools/writes.ts:59-174',
+    'src/tools/writes.ts:228-247',
     'src/tools/write-store.ts:56-125',
   ],
   coverageAnalysis: 'perTest',

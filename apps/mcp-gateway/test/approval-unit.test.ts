@@ -53,7 +53,7 @@ afterEach(() => {
 });
 
 describe('which tools need a yes', () => {
-  it('follows the document, the rules, the policy and the allow list, in that order of strength', () => {
+  it('follows the allow list, then the rules, the document, the policy', () => {
     const marked = tool('delete_email', 'DELETE', { approval: 'required' });
     const never = tool('purge', 'DELETE', { approval: 'never' });
     const plainDelete = tool('cancel_export');
@@ -63,6 +63,9 @@ describe('which tools need a yes', () => {
     expect([marked, never, plainDelete, post].map((t) => destructive.needed(t))).toEqual([true, false, true, false]);
     const ruled = approvals({ require: parseSelectors('method:POST', 'APPROVAL_REQUIRE') });
     expect([marked, never, plainDelete, post].map((t) => ruled.needed(t))).toEqual([true, false, false, true]);
+    // The operator's rule wins over a document's never (the document comes from the upstream).
+    const ruledDeletes = approvals({ require: parseSelectors('method:DELETE', 'APPROVAL_REQUIRE') });
+    expect([never, plainDelete].map((t) => ruledDeletes.needed(t))).toEqual([true, true]);
     const allowed = approvals({ policy: 'destructive', allow: new Set(['delete_email', 'cancel_export']) });
     expect([marked, plainDelete].map((t) => allowed.needed(t))).toEqual([false, false]);
     const off = approvals({ policy: 'off', require: parseSelectors('method:POST', 'APPROVAL_REQUIRE') });

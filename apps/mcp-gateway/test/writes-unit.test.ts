@@ -155,6 +155,37 @@ describe('keyed writes, the rules', () => {
     }
   });
 
+  it('keeps the key of a job the upstream accepted, whatever following it ended as', async () => {
+    const writes = writesAt({ now: 1000 });
+    const plan = (await writes.begin(tool('export'), {}, 'job', ann, 1000)) as WritePlan & { by: 'gateway' };
+    const accepted = result(202, false, 'accepted', { accepted: { location: 'http://x/jobs/1', retryAfterMs: 1000 } });
+    const timedOut: ToolResult = {
+      content: [{ type: 'text', text: 'still running at the deadline' }],
+      isError: true,
+      _meta: {},
+    };
+    await writes.finish(plan, accepted, timedOut);
+    const again = (await writes.begin(tool('export'), {}, 'job', ann, 1000)) as unknown as { replay: ToolResult };
+    expect(again.replay.content[0]?.text).toBe('still running at the deadline');
+    // Following it threw (the caller went away): the accepted answer is what a repeat gets.
+    const plan2 = (await writes.begin(tool('export'), {}, 'job2', ann, 1000)) as WritePlan & { by: 'gateway' };
+    await writes.finish(plan2, accepted, undefined);
+    expect(
+      ((await writes.begin(tool('export'), {}, 'job2', ann, 1000)) as unknown as { replay: ToolResult }).replay
+        .content[0]?.text,
+    ).toBe('accepted');
+  });
+
+  it('holds a lease through the wait for a person, so a repeat meanwhile waits rather than hears unknown', async () => {
+    const clock = { now: 1000 };
+    const writes = writesAt(clock);
+    await writes.begin(tool('delete_email'), {}, 'ask', ann, 1000, 300_000);
+    clock.now += 50_000;
+    expect(await writes.begin(tool('delete_email'), {}, 'ask', ann, 1000, 300_000)).toMatchObject({
+      refusal: { reason: 'in_progress', retryAfterMs: 1000 },
+    });
+  });
+
   it('keeps a result over IDEMPOTENCY_MAX_RESULT_BYTES as a note that the call ended', async () => {
     const writes = writesAt({ now: 1000 }, 10, 1024);
     const plan = (await writes.begin(tool('create_note'), {}, 'big', ann, 1000)) as WritePlan & { by: 'gateway' };

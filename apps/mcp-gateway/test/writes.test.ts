@@ -167,6 +167,18 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     expect(await notes(api, 'reset')).toHaveLength(0);
   });
 
+  it('keeps the key of a job the upstream accepted when following it ran past the deadline', async () => {
+    const api = await startToyApi();
+    const gw = await startHttpGateway(api);
+    const args = { date: '2026-06-08', duration_ms: 5000 };
+    const first = await call(gw, 'export_emails', args, { ...key('k-job'), 'agentwire.dev/deadlineMs': 300 });
+    expect(first.result.isError).toBe(true);
+    const again = await call(gw, 'export_emails', args, key('k-job'));
+    // The repeat is answered from the first call: no second export started.
+    expect(again.result._meta[WRITE_META]).toMatchObject({ key: 'k-job', by: 'gateway', replayed: true });
+    expect(again.result.content).toEqual(first.result.content);
+  });
+
   it('lets a key go when nothing reached the upstream, so a repeat runs', async () => {
     const api = await startToyApi();
     await api.setFaults({

@@ -130,12 +130,19 @@ export class Approvals {
     this.#options = options;
   }
 
+  /** How long a person may take to answer (APPROVAL_TTL_MS). */
+  get ttlMs(): number {
+    return this.#options.ttlMs;
+  }
+
   /** Whether this tool needs a person's yes before each call. */
   needed(tool: Tool): boolean {
     const { policy, allow } = this.#options;
-    if (policy === 'off' || allow.has(tool.name) || tool.binding.approval === 'never') return false;
-    if (tool.binding.approval === 'required') return true;
+    if (policy === 'off' || allow.has(tool.name)) return false;
+    // The operator's rules win over a document's `never` (a document comes from the upstream).
     if (this.#options.require?.some((rule) => rule.matches(tool))) return true;
+    if (tool.binding.approval === 'never') return false;
+    if (tool.binding.approval === 'required') return true;
     return policy === 'destructive' && tool.annotations.destructiveHint && !tool.annotations.readOnlyHint;
   }
 

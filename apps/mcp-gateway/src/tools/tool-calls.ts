@@ -352,7 +352,9 @@ export class ToolCalls implements ToolService {
     const key = keyOf(m);
     let begun: Awaited<ReturnType<Writes['begin']>>;
     try {
-      begun = await this.#writes.begin(tool, args, key, request.caller, deadlineMs);
+      // A lease outlasts the wait for a person's approval too, so a repeat meanwhile waits.
+      const waitMs = this.#approvals.needed(tool) ? this.#approvals.ttlMs : 0;
+      begun = await this.#writes.begin(tool, args, key, request.caller, deadlineMs, waitMs);
     } catch {
       return refused(storeDown(tool), f.argumentErrorsAsResults);
     }
@@ -366,14 +368,16 @@ export class ToolCalls implements ToolService {
       return refused({ text, code: WRITE_CONFLICT, data }, f.argumentErrorsAsResults);
     }
     const plan = begun;
-    let stored: ToolResult | undefined;
+    // The upstream call's own answer, set as soon as it came (a job it accepted counts as done,
+    // even when following it then throws), and the answer the caller got.
+    const ran: { first?: ToolResult | undefined; final?: ToolResult | undefined } = {};
     try {
-      const ended = await this.#runWrite(request, tool, args, plan, deadlineMs, onProgress);
-      stored = ended.stored;
+      const ended = await this.#runWrite(request, tool, args, plan, deadlineMs, onProgress, ran);
+      ran.final = ended.stored;
       return ended.ended;
     } finally {
       // Kept for repeats once the call ran; let go when nothing reached the upstream.
-      if (plan.by === 'gateway') await this.#writes.finish(plan, stored).catch(() => undefined);
+      if (plan.by === 'gateway') await this.#writes.finish(plan, ran.first, ran.final).catch(() => undefined);
     }
   }
 
@@ -385,6 +389,7 @@ export class ToolCalls implements ToolService {
     plan: WritePlan,
     deadlineMs: number,
     onProgress: ((progress: number, message: string) => void) | undefined,
+    ran: { first?: ToolResult | undefined },
   ): Promise<{ ended: Ended; stored?: ToolResult | undefined }> {
     const f = features(request.revision);
     if (this.#approvals.needed(tool)) {
@@ -417,9 +422,15 @@ export class ToolCalls implements ToolService {
       headers: request.headers,
       idempotencyKey: plan.by === 'upstream' ? plan.upstreamKey : undefined,
     });
+    ran.first = result;
     const unknown = result.outcomeUnknown === true;
-    if (request.signal.aborted)
-      return { ended: { answer: { kind: 'cancelled' }, outcome: 'cancelled' }, stored: result };
+    if (request.signal.aborted) {
+      const kept = withWriteMeta(this.#finish(tool, result), plan, unknown);
+      return {
+        ended: { answer: { kind: 'cancelled' }, outcome: 'cancelled' },
+        stored: unknown ? { ...kept, outcomeUnknown: true } : kept,
+      };
+    }
     const report = result._meta[UPSTREAM_REPORT_KEY];
     if (result.accepted) {
       // A job accepted for later: a task for a client of the extension (stored before it is

@@ -89,6 +89,8 @@ export class Writes {
     key: string | undefined,
     caller: Caller | undefined,
     deadlineMs: number,
+    /** More time the call may wait before it goes upstream (a person's approval). */
+    waitMs = 0,
   ): Promise<WritePlan | { replay: Record<string, unknown> } | { refusal: WriteRefusal }> {
     if (key === undefined || tool.annotations.readOnlyHint) return { by: 'none' };
     const owner = caller?.subject ?? '';
@@ -105,7 +107,7 @@ export class Writes {
       token: randomUUID(),
     };
     const { store, ttlMs, maxPerCaller } = this.#options;
-    const found = await store.begin(lease, deadlineMs + LEASE_MARGIN_MS, ttlMs, maxPerCaller);
+    const found = await store.begin(lease, waitMs + deadlineMs + LEASE_MARGIN_MS, ttlMs, maxPerCaller);
     const named = `idempotency key '${key}'`;
     switch (found.kind) {
       case 'started':
@@ -149,17 +151,25 @@ export class Writes {
    * nothing upstream (refused before sending, a connection never made, a 429 or 503: the API said
    * it did not take the request), so a repeat runs it.
    */
-  async finish(plan: WritePlan & { by: 'gateway' }, result: ToolResult | undefined): Promise<void> {
-    const report = result?._meta[UPSTREAM_REPORT_KEY];
+  async finish(
+    plan: WritePlan & { by: 'gateway' },
+    first: ToolResult | undefined,
+    final: ToolResult | undefined = first,
+  ): Promise<void> {
+    // Whether anything was done is the upstream call's own answer (`first`): a job it accepted
+    // (202) was done, whatever following it ended as (a deadline, a cancel); what a repeat gets
+    // is the answer the caller got (`final`), or the first when the caller got none.
+    const report = first?._meta[UPSTREAM_REPORT_KEY];
     const nothingDone =
-      result === undefined ||
-      (result.isError && !result.outcomeUnknown && (report === undefined || report.status === null)) ||
-      (result.isError && (report?.status === 429 || report?.status === 503));
+      first === undefined ||
+      (first.accepted === undefined &&
+        ((first.isError && !first.outcomeUnknown && (report === undefined || report.status === null)) ||
+          (first.isError && (report?.status === 429 || report?.status === 503))));
     if (nothingDone) {
       await this.#options.store.abandon(plan.lease);
       return;
     }
-    await this.#options.store.finish(plan.lease, this.#kept(result));
+    await this.#options.store.finish(plan.lease, this.#kept(final ?? first));
   }
 
   /** The result as kept: whole when it fits IDEMPOTENCY_MAX_RESULT_BYTES, else a note that it ended. */
