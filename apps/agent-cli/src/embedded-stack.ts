@@ -18,6 +18,8 @@ import { UsageError } from './usage-error.js';
 export interface Stack {
   apiUrl: string;
   apiKey: string;
+  /** A key the API lets read but not write (TOY_API_READONLY_KEY), when there is one. */
+  readOnlyKey?: string | undefined;
   /** The gateway's Streamable HTTP endpoint. */
   mcpUrl: string;
   mcpToken: string | undefined;
@@ -94,12 +96,17 @@ export async function startEmbeddedStack(
       : undefined;
   const apiKey = env.TOY_API_KEY || randomBytes(16).toString('hex');
   const mcpToken = env.MCP_GATEWAY_TOKEN || randomBytes(16).toString('hex');
+  // A read-only key too, so that lab 1 and `agent raw` can show a 403.
+  const readOnlyKey = env.TOY_API_READONLY_KEY || randomBytes(16).toString('hex');
   if (apiKey.length < 8) throw new UsageError('TOY_API_KEY is too short: use at least 8 characters');
+  if (readOnlyKey.length < 8 || readOnlyKey === apiKey)
+    throw new UsageError('TOY_API_READONLY_KEY must be at least 8 characters and differ from TOY_API_KEY');
   if (mcpToken.length < 16) throw new UsageError('MCP_GATEWAY_TOKEN is too short: use at least 16 characters');
   const logLevel = env.LOG_LEVEL || undefined;
   const logger = logLevel ? { level: logLevel, stream: process.stderr } : false;
   const api = await buildApp({
     apiKey,
+    readOnlyKey,
     admin: true,
     logger,
     requestTimeoutMs: options.requestTimeoutMs,
@@ -141,6 +148,7 @@ export async function startEmbeddedStack(
     ...(signedIn ? { user: signedIn } : {}),
     apiUrl,
     apiKey,
+    readOnlyKey,
     mcpUrl,
     mcpToken: auth ? undefined : mcpToken,
     ...(auth
@@ -199,6 +207,7 @@ export function externalStack(apiUrl: string, mcpUrl: string | undefined, env: N
   return {
     apiUrl,
     apiKey,
+    readOnlyKey: env.TOY_API_READONLY_KEY || undefined,
     mcpUrl: mcpUrl ?? '',
     mcpToken: env.MCP_GATEWAY_TOKEN || undefined,
     stdio: {

@@ -2,6 +2,7 @@
 // The agent command: reads the command name and hands the rest to it (commands/).
 import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import { callCommand } from './commands/call.js';
+import { checkCommand } from './commands/check.js';
 import { getCommand } from './commands/get.js';
 import { labCommand } from './commands/lab.js';
 import { loginCommand, logoutCommand } from './commands/login.js';
@@ -21,10 +22,11 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent login [--mcp-url URL] [--scope "a b"]       (OAuth: prints a URL to open, keeps the tokens)
        agent logout [--mcp-url URL | --all]
        agent get PATH [--max-retries N] [--base-delay S] [--timeout S] [--no-jitter] [--no-retry-budget]
-       agent raw FILE|- [--crlf] [--wait-ms N]      (bytes to the API as they are; {{HOST}}, {{API_KEY}} filled in)
+       agent raw FILE|- [--crlf] [--wait-ms N]      (bytes to the API as they are; {{HOST}}, {{API_KEY}}, {{READONLY_KEY}} filled in)
        agent validate --schema FILE|JSON --args JSON [--name TOOL]
        agent report LEDGER.jsonl --html OUT.html
-       agent lab 1|2|3|4 [--json] [--protocol-version V]
+       agent lab 1|2|3|4 [--json] [--protocol-version V] [--no-key]
+       agent check ex2|ex3 [answers] | agent check backoff FILE.mjs   (your answer to an exercise: right or wrong, and why)
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
                     [--ledger FILE] [--json] [--trace] [--mcp-mode auto|legacy]
@@ -49,6 +51,7 @@ async function main(): Promise<number> {
   if (command === 'report') return reportCommand(rest);
   if (command === 'lab') return labCommand(rest);
   if (command === 'raw') return rawCommand(rest);
+  if (command === 'check') return checkCommand(rest);
   if (command === 'validate') return validateCommand(rest);
   if (command === 'login') return loginCommand(rest);
   if (command === 'logout') return logoutCommand(rest);

@@ -41,7 +41,10 @@ describe('agent lab, as text', () => {
   it('1: a raw request, keep-alive, GET vs POST, the status-code table, both wrong Content-Lengths', async () => {
     const { code, stdout } = await lab('1');
     expect(code).toBe(0);
-    expect(stdout).toMatch(/HTTP\/1\.1 200 OK\n/);
+    // Each line's CR LF is shown as a visible \r\n, so the bytes can be counted.
+    expect(stdout).toContain('GET /health HTTP/1.1\\r\\n\n');
+    expect(stdout).toContain('HTTP/1.1 200 OK\\r\\n\n');
+    expect(stdout).toContain('Connection: close\\r\\n\n\\r\\n\n{"ok":true}');
     expect(stdout).toMatch(/GET \/emails without a token +401 +authentication_error +fix the request/);
     expect(stdout).toMatch(/POST \/digest without date +400 +invalid_request_error/);
     expect(stdout).toMatch(/GET \/flaky, a temporary +503 +api_error +retry, with backoff/);
@@ -148,6 +151,64 @@ describe('agent lab --json: the new rows, on structure and values', () => {
     expect(report.demos.at(-1)?.notes[0]).toMatch(/request timeout of 1\.5 s/);
   });
 
+  it('1: a 202 then a 303 for a long job, 403 for the read-only key writing, 413 for a 70 KB body', async () => {
+    const codes = rowsOf(await labJson('1'), 'status codes');
+    expect(row(codes, 'POST /exports, a long job')).toEqual(['POST /exports, a long job', 202, '-', 'carry on']);
+    expect(row(codes, 'GET /exports/{id}, once done')).toEqual([
+      'GET /exports/{id}, once done',
+      303,
+      '-',
+      'follow Location',
+    ]);
+    expect(row(codes, 'POST /notes with the read-only key')).toEqual([
+      'POST /notes with the read-only key',
+      403,
+      'permission_error',
+      'fix the request',
+    ]);
+    expect(row(codes, 'POST /digest, a 70 KB body')).toEqual([
+      'POST /digest, a 70 KB body',
+      413,
+      'request_too_large',
+      'fix the request',
+    ]);
+  });
+
+  it("2: the lecture's three styles of error message, the last one our validator's own", async () => {
+    const styles = rowsOf(await labJson('2'), 'part of the prompt');
+    expect(styles.map((r) => r[0])).toEqual(['too terse', 'where only', 'ours']);
+    expect(styles[2]?.[1]).toBe("$.team: must be one of ['firmware', 'analytics', 'legal'], got 'sales'");
+  });
+
+  it('3: a cut stream resumed from Last-Event-ID loses nothing and repeats nothing; --no-key stores the reply twice', async () => {
+    const report = await labJson('3');
+    const attempts = rowsOf(report, 'resumed from Last-Event-ID');
+    expect(attempts.map((r) => r.slice(0, 3))).toEqual([
+      [1, 200, 'connection_error'],
+      [2, 200, 'success'],
+    ]);
+    expect(attempts[0]?.[3]).toBe('-');
+    expect(attempts[1]?.[3]).toMatch(/^\d+$/);
+    const events = Object.fromEntries(rowsOf(report, 'resumed from Last-Event-ID', 1) as Array<[string, number]>);
+    expect(events['read twice']).toBe(0);
+    expect(events['read in all']).toBe(events['in the same stream, not cut']);
+    expect(events['read in all']).toBeGreaterThan(3);
+
+    const unkeyed = await labJson('3', '--no-key');
+    const retried = rowsOf(unkeyed, 'WITHOUT a key');
+    expect(retried.map((r) => r.slice(0, 4))).toEqual([
+      [1, 201, 'connection_error', 'none'],
+      [2, 201, 'success', 'none'],
+    ]);
+    expect(rowsOf(unkeyed, 'WITHOUT a key', 1)).toEqual([
+      ['idempotent-replayed header', 'absent'],
+      ['replies stored for m-0042', 2],
+    ]);
+    const refused = await lab('1', '--no-key');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--no-key is for lab 3');
+  }, 60_000);
+
   it('2: 2^53 + 1 and 2^70 + 1 change, 2^70 only looks safe, 2.0 is an integer, a duplicate key is refused', async () => {
     const report = await labJson('2');
     const numbers = rowsOf(report, 'numbers');
@@ -221,6 +282,37 @@ describe('agent lab --json: the new rows, on structure and values', () => {
     expect(old['no such tool']).toMatch(/^protocol error -32602: Unknown tool: send_email/);
     expect(old['an argument in the wrong format']).toMatch(/^protocol error -32602: .*\$\.doc_id/);
     expect(old['valid, but no such document']).toMatch(/^result, isError=true: .*no document 'doc-404'/);
+    // The handshake as JSON, the capabilities included.
+    const handshake = report.demos[0]?.wire.join('\n') ?? '';
+    expect(handshake).toContain('"capabilities": {}');
+    expect(handshake).toMatch(/"capabilities": \{\s+"tools": \{\s+"listChanged": true\s+\},\s+"logging": \{\}/);
+    const sessions = rowsOf(report, 'sessions over HTTP');
+    expect(row(sessions, 'tools/list with Host: evil.example')?.[1]).toBe(403);
+    expect(row(sessions, 'GET /mcp without a session')).toEqual([
+      'GET /mcp without a session',
+      405,
+      'nothing to listen to (Allow: POST)',
+    ]);
+    expect(row(sessions, 'GET /mcp with the session')?.slice(0, 2)).toEqual(['GET /mcp with the session', 200]);
+    expect(row(sessions, 'GET /mcp with the session')?.[2]).toMatch(/^text\/event-stream/);
+    // stdio: stopped by closing stdin, no signal.
+    expect(report.demos.find((d) => d.title.includes('over stdio, one JSON'))?.notes[0]).toMatch(
+      /closed stdin and the gateway exited on its own, code 0, \d+ ms later/,
+    );
+    // The slow call was sent first, the quick one is answered first: matched by id.
+    const race = rowsOf(report, 'replies matched by id');
+    expect(race.map((r) => [r[1], String(r[3]).split(',')[0]])).toEqual([
+      [2, 'second'],
+      [3, 'first'],
+    ]);
+    const revisions = rowsOf(report, 'no handshake, no session');
+    expect(revisions).toEqual([
+      ['2025-11-25', 3, 'yes', 'initialize, then a header'],
+      ['2026-07-28', 1, 'none', 'every request'],
+    ]);
+    expect(report.demos.find((d) => d.title.includes('no handshake'))?.notes[0]).toMatch(
+      /^Answered HTTP 200: a tool result \(isError: false\)/,
+    );
     const latest = errors(await labJson('4', '--protocol-version', '2025-11-25'));
     expect(latest['no such tool']).toMatch(/^protocol error -32602/);
     expect(latest['an argument in the wrong format']).toMatch(/^result, isError=true: .*\$\.doc_id/);

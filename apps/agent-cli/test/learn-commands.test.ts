@@ -25,6 +25,18 @@ describe('agent raw', () => {
     expect(fixed.stdout + fixed.stderr).not.toContain(KEY);
   });
 
+  it("fills in {{READONLY_KEY}}, the embedded API's read-only key: a write with it is a 403", async () => {
+    const readOnly = await runAgent(['raw', example('break-read-only.http')]);
+    expect(readOnly.stdout).toMatch(/^HTTP\/1\.1 403 Forbidden\r\n/);
+    expect(readOnly.stdout).toContain('"type":"permission_error"');
+    // A running API's read-only key is not known unless TOY_API_READONLY_KEY says it: refused before sending.
+    const unknown = await runAgent(['raw', example('break-read-only.http'), '--api-url', 'http://127.0.0.1:9'], {
+      TOY_API_KEY: KEY,
+    });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('{{READONLY_KEY}} needs a read-only key: set TOY_API_READONLY_KEY');
+  });
+
   it('reads stdin; --crlf turns typed line ends into CRLF; a long Content-Length is answered 408', async () => {
     const typed = 'GET /health HTTP/1.1\nHost: {{HOST}}\nConnection: close\n\n';
     const asTyped = await runAgent(['raw', '-', '--crlf'], {}, typed);
@@ -37,16 +49,16 @@ describe('agent raw', () => {
     expect(long.stdout).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
   });
 
-  it('refuses nothing to send, a file it cannot read, and more than 64 KiB, naming the limit', async () => {
+  it('refuses nothing to send, a file it cannot read, and more than 128 KiB, naming the limit', async () => {
     const empty = await runAgent(['raw', '-'], {}, '');
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/stdin is empty: there is nothing to send/);
     const missing = await runAgent(['raw', '/no/such/file.http']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read \/no\/such\/file\.http: ENOENT/);
-    const big = await runAgent(['raw', '-'], {}, Buffer.alloc(64 * 1024 + 1, 'a'));
+    const big = await runAgent(['raw', '-'], {}, Buffer.alloc(128 * 1024 + 1, 'a'));
     expect(big.code).toBe(2);
-    expect(big.stderr).toMatch(/is 65537 bytes; agent raw sends at most 65536 \(MAX_RAW_BYTES\)/);
+    expect(big.stderr).toMatch(/is 131073 bytes; agent raw sends at most 131072 \(MAX_RAW_BYTES\)/);
   });
 });
 

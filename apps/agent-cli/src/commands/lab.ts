@@ -29,12 +29,13 @@ export async function labCommand(argv: string[]): Promise<number> {
       'api-url': { type: 'string' },
       'mcp-url': { type: 'string' },
       'protocol-version': { type: 'string' },
+      'no-key': { type: 'boolean' },
     },
   });
   const which = positionals[0];
   if (!which || !(which in TITLES) || positionals.length > 1) {
     throw new UsageError(
-      'usage: agent lab 1|2|3|4 [--json] (1: HTTP, 2: JSON and validation, 3: a reliable client, 4: MCP)',
+      'usage: agent lab 1|2|3|4 [--json] (1: HTTP, 2: JSON and validation, 3: a reliable client, 4: MCP); lab 3 takes --no-key, lab 4 --protocol-version V',
     );
   }
   const version = values['protocol-version'];
@@ -42,6 +43,8 @@ export async function labCommand(argv: string[]): Promise<number> {
   if (version !== undefined && !LAB4_VERSIONS.includes(version)) {
     throw new UsageError(`--protocol-version must be one of ${LAB4_VERSIONS.join(', ')}; got '${version}'`);
   }
+  if (values['no-key'] && which !== '3')
+    throw new UsageError('--no-key is for lab 3 (its demo 6 retries a reply without an idempotency key)');
   const json = values.json === true;
   const report = new LabReport(Number(which), TITLES[which] as string, json ? undefined : (text) => print(`${text}\n`));
   const apiUrl = values['api-url'] ?? process.env.AGENTWIRE_API_URL;
@@ -56,7 +59,7 @@ export async function labCommand(argv: string[]): Promise<number> {
     if (which === '1') await lab1(stack, report);
     if (which === '2') await lab2(stack, report);
     // Labs 1 and 4 print the wire as their lesson; lab 3 also traces its clients with --trace.
-    if (which === '3') await lab3(stack, report, values.trace === true);
+    if (which === '3') await lab3(stack, report, values.trace === true, values['no-key'] === true);
     if (which === '4') await lab4(stack, report, version);
   } finally {
     await stack.close();

@@ -1,7 +1,7 @@
 // `agent raw FILE|-`: bytes from a file or stdin, sent to the API over a plain TCP socket exactly
 // as they are (CRLF or not, any Content-Length), and the raw answer printed. For reading and
-// breaking HTTP by hand (the lecture's exercise 1). {{HOST}} and {{API_KEY}} in the bytes are
-// filled in first, so a request file works against a stack whose port and key are fresh.
+// breaking HTTP by hand (the lecture's exercise 1). {{HOST}}, {{API_KEY}} and {{READONLY_KEY}} in
+// the bytes are filled in first, so a request file works against a stack whose port and key are fresh.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { externalStack, startEmbeddedStack } from '../embedded-stack.js';
@@ -10,8 +10,8 @@ import { LAB1_REQUEST_TIMEOUT_MS, rawRequest } from '../labs/lab1-http.js';
 import { print, printError } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
-/** What `agent raw` reads at most: a request someone typed, not an upload. */
-export const MAX_RAW_BYTES = 64 * 1024;
+/** What `agent raw` reads at most: a request someone typed, or one just over the API's 64 KiB body limit. */
+export const MAX_RAW_BYTES = 128 * 1024;
 const DEFAULT_WAIT_MS = 5000;
 
 async function readInput(source: string): Promise<Buffer> {
@@ -42,7 +42,9 @@ export async function rawCommand(argv: string[]): Promise<number> {
   });
   const source = positionals[0];
   if (!source || positionals.length > 1) {
-    throw new UsageError('usage: agent raw FILE|- [--crlf] [--wait-ms N] (the request bytes, sent as they are)');
+    throw new UsageError(
+      'usage: agent raw FILE|- [--crlf] [--wait-ms N] (the request bytes, sent as they are; {{HOST}}, {{API_KEY}}, {{READONLY_KEY}} filled in)',
+    );
   }
   const waitMs = Number(values['wait-ms'] ?? DEFAULT_WAIT_MS);
   if (!Number.isInteger(waitMs) || waitMs < 100 || waitMs > 60_000) {
@@ -69,7 +71,10 @@ export async function rawCommand(argv: string[]): Promise<number> {
     const filled = bytes
       .toString('latin1')
       .replaceAll('{{HOST}}', new URL(stack.apiUrl).host)
-      .replaceAll('{{API_KEY}}', stack.apiKey);
+      .replaceAll('{{API_KEY}}', stack.apiKey)
+      .replaceAll('{{READONLY_KEY}}', stack.readOnlyKey ?? '');
+    if (stack.readOnlyKey === undefined && bytes.includes('{{READONLY_KEY}}'))
+      throw new UsageError('{{READONLY_KEY}} needs a read-only key: set TOY_API_READONLY_KEY for a running API');
     const started = performance.now();
     const answer = await rawRequest(stack.apiUrl, Buffer.from(filled, 'latin1'), waitMs);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -77,7 +82,8 @@ export async function rawCommand(argv: string[]): Promise<number> {
       `agent raw: sent ${Buffer.byteLength(filled, 'latin1')} bytes to ${new URL(stack.apiUrl).host}; ` +
         `${answer ? `${Buffer.byteLength(answer)} bytes came back` : 'nothing came back'} in ${seconds} s\n`,
     );
-    print(answer.replaceAll(stack.apiKey, '[API_KEY]'));
+    const shown = answer.replaceAll(stack.apiKey, '[API_KEY]');
+    print(stack.readOnlyKey ? shown.replaceAll(stack.readOnlyKey, '[READONLY_KEY]') : shown);
     if (answer && !answer.endsWith('\n')) print('\n');
     return answer ? EXIT.ok : EXIT.taskFailed;
   } finally {

@@ -94,7 +94,7 @@ function onlyThese(tools: ToolView[], only: string): ToolView[] {
 }
 
 /** The lecture's exercise 8: 5 servers with 40 tools in all, a 20-step task, at the measured size per tool. */
-function contextArithmetic(tokens: { tools: number; fullListTokens: number }) {
+export function contextArithmetic(tokens: { tools: number; fullListTokens: number }) {
   const tools = 40;
   const steps = 20;
   const tokensPerTool = Math.round(tokens.fullListTokens / tokens.tools);

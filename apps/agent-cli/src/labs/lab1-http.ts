@@ -8,6 +8,8 @@ import type { LabReport } from './lab-report.js';
 
 /** The request timeout lab 1 gives its embedded API, so that a body that never comes is seen in seconds. */
 export const LAB1_REQUEST_TIMEOUT_MS = 1500;
+/** A body over the API's 64 KiB limit (65,536 bytes), for the 413 row. */
+const BIG_BODY_BYTES = 70_000;
 
 /**
  * Where raw bytes go for a URL: https speaks TLS (the key in the bytes never crosses in clear),
@@ -79,13 +81,17 @@ export async function lab1(stack: Stack, report: LabReport): Promise<void> {
 
   report.demo('a request written by hand on a socket');
   const request = `GET /health HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: agentwire-lab/1.0\r\nAccept: application/json\r\nConnection: close\r\n\r\n`;
-  report.wire(request.replaceAll('\r\n', '\n'));
+  // Every line ends in the two bytes CR LF; shown as a visible \r\n so they can be counted.
+  const visible = (text: string) => text.replaceAll('\r\n', '\\r\\n\n');
+  report.wire(visible(request));
   const answer = await rawRequest(stack.apiUrl, request);
   report.wire(
-    answer
-      .replaceAll('\r\n', '\n')
-      .replace(/request-id: \S+/, 'request-id: <per request>')
-      .replace(/date: .*\n/i, 'Date: <now>\n'),
+    visible(answer)
+      .replace(/request-id: \S+/, 'request-id: <per request>\\r\\n')
+      .replace(/date: .*\n/i, 'Date: <now>\\r\\n\n'),
+  );
+  report.note(
+    'Each line ends in CR LF (\\r\\n, bytes 13 and 10); the empty line, CR LF alone, ends the headers. The body has no end mark of its own: content-length says it is 11 bytes.',
   );
 
   report.demo('keep-alive: two requests on one TCP connection');
@@ -128,6 +134,7 @@ export async function lab1(stack: Stack, report: LabReport): Promise<void> {
   report.demo('status codes and error bodies');
   const json = (method: string, body: string) => () =>
     fetch(`${stack.apiUrl}/digest`, { method, headers: { ...auth, 'content-type': 'application/json' }, body });
+  let exportAt = '';
   const cases: Array<[string, () => Promise<{ status: number; type: string }>]> = [
     ['GET /health (no auth needed)', viaFetch(() => fetch(`${stack.apiUrl}/health`))],
     ['GET /emails without a token', viaFetch(() => fetch(`${stack.apiUrl}/emails`))],
@@ -137,6 +144,46 @@ export async function lab1(stack: Stack, report: LabReport): Promise<void> {
     [
       'GET /flaky, a temporary fault',
       viaFetch(() => fetch(`${stack.apiUrl}/flaky?fail_times=1&run=lab1-${Date.now()}`, { headers: auth })),
+    ],
+    [
+      'POST /exports, a long job',
+      async () => {
+        const r = await fetch(`${stack.apiUrl}/exports`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ date: '2026-06-10', duration_ms: 0 }),
+        });
+        exportAt = r.headers.get('location') ?? '';
+        await r.body?.cancel();
+        return { status: r.status, type: '-' };
+      },
+    ],
+    [
+      'GET /exports/{id}, once done',
+      async () => {
+        // redirect: 'manual' shows the 303 itself; fetch would otherwise follow Location.
+        const r = await fetch(new URL(exportAt, stack.apiUrl), { headers: auth, redirect: 'manual' });
+        await r.body?.cancel();
+        return { status: r.status, type: '-' };
+      },
+    ],
+    ...(stack.readOnlyKey
+      ? [
+          [
+            'POST /notes with the read-only key',
+            viaFetch(() =>
+              fetch(`${stack.apiUrl}/notes`, {
+                method: 'POST',
+                headers: { authorization: `Bearer ${stack.readOnlyKey}`, 'content-type': 'application/json' },
+                body: '{"text": "hello"}',
+              }),
+            ),
+          ] as [string, () => Promise<{ status: number; type: string }>],
+        ]
+      : []),
+    [
+      `POST /digest, a ${BIG_BODY_BYTES / 1000} KB body`,
+      viaFetch(json('POST', JSON.stringify({ date: '2026-06-10', pad: 'x'.repeat(BIG_BODY_BYTES) }))),
     ],
     [
       'GET /health with no Host header (raw)',
@@ -150,11 +197,19 @@ export async function lab1(stack: Stack, report: LabReport): Promise<void> {
   for (const [label, send] of cases) {
     const { status, type } = await send();
     const advice =
-      status < 400 ? 'carry on' : status >= 500 || status === 429 ? 'retry, with backoff' : 'fix the request';
+      status < 300
+        ? 'carry on'
+        : status < 400
+          ? 'follow Location'
+          : status >= 500 || status === 429
+            ? 'retry, with backoff'
+            : 'fix the request';
     rows.push([label, status, type, advice]);
   }
   report.table(['request', 'status', 'error type', 'the client should'], rows);
-  report.note('HTTP/1.1 requires Host (RFC 9112, 3.2): without it the API answers 400 in its usual error envelope.');
+  report.note(
+    '202 means accepted, not done: its Location says where to ask; once done, that answer is a 303 whose Location is the file. 401 is "who are you?", 403 "you may not" (this key reads only). 413: the API reads at most 64 KiB of body. HTTP/1.1 requires Host (RFC 9112, 3.2): without it the API answers 400 in its usual error envelope.',
+  );
 
   report.demo('Content-Length that does not match the body');
   const body = '{"date": "2026-06-10"}';

@@ -124,4 +124,19 @@ export async function lab2(stack: Stack, report: LabReport): Promise<void> {
       return [args, problem, result.ok ? 'valid' : result.errors.join('; ')];
     }),
   );
+
+  report.demo('an error message is part of the prompt: three ways to say one mistake');
+  // The same refusal of {"team": "sales"} written three ways; the last one is our validator's.
+  const ours = check({ team: 'sales' });
+  report.table(
+    ['style', 'what the model reads', 'can it fix its call?'],
+    [
+      ['too terse', 'invalid arguments', 'no: which field?'],
+      ['where only', 'ValidationError at $.team', 'barely: what goes there?'],
+      ['ours', ours.ok ? 'valid' : ours.errors.join('; '), 'yes: where, why, what is allowed'],
+    ],
+  );
+  report.note(
+    "The message goes back into the model's context as what it observed. Name the place, the reason and what is allowed; do not paste the whole schema, which the model already has.",
+  );
 }

@@ -18,7 +18,7 @@ const outcome = async (p: Promise<{ status: number }>) => {
   }
 };
 
-export async function lab3(stack: Stack, report: LabReport, trace = false): Promise<void> {
+export async function lab3(stack: Stack, report: LabReport, trace = false, noKey = false): Promise<void> {
   // --trace: every client's attempts on stderr too.
   const watch = (ledger: Ledger) => {
     if (trace) ledger.on('entry', (e) => printError(`${describeHttp(e)}\n`));
@@ -95,7 +95,11 @@ export async function lab3(stack: Stack, report: LabReport, trace = false): Prom
     `GET /employees/e-99 -> ${await outcome(c404.get('/employees/e-99'))} after ${notFound.attempts.length} attempt: a 4xx will not get better by retrying`,
   );
 
-  report.demo('an answer lost on the way back, replayed by its Idempotency-Key');
+  report.demo(
+    noKey
+      ? 'an answer lost on the way back, retried WITHOUT a key (--no-key)'
+      : 'an answer lost on the way back, replayed by its Idempotency-Key',
+  );
   const replayLedger = watch(new Ledger());
   const replier = new HttpClient({
     baseUrl: stack.apiUrl,
@@ -108,7 +112,13 @@ export async function lab3(stack: Stack, report: LabReport, trace = false): Prom
     await installFaults(stack.apiUrl, stack.apiKey, {
       rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'truncate', times: 1 }],
     });
-    const sent = await replier.post('/emails/m-0042/reply', { body: 'On it.' }, { idempotencyKey: true });
+    // --no-key: the POST is declared safe to repeat though it carries no key (the mistake to see);
+    // the client then retries it like a GET, and the API cannot tell the retry from a new reply.
+    const sent = await replier.post(
+      '/emails/m-0042/reply',
+      { body: 'On it.' },
+      noKey ? { idempotent: true } : { idempotencyKey: true },
+    );
     await installFaults(stack.apiUrl, stack.apiKey, { rules: [] });
     const stored = (await replier.get('/emails/m-0042/replies')).data as { data: unknown[] };
     report.table(
@@ -119,7 +129,7 @@ export async function lab3(stack: Stack, report: LabReport, trace = false): Prom
           a.attempt,
           a.status ?? null,
           a.errorType ?? 'success',
-          `${(a.idempotencyKey ?? '').slice(0, 8)}...`,
+          a.idempotencyKey ? `${a.idempotencyKey.slice(0, 8)}...` : 'none',
         ]),
     );
     report.table(
@@ -130,7 +140,9 @@ export async function lab3(stack: Stack, report: LabReport, trace = false): Prom
       ],
     );
     report.note(
-      'Both attempts carried the same key, so the server answered the retry from what it stored: one reply, not two.',
+      noKey
+        ? 'No key: the API took the retry for a new reply and stored it again. Run without --no-key to see one reply.'
+        : 'Both attempts carried the same key, so the server answered the retry from what it stored: one reply, not two.',
     );
   } else {
     report.note('Shown on the embedded stack only: it needs the admin endpoint to cut an answer on purpose.');
@@ -229,6 +241,54 @@ export async function lab3(stack: Stack, report: LabReport, trace = false): Prom
     report.note('Breaking out of the loop closes the connection; the API sees it and stops composing the digest.');
   } else {
     report.note("Shown on the embedded stack only: it reads the API's stream figures from its admin endpoint.");
+  }
+
+  report.demo('a stream cut half way, resumed from Last-Event-ID');
+  if (stack.embedded) {
+    const resumeLedger = watch(new Ledger());
+    const resumer = new HttpClient({ baseUrl: stack.apiUrl, auth: { key: stack.apiKey }, ledger: resumeLedger });
+    // The API stops the stream after 3 events, once; the client reconnects with the id of the last one.
+    await installFaults(stack.apiUrl, stack.apiKey, {
+      rules: [{ method: 'POST', path: '/digest', action: 'cut_stream', after_events: 3, times: 1 }],
+    });
+    const ids: string[] = [];
+    for await (const event of resumer.stream({
+      method: 'POST',
+      path: '/digest',
+      json: { date: '2026-06-10', max_items: 1 },
+      query: { interval_ms: 0 },
+      idempotent: true,
+    })) {
+      if (event.id !== undefined) ids.push(event.id);
+    }
+    await installFaults(stack.apiUrl, stack.apiKey, { rules: [] });
+    let uncut = 0;
+    for await (const event of right.stream({
+      method: 'POST',
+      path: '/digest',
+      json: { date: '2026-06-10', max_items: 1 },
+      query: { interval_ms: 0 },
+      idempotent: true,
+    }))
+      if (event.id !== undefined) uncut++;
+    report.table(
+      ['attempt', 'status', 'what happened', 'Last-Event-ID sent'],
+      resumeLedger.attempts.map((a) => [a.attempt, a.status ?? null, a.errorType ?? 'success', a.resumedFrom ?? '-']),
+    );
+    report.table(
+      ['events', 'value'],
+      [
+        ['read in all', ids.length],
+        ['in the same stream, not cut', uncut],
+        ['read twice', ids.length - new Set(ids).size],
+      ],
+    );
+    report.note(
+      `Each event carries an id. When the connection broke, the client asked again with Last-Event-ID: ${resumeLedger.attempts.find((a) => a.resumedFrom)?.resumedFrom ?? '-'}, and the API sent only what came after it: nothing lost, nothing twice.`,
+    );
+    await resumer.close();
+  } else {
+    report.note('Shown on the embedded stack only: it needs the admin endpoint to cut a stream on purpose.');
   }
 
   report.demo('the ledger of a small task: emails, senders, digest, one fault');

@@ -2,7 +2,8 @@
 // (HTTP, JSON-RPC, the tool), the two kinds of tool errors and how they changed between
 // revisions, stdio (and what a log line on stdout does to clients), the Streamable HTTP session
 // table, and the tools as a model sees them, with token counts, against the running gateway.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
@@ -95,6 +96,22 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     ],
   );
 
+  report.wire(
+    [
+      '-> initialize, the params the client sent:',
+      JSON.stringify(
+        { protocolVersion: version, capabilities: {}, clientInfo: { name: 'lab', version: '1' } },
+        null,
+        2,
+      ),
+      '<- the result (instructions cut short):',
+      JSON.stringify({ ...initResult, ...('instructions' in initResult ? { instructions: '...' } : {}) }, null, 2),
+    ].join('\n'),
+  );
+  report.note(
+    'Capabilities are what each side offers: this server has tools (and says when the list changes) and logging; this client offered none, so the server will not ask it anything (no elicitation, no sampling).',
+  );
+
   report.demo('refused at each layer: HTTP, JSON-RPC, the handshake');
   const rpc = async (response: Response) => {
     const text = await response.text();
@@ -161,7 +178,7 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     ],
   );
   report.note(
-    'An unknown tool is -32602 (invalid params), as the spec says; the lecture says -32601, which is for an unknown method. Up to 2025-06-18 invalid arguments are a protocol error too; from 2025-11-25 on they are an isError result, so the model reads them and can fix its call. Try --protocol-version 2025-11-25.',
+    "An unknown tool is -32602 here (invalid params: tools/call exists, its name is what is wrong), the code the spec's own example uses, though the spec does not require one; the lecture uses -32601, which JSON-RPC defines for an unknown method. Up to 2025-06-18 invalid arguments are a protocol error too; from 2025-11-25 on they are an isError result, so the model reads them and can fix its call. Try --protocol-version 2025-11-25.",
   );
 
   report.demo('the same server over stdio, one JSON message per line');
@@ -170,8 +187,13 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     [
       `stdout line 1: ${oneLine(stdio.lines[0] ?? '', 64)}`,
       `stdout line 2: tools/list with ${stdio.tools} tools`,
-      `stderr: ${stdio.stderrLines} log line(s), never mixed into stdout; closing stdin ended the process`,
+      `stderr: ${stdio.stderrLines} log line(s), never mixed into stdout`,
     ].join('\n'),
+  );
+  report.note(
+    stdio.exit.by === 'stdin closed'
+      ? `Shutting down: the client closed stdin and the gateway exited on its own, code ${stdio.exit.code}, ${stdio.exit.ms} ms later; no SIGTERM was needed (that comes only after a grace period, then SIGKILL).`
+      : `Shutting down: the gateway did not exit when stdin closed; it took ${stdio.exit.by}, ${stdio.exit.ms} ms after.`,
   );
 
   report.demo('a log line on stdout (mcp-gateway --stdio --demo-log-to-stdout)');
@@ -222,6 +244,29 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     { jsonrpc: '2.0', id: 10, method: 'tools/list' },
     { ...session, origin: 'https://evil.example' },
   );
+  // fetch will not set Host; node:http will, as a browser does for a name rebound to 127.0.0.1.
+  const rebound = await new Promise<number>((resolve, reject) => {
+    const request = httpRequest(
+      stack.mcpUrl,
+      { method: 'POST', headers: { ...base, ...session, host: 'evil.example' } },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify({ jsonrpc: '2.0', id: 12, method: 'tools/list' }));
+  });
+  const getWithout = await fetch(stack.mcpUrl, { headers: { ...base, accept: 'text/event-stream' } });
+  await getWithout.body?.cancel();
+  // With the session, GET opens a stream for messages the server starts; read its headers, then leave.
+  const leave = new AbortController();
+  const getWith = await fetch(stack.mcpUrl, {
+    headers: { ...base, ...session, accept: 'text/event-stream' },
+    signal: leave.signal,
+  });
+  const streamType = getWith.headers.get('content-type') ?? '-';
+  leave.abort();
   const ended = await fetch(stack.mcpUrl, { method: 'DELETE', headers: { ...base, ...session } });
   const after = await post({ jsonrpc: '2.0', id: 11, method: 'tools/list' }, session);
   report.table(
@@ -229,7 +274,14 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     [
       ['tools/list without Mcp-Session-Id', noSession.status, 'a session is required after initialize'],
       ['tools/list with an unknown session id', unknown.status, 'unknown session: initialize again'],
-      ['tools/list with Origin: https://evil.example', evil.status, 'a page from another site (DNS rebinding)'],
+      ['tools/list with Origin: https://evil.example', evil.status, 'a page on another site: the Origin check'],
+      ['tools/list with Host: evil.example', rebound, 'a name rebound to 127.0.0.1: the Host check'],
+      [
+        'GET /mcp without a session',
+        getWithout.status,
+        `nothing to listen to (Allow: ${getWithout.headers.get('allow') ?? '-'})`,
+      ],
+      ['GET /mcp with the session', getWith.status, `${streamType}: the server may send on it`],
       ['DELETE the session', ended.status, 'the session is ended'],
       ['tools/list on the ended session', after.status, 'it is gone'],
     ],
@@ -255,6 +307,145 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
   report.note(
     `A 20-step task sends the full list 20 times: ${tokens.fullListTokens * 20} tokens before any conversation.`,
   );
+
+  report.demo('two requests at once over stdio: replies matched by id');
+  const race = await outOfOrder(stack, version);
+  report.table(
+    ['sent', 'id', 'request', 'answered'],
+    race.map((r, i) => [i + 1, r.id, r.request, `${ordinal(r.arrived)}, after ${r.ms} ms`]),
+  );
+  report.note(
+    'Both requests were written before either answer came. The quick one is answered first; the client pairs each answer with its request by id, not by order.',
+  );
+
+  report.demo('revision 2026-07-28: one request, no handshake, no session');
+  // The same call the 2025-11-25 way, counted: initialize, initialized, then the call.
+  const classic = await initialize('2025-11-25');
+  await classic.body?.cancel();
+  const classicSession = {
+    'mcp-session-id': classic.headers.get('mcp-session-id') ?? '',
+    'mcp-protocol-version': '2025-11-25',
+  };
+  const classicPosts = [
+    classic,
+    await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, classicSession),
+    await post(
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'office_days', arguments: { employee_id: 'e-05' } },
+      },
+      classicSession,
+    ),
+  ];
+  for (const r of classicPosts.slice(1)) await r.body?.cancel();
+  const modern = await modernCall(stack, post);
+  report.wire(modern.wire);
+  report.table(
+    ['revision', 'POSTs to one tool result', 'Mcp-Session-Id', 'the version travels in'],
+    [
+      [
+        '2025-11-25',
+        classicPosts.length,
+        classicSession['mcp-session-id'] ? 'yes' : 'none',
+        'initialize, then a header',
+      ],
+      ['2026-07-28', modern.posts, modern.sessionId ?? 'none', 'every request'],
+    ],
+  );
+  report.note(
+    `Answered HTTP ${modern.status}: ${modern.outcome}. From 2026-07-28 there is no initialize and no Mcp-Session-Id: each request names its revision (the MCP-Protocol-Version header and _meta) and its client's capabilities, so any replica can answer it. The gateway speaks both; agent call speaks 2025-11-25, the newest the official SDK client knows.`,
+  );
+}
+
+const ordinal = (n: number) => ['first', 'second', 'third'][n - 1] ?? `#${n}`;
+
+/** Writes a slow call and a quick one to one stdio gateway back to back, and notes which answer comes first. */
+async function outOfOrder(
+  stack: Stack,
+  version: string,
+): Promise<Array<{ id: number; request: string; arrived: number; ms: number }>> {
+  const child = spawn(stack.stdio.command, stack.stdio.args, {
+    env: { PATH: process.env.PATH ?? '', ...stack.stdio.env },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const arrivals = new Map<number, { arrived: number; ms: number }>();
+  let started = 0;
+  let wake: (() => void) | undefined;
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const id = (JSON.parse(line) as { id?: number }).id;
+    if (typeof id === 'number')
+      arrivals.set(id, { arrived: arrivals.size + 1, ms: Math.round(performance.now() - started) });
+    wake?.();
+  });
+  const until = async (ids: number[]) => {
+    while (!ids.every((id) => arrivals.has(id)) && child.exitCode === null)
+      await new Promise<void>((resolve) => (wake = resolve));
+  };
+  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+  send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'lab', version: '1' } },
+  });
+  await until([1]);
+  arrivals.clear();
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  started = performance.now();
+  const requests: Array<[number, string, string, Record<string, unknown>]> = [
+    [2, 'tools/call slow({"ms": 1000})', 'slow', { ms: 1000 }],
+    [3, 'tools/call health()', 'health', {}],
+  ];
+  for (const [id, , name, args] of requests)
+    send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+  await until([2, 3]);
+  await closeStdin(child);
+  return requests.map(([id, request]) => ({ id, request, ...(arrivals.get(id) ?? { arrived: 0, ms: 0 }) }));
+}
+
+/** One tools/call as revision 2026-07-28 sends it: no initialize first, no session. */
+async function modernCall(
+  stack: Stack,
+  post: (body: unknown, headers?: Record<string, string>) => Promise<Response>,
+): Promise<{ wire: string; posts: number; sessionId: string | undefined; status: number; outcome: string }> {
+  const headers = {
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': 'office_days',
+  };
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'office_days',
+      arguments: { employee_id: 'e-05' },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+  const response = await post(body, headers);
+  const answer = (await response.json()) as JsonRpcAnswer;
+  const text = answer.result?.content?.[0]?.text ?? answer.error?.message ?? '';
+  return {
+    wire: [
+      `POST ${new URL(stack.mcpUrl).pathname}`,
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+      ...(stack.mcpToken ? ['authorization: Bearer [redacted]'] : []),
+      '',
+      JSON.stringify(body, null, 2),
+    ].join('\n'),
+    posts: 1,
+    sessionId: response.headers.get('mcp-session-id') ?? undefined,
+    status: response.status,
+    outcome: answer.error
+      ? `error ${answer.error.code} ${oneLine(text, 60)}`
+      : `a tool result (isError: ${answer.result?.isError === true})`,
+  };
 }
 
 /** Spawns the gateway over stdio, initializes, lists the tools, closes stdin; every stdout line kept. */
@@ -262,7 +453,12 @@ async function stdioExchange(
   stack: Stack,
   version: string,
   flags: string[],
-): Promise<{ lines: string[]; tools: number; stderrLines: number }> {
+): Promise<{
+  lines: string[];
+  tools: number;
+  stderrLines: number;
+  exit: { ms: number; code: number | null; by: string };
+}> {
   const child = spawn(stack.stdio.command, [...stack.stdio.args, ...flags], {
     env: { PATH: process.env.PATH ?? '', ...stack.stdio.env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -298,9 +494,32 @@ async function stdioExchange(
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
   const listed = await answer(2);
-  child.stdin.end();
-  if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
-  return { lines, tools: listed?.result?.tools?.length ?? 0, stderrLines };
+  const exit = await closeStdin(child);
+  return { lines, tools: listed?.result?.tools?.length ?? 0, stderrLines, exit };
+}
+
+/**
+ * The lecture's shutdown order for a stdio server: close its stdin and let it end on its own;
+ * SIGTERM only if it has not after a grace period, SIGKILL after another.
+ */
+async function closeStdin(
+  child: ChildProcess,
+  graceMs = 2000,
+): Promise<{ ms: number; code: number | null; by: string }> {
+  const started = performance.now();
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+  child.stdin?.end();
+  let by = 'stdin closed';
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    const code = await Promise.race([exited, new Promise<'late'>((r) => setTimeout(r, graceMs, 'late').unref())]);
+    if (code !== 'late') return { ms: Math.round(performance.now() - started), code, by };
+    by = signal;
+    child.kill(signal);
+  }
+  return { ms: Math.round(performance.now() - started), code: await exited, by };
 }
 
 /** Connects an official SDK client to the gateway over stdio and lists the tools, keeping what it reports. */
