@@ -147,7 +147,7 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
   }
   report.table(['request', 'HTTP', 'JSON-RPC answer'], refusalRows);
   report.note(
-    '401, 406 and 400 are the transport refusing before any JSON-RPC is read; -32700 (parse error) and -32601 (method not found) are JSON-RPC; a version the server does not speak is answered with the newest one it does, and the client decides whether to go on.',
+    '401, 406 and 400 are the transport refusing before any JSON-RPC is read; -32700 (parse error) and -32601 (method not found) are JSON-RPC; a version the server does not speak is answered with the newest one it speaks that has a handshake (2026-07-28 has none), and the client decides whether to go on.',
   );
 
   report.demo(`the two kinds of tool errors (revision ${version})`);
@@ -355,7 +355,7 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     ],
   );
   report.note(
-    `Answered HTTP ${modern.status}: ${modern.outcome}. From 2026-07-28 there is no initialize and no Mcp-Session-Id: each request names its revision (the MCP-Protocol-Version header and _meta) and its client's capabilities, so any replica can answer it. The gateway speaks both; agent call speaks 2025-11-25, the newest the official SDK client knows.`,
+    `Answered HTTP ${modern.status}: ${modern.outcome}. From 2026-07-28 there is no initialize and no Mcp-Session-Id: each request names its revision (the MCP-Protocol-Version header and _meta) and its client's capabilities, so any replica can answer it. The gateway speaks both; agent call speaks 2026-07-28 over HTTP (--via mcp-http) and opens with initialize over stdio.`,
   );
 }
 
