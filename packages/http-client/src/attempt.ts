@@ -10,10 +10,17 @@ import type { Dispatcher } from 'undici';
 import { endAttemptSpan, headersWithContext, startAttemptSpan } from './attempt-span.js';
 import { type Call, callFailure, remainingMs, type Wait } from './call.js';
 import type { ClientSettings } from './client-options.js';
+import type { ConcurrencyLimiter } from './concurrency-limit.js';
 import type { HttpClientError } from './errors/client-error.js';
-import { DeadlineExceededError, ResponseTooLargeError } from './errors/local-errors.js';
+import {
+  ConcurrencyLimitError,
+  DeadlineExceededError,
+  HedgeLostError,
+  ResponseTooLargeError,
+} from './errors/local-errors.js';
 import { errorFromResponse, type TimerReason } from './failure.js';
 import { firstHeader } from './headers.js';
+import type { LatencyWindow } from './hedging.js';
 import type { AttemptRecord } from './ledger.js';
 
 /**
@@ -75,6 +82,33 @@ export type Sent = Buffered | Streaming | Failed;
 export interface AttemptContext {
   settings: ClientSettings;
   dispatcher(): Dispatcher;
+  /** The bulkhead of an origin, when the client limits concurrency. */
+  limiter?: ((origin: string) => ConcurrencyLimiter) | undefined;
+  /** Latencies of answered attempts, when the client hedges on a percentile. */
+  latencies?: LatencyWindow | undefined;
+}
+
+/** Stops an attempt from outside (a hedge that lost the race); the attempt then records `hedge_lost`. */
+export class AttemptCancel {
+  cancelled = false;
+  #abort: AttemptAbort | undefined;
+
+  attach(abort: AttemptAbort): void {
+    this.#abort = abort;
+    if (this.cancelled) abort.abort();
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+    this.#abort?.abort();
+  }
+}
+
+/** What else an attempt may be: a stream resumed from an event id; a hedge, and how to stop it. */
+export interface AttemptExtras {
+  resumedFrom?: string | undefined;
+  cancel?: AttemptCancel | undefined;
+  hedgeAfterMs?: number | undefined;
 }
 
 /** The connection pool a client makes for itself on its first request. */
@@ -97,15 +131,22 @@ export async function sendAttempt(
   attempt: number,
   wait: Wait,
   mode: Mode,
-  resumedFrom: string | undefined,
+  extras: AttemptExtras = {},
 ): Promise<Sent> {
   const { settings } = ctx;
+  const { resumedFrom, cancel, hedgeAfterMs } = extras;
+  // The bulkhead slot this attempt holds, given back when its record is written.
+  let limiter: ConcurrencyLimiter | undefined;
   const startedAt = settings.clock.now();
   const started = performance.now();
   const bytesSent = call.body?.length ?? 0;
   // Made once the attempt is sure to be sent (below); only when the client has a tracer.
   let span: Span | undefined;
   const record = (status: number | null, errorType: string | null, bytesReceived: number, requestId?: string) => {
+    if (limiter) {
+      limiter.release();
+      limiter = undefined;
+    }
     settings.budget?.chargeBytes(bytesSent + bytesReceived);
     if (span) endAttemptSpan(span, status, errorType, requestId);
     const ids = span?.spanContext();
@@ -127,10 +168,12 @@ export async function sendAttempt(
       idempotencyKey: call.idempotencyKey ?? null,
       requestId: requestId ?? null,
       ...(resumedFrom === undefined ? {} : { resumedFrom }),
+      ...(hedgeAfterMs === undefined ? {} : { hedgeAfterMs }),
       ...(ids ? { traceId: ids.traceId, spanId: ids.spanId } : {}),
     };
     settings.ledger?.add(entry);
     call.ledger?.add(entry);
+    if (status !== null && errorType === null) ctx.latencies?.add(entry.durationMs);
   };
   const notSent = (error: HttpClientError): Sent => ({ kind: 'error', error, reachedServer: false });
 
@@ -149,6 +192,23 @@ export async function sendAttempt(
   } catch (error) {
     return notSent(error as HttpClientError);
   }
+  if (ctx.limiter) {
+    const held = ctx.limiter(call.origin);
+    // The wait for a slot is bounded by the attempt's own timeout and the deadline.
+    const slot = held.acquire(Math.min(call.timeoutMs, remaining), call.signal);
+    const { maxConcurrent, maxQueue } = held.options;
+    const limitError = (what: string) =>
+      new ConcurrencyLimitError(
+        `${what}: at most ${maxConcurrent} attempts in flight to ${call.origin} and ${maxQueue} waiting (concurrency.maxConcurrent, concurrency.maxQueue)`,
+        { method: call.method, path: call.path, maxConcurrent, maxQueue },
+      );
+    if (slot === 'full') return notSent(limitError('the queue for a free slot is full'));
+    if (slot !== true && !(await slot)) {
+      if (call.signal?.aborted) return notSent(callFailure(call, undefined, call.timeoutMs));
+      return notSent(limitError(`no slot came free within ${Math.min(call.timeoutMs, remaining)} ms`));
+    }
+    limiter = held;
+  }
   settings.budget?.chargeAttempt(call.cost);
   if (settings.tracer) span = startAttemptSpan(settings.tracer, settings.layer, call, attempt, wait);
 
@@ -161,6 +221,7 @@ export async function sendAttempt(
     controller.abort();
   }, limit);
   const unlink = linkSignal(call, controller);
+  cancel?.attach(controller);
   let bytesReceived = 0;
   let status: number | null = null;
   let requestId: string | undefined;
@@ -241,7 +302,9 @@ export async function sendAttempt(
     return { kind: 'ok', status, headers, buffer };
   } catch (cause) {
     clearTimeout(timer);
-    const error = callFailure(call, cause, limit, fired);
+    const error = cancel?.cancelled
+      ? new HedgeLostError('another attempt of this call answered first', { method: call.method, path: call.path })
+      : callFailure(call, cause, limit, fired);
     record(status, error.type, bytesReceived, requestId);
     return { kind: 'error', error, reachedServer: true };
   } finally {

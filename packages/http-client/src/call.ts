@@ -16,10 +16,14 @@ export interface Call {
   path: string;
   route: string;
   url: string;
+  /** The URL's origin: what breakers and concurrency limits are kept per. */
+  origin: string;
   headers: Record<string, string>;
   body: Uint8Array | undefined;
   idempotencyKey: string | undefined;
   replaySafe: boolean;
+  /** The call's say on hedging (CallOptions.hedge). */
+  hedge: boolean | undefined;
   deadline: number | undefined;
   signal: AbortSignal | undefined;
   timeoutMs: number;
@@ -94,10 +98,12 @@ export function prepareCall(
     path: url.pathname,
     route: options.route ?? url.pathname,
     url: url.href,
+    origin: url.origin,
     headers,
     body,
     idempotencyKey,
     replaySafe: isReplaySafe(method, idempotencyKey !== undefined, options.idempotent),
+    hedge: options.hedge,
     deadline: deadlines.length > 0 ? Math.min(...deadlines) : undefined,
     signal: options.signal,
     timeoutMs: nonNegativeInteger('timeoutMs', options.timeoutMs, settings.timeoutMs),

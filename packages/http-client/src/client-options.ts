@@ -5,7 +5,16 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Context, Tracer } from '@opentelemetry/api';
 import type { Static, TSchema } from 'typebox';
 import type { Dispatcher } from 'undici';
+import {
+  type BreakerOptions,
+  type BreakerStore,
+  type BreakerTransition,
+  breakerOptionsOf,
+  MemoryBreakerStore,
+} from './circuit-breaker.js';
 import { type Clock, systemClock } from './clock.js';
+import { type ConcurrencyOptions, concurrencyOptionsOf } from './concurrency-limit.js';
+import { type HedgeOptions, hedgeOptionsOf } from './hedging.js';
 import type { Ledger } from './ledger.js';
 import { RetryBudget, type RetryBudgetOptions } from './retry-budget.js';
 import { type BackoffOptions, DEFAULT_BACKOFF } from './retry-policy.js';
@@ -61,6 +70,22 @@ export interface ClientOptions {
   streamIdleTimeoutMs?: number | undefined;
   /** How many times one stream may resume with Last-Event-ID. Default 3. */
   maxResumes?: number | undefined;
+  /**
+   * A circuit breaker per upstream; off unless given (it changes what a caller sees: calls fail at
+   * once while it is open). `true` takes Polly's defaults: open at 10% failures over 30 s with at
+   * least 100 calls, half-open after 5 s. `key` names the breaker (default: the origin);
+   * `store` keeps its state elsewhere (shared by replicas); `onStateChange` hears each change.
+   */
+  breaker?: BreakerClientOptions | boolean | undefined;
+  /**
+   * Hedged reads; off unless given. After `delayMs` (or the `percentile` of recent latencies) a
+   * read that has not answered gets a second attempt, drawn from the retry budget; the first
+   * answer wins and the other is aborted. Only safe methods are hedged, and writes whose call
+   * says `hedge: true` (with an idempotency key).
+   */
+  hedge?: Partial<HedgeOptions> | boolean | undefined;
+  /** At most this many attempts in flight per origin, and a bounded queue behind them; off unless given. */
+  concurrency?: { maxConcurrent: number; maxQueue?: number | undefined } | undefined;
   clock?: Clock | undefined;
   random?: (() => number) | undefined;
   dispatcher?: Dispatcher | undefined;
@@ -69,6 +94,14 @@ export interface ClientOptions {
    * its traceparent. Without one the client makes no span and adds no header.
    */
   tracer?: Tracer | undefined;
+}
+
+export interface BreakerClientOptions extends Partial<BreakerOptions> {
+  /** The breaker's name: calls with one key share one breaker. Default: the call's origin. */
+  key?: string | undefined;
+  /** Where the state lives. Default: this process's memory. */
+  store?: BreakerStore | undefined;
+  onStateChange?: ((key: string, change: BreakerTransition) => void) | undefined;
 }
 
 /** Query parameters; an array becomes repeated parameters (`tag=a&tag=b`). */
@@ -100,6 +133,11 @@ export interface CallOptions<S extends TSchema | undefined = undefined> {
   idempotencyKey?: string | true | undefined;
   /** Declare that repeating this call is harmless (or not), overriding the method's default. */
   idempotent?: boolean | undefined;
+  /**
+   * With a client that hedges: `false` never hedges this call; `true` hedges a write too (it
+   * must carry an idempotency key: two attempts of it may both reach the server).
+   */
+  hedge?: boolean | undefined;
   /** This call's cost per attempt, for the budget. */
   cost?: number | undefined;
   /**
@@ -175,10 +213,28 @@ export interface ClientSettings {
   autoKeys: boolean;
   idleTimeoutMs: number;
   maxResumes: number;
+  breaker:
+    | {
+        options: BreakerOptions;
+        store: BreakerStore;
+        key: string | undefined;
+        onStateChange: ((key: string, change: BreakerTransition) => void) | undefined;
+      }
+    | undefined;
+  hedge: HedgeOptions | undefined;
+  concurrency: ConcurrencyOptions | undefined;
   clock: Clock;
   random: () => number;
   dispatcher: Dispatcher | undefined;
   tracer: Tracer | undefined;
+}
+
+function breakerSettings(option: ClientOptions['breaker']): ClientSettings['breaker'] {
+  if (option === undefined || option === false) return undefined;
+  const { key, store, onStateChange, ...rest } = option === true ? {} : option;
+  if (key !== undefined && (typeof key !== 'string' || key === ''))
+    throw new TypeError('breaker.key must be a non-empty string');
+  return { options: breakerOptionsOf(rest), store: store ?? new MemoryBreakerStore(), key, onStateChange };
 }
 
 export function resolveSettings(options: ClientOptions): ClientSettings {
@@ -229,6 +285,12 @@ export function resolveSettings(options: ClientOptions): ClientSettings {
     autoKeys: options.idempotencyKeys === 'auto',
     idleTimeoutMs: nonNegativeInteger('streamIdleTimeoutMs', options.streamIdleTimeoutMs, DEFAULTS.streamIdleTimeoutMs),
     maxResumes: nonNegativeInteger('maxResumes', options.maxResumes, DEFAULTS.maxResumes),
+    breaker: breakerSettings(options.breaker),
+    hedge:
+      options.hedge === undefined || options.hedge === false
+        ? undefined
+        : hedgeOptionsOf(options.hedge === true ? {} : options.hedge),
+    concurrency: options.concurrency ? concurrencyOptionsOf(options.concurrency) : undefined,
     clock: options.clock ?? systemClock,
     random: options.random ?? Math.random,
     dispatcher: options.dispatcher,

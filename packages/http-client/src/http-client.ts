@@ -16,14 +16,25 @@ import {
   resolveSettings,
   type StreamOptions,
 } from './client-options.js';
+import { ConcurrencyLimiter } from './concurrency-limit.js';
 import type { SseEvent } from './event-stream.js';
 import { streamEvents } from './event-stream-call.js';
 import { createFetch } from './fetch-adapter.js';
 import { firstHeader } from './headers.js';
+import { LatencyWindow } from './hedging.js';
 import { ResponseBodies } from './response-body.js';
-import { RetryLoop } from './retry-loop.js';
+import { type ResilienceCounts, RetryLoop } from './retry-loop.js';
 
-export type { AuthOptions, CallOptions, ClientOptions, HttpResponse, Query, StreamOptions } from './client-options.js';
+export type {
+  AuthOptions,
+  BreakerClientOptions,
+  CallOptions,
+  ClientOptions,
+  HttpResponse,
+  Query,
+  StreamOptions,
+} from './client-options.js';
+export type { ResilienceCounts } from './retry-loop.js';
 
 /**
  * A resilient HTTP client for agents: timeouts, deadlines, retries with backoff and
@@ -40,18 +51,33 @@ export class HttpClient {
   /** Made on the first request (undici loads then), unless the caller gave one. */
   #dispatcher: Dispatcher | undefined;
   readonly #ownsDispatcher: boolean;
+  readonly #limiters: Map<string, ConcurrencyLimiter>;
 
   constructor(options: ClientOptions) {
     this.#settings = resolveSettings(options);
     this.baseUrl = this.#settings.baseUrl;
     this.#dispatcher = this.#settings.dispatcher;
     this.#ownsDispatcher = this.#dispatcher === undefined;
+    const { concurrency, hedge } = this.#settings;
+    const limiters = new Map<string, ConcurrencyLimiter>();
+    this.#limiters = limiters;
     this.#loop = new RetryLoop({
       settings: this.#settings,
       dispatcher: () => {
         this.#dispatcher ??= defaultDispatcher();
         return this.#dispatcher;
       },
+      limiter: concurrency
+        ? (origin) => {
+            let limiter = limiters.get(origin);
+            if (!limiter) {
+              limiter = new ConcurrencyLimiter(concurrency);
+              limiters.set(origin, limiter);
+            }
+            return limiter;
+          }
+        : undefined,
+      latencies: hedge && hedge.delayMs === undefined ? new LatencyWindow() : undefined,
     });
     this.fetch = createFetch({
       loop: this.#loop,
@@ -119,6 +145,17 @@ export class HttpClient {
    * header). This client's key is sent only to its own origin.
    */
   readonly fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+  /**
+   * What the client's resilience options are doing now, for metrics: hedges sent and won so far,
+   * calls an open breaker refused, and per origin the attempts in flight and waiting for a slot.
+   */
+  resilience(): ResilienceCounts & { concurrency: Record<string, { inFlight: number; queued: number }> } {
+    const concurrency: Record<string, { inFlight: number; queued: number }> = {};
+    for (const [origin, limiter] of this.#limiters)
+      concurrency[origin] = { inFlight: limiter.inFlight, queued: limiter.queued };
+    return { ...this.#loop.counts, concurrency };
+  }
 
   /** Closes the connection pool (when the client created it). */
   async close(): Promise<void> {

@@ -1,7 +1,18 @@
 // @agentwire/http-client: a resilient HTTP client for agents.
 // Any new export added here becomes public API.
 
+export {
+  type BreakerAdmission,
+  type BreakerOptions,
+  type BreakerOutcome,
+  type BreakerState,
+  type BreakerStore,
+  type BreakerTransition,
+  DEFAULT_BREAKER,
+  MemoryBreakerStore,
+} from './circuit-breaker.js';
 export { type Clock, systemClock } from './clock.js';
+export type { ConcurrencyOptions } from './concurrency-limit.js';
 export {
   APIError,
   AuthenticationError,
@@ -19,8 +30,11 @@ export * from './errors/guards.js';
 export {
   AbortedError,
   BudgetExceededError,
+  CircuitOpenError,
+  ConcurrencyLimitError,
   ConnectionError,
   DeadlineExceededError,
+  HedgeLostError,
   InvalidArgumentError,
   InvalidResponseError,
   ResponseTooLargeError,
@@ -28,13 +42,16 @@ export {
   TimeoutError,
 } from './errors/local-errors.js';
 export type { SseEvent } from './event-stream.js';
+export { DEFAULT_HEDGE, type HedgeOptions } from './hedging.js';
 export {
   type AuthOptions,
+  type BreakerClientOptions,
   type CallOptions,
   type ClientOptions,
   HttpClient,
   type HttpResponse,
   type Query,
+  type ResilienceCounts,
   type StreamOptions,
 } from './http-client.js';
 export {

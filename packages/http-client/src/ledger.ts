@@ -32,6 +32,8 @@ export interface AttemptRecord {
   requestId: string | null;
   /** A stream attempt that resumed from this Last-Event-ID. */
   resumedFrom?: string;
+  /** A hedge: an extra attempt sent this many ms after the one it races (same attempt number). */
+  hedgeAfterMs?: number;
   /** The attempt's span, when the client traces: joins this line with the trace. */
   traceId?: string;
   spanId?: string;
@@ -41,7 +43,11 @@ export interface LedgerEvent {
   kind: 'event';
   time: string;
   layer: string;
-  event: 'retry_budget_engaged' | 'retry_budget_recovered';
+  /**
+   * The retry budget pausing or resuming retries; a call refused by an open circuit breaker
+   * (`circuit_open`); a breaker changing state (`circuit_state`: the detail says from and to).
+   */
+  event: 'retry_budget_engaged' | 'retry_budget_recovered' | 'circuit_open' | 'circuit_state';
   method: string;
   path: string;
   detail: string;

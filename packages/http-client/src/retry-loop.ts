@@ -3,12 +3,47 @@
 // backoff with jitter; never past the deadline, never for an unsafe write, never when the
 // budget or the retry budget says no.
 import type { IncomingHttpHeaders } from 'node:http';
-import { type AttemptContext, type Buffered, type Mode, type Streaming, sendAttempt } from './attempt.js';
+import {
+  AttemptCancel,
+  type AttemptContext,
+  type Buffered,
+  type Mode,
+  type Sent,
+  type Streaming,
+  sendAttempt,
+} from './attempt.js';
 import { type Call, callFailure, remainingMs, type Wait } from './call.js';
+import type { BreakerOutcome, BreakerTransition } from './circuit-breaker.js';
 import { APIError } from './errors/api-errors.js';
 import type { HttpClientError } from './errors/client-error.js';
-import { DeadlineExceededError } from './errors/local-errors.js';
+import { CircuitOpenError, DeadlineExceededError } from './errors/local-errors.js';
+import { hedgeDelay, LatencyWindow } from './hedging.js';
 import { backoffDelay } from './retry-policy.js';
+
+/** What the client's resilience did, for metrics: hedges sent and won, calls a breaker refused. */
+export interface ResilienceCounts {
+  hedgesSent: number;
+  hedgesWon: number;
+  breakerRefusals: number;
+}
+
+/** Methods a hedge may repeat without being asked: they change nothing. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * What an attempt says about the upstream's health: a 5xx, a timeout or a broken connection
+ * say it is sick; any other answer (a 4xx, 429 included) that it is up; an attempt that never
+ * reached it, or was stopped on our side, nothing.
+ */
+export function breakerOutcome(sent: Sent): BreakerOutcome {
+  if (sent.kind !== 'error') return 'success';
+  if (!sent.reachedServer) return 'none';
+  const { error } = sent;
+  if (error.status !== undefined) return error.status >= 500 ? 'failure' : 'success';
+  if (error.type === 'connection_error' || error.type === 'timeout_error') return 'failure';
+  // A body too large came from a working upstream; aborted, deadline, hedge_lost: our doing.
+  return error.type === 'response_too_large' ? 'success' : 'none';
+}
 
 export interface Executed<T> {
   sent: T;
@@ -16,12 +51,15 @@ export interface Executed<T> {
   attempt: number;
 }
 
+const NO_LATENCIES = new LatencyWindow();
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
 export class RetryLoop {
   readonly #ctx: AttemptContext;
+  readonly counts: ResilienceCounts = { hedgesSent: 0, hedgesWon: 0, breakerRefusals: 0 };
   /** Whether the retry budget is holding retries back now (for its ledger events). */
   #throttled = false;
   // Error responses kept for the fetch adapter, which must hand them back as responses.
@@ -52,9 +90,28 @@ export class RetryLoop {
   ): Promise<Executed<Streaming | Buffered>> {
     const budget = this.#ctx.settings.retryBudget;
     let wait = firstWait;
+    const { breaker, hedge } = this.#ctx.settings;
+    const breakerKey = breaker ? (breaker.key ?? call.origin) : '';
+    const hedged =
+      hedge !== undefined &&
+      mode === 'buffered' &&
+      call.hedge !== false &&
+      call.replaySafe &&
+      (SAFE_METHODS.has(call.method) || (call.hedge === true && call.idempotencyKey !== undefined));
     for (let attempt = firstAttempt; ; attempt++) {
       if (wait.ms > 0) await this.#sleep(call, wait.ms, attempt - 1);
-      const sent = await sendAttempt(this.#ctx, call, attempt, wait, mode, resumedFrom);
+      let probe = false;
+      if (breaker) {
+        const now = this.#ctx.settings.clock.now();
+        const pending = breaker.store.admit(breakerKey, now, breaker.options);
+        const admission = pending instanceof Promise ? await pending : pending;
+        if (!admission.allowed) throw this.#refused(call, breakerKey, admission.halfOpenAt, attempt - 1);
+        probe = admission.probe;
+      }
+      const sent = hedged
+        ? await this.#hedged(call, attempt, wait)
+        : await sendAttempt(this.#ctx, call, attempt, wait, mode, { resumedFrom });
+      if (breaker) await this.#recordOutcome(call, breakerKey, breakerOutcome(sent), probe);
       if (sent.kind !== 'error') {
         budget?.onSuccess();
         return { sent, attempt };
@@ -68,6 +125,101 @@ export class RetryLoop {
         throw next;
       }
       wait = next;
+    }
+  }
+
+  /** The call refused by an open breaker, in the ledger as such. */
+  #refused(call: Call, key: string, halfOpenAt: number, attemptsSoFar: number): CircuitOpenError {
+    this.counts.breakerRefusals++;
+    const inMs = Math.max(0, halfOpenAt - this.#ctx.settings.clock.now());
+    const error = new CircuitOpenError(
+      `the circuit breaker for ${key} is open (its upstream failed too many calls lately): not sent; it lets a call through again in ${seconds(inMs)}`,
+      { method: call.method, path: call.path, breakerKey: key, halfOpenAt, attempts: attemptsSoFar },
+    );
+    this.#log(call, 'circuit_open', `${key}: refused, half-open at ${new Date(halfOpenAt).toISOString()}`);
+    return error;
+  }
+
+  /**
+   * Counts an attempt's outcome in the breaker. A shared store answers with a promise: a probe's
+   * result is waited for (it decides the state), anyone else's is not (it only counts).
+   */
+  async #recordOutcome(call: Call, key: string, outcome: BreakerOutcome, probe: boolean): Promise<void> {
+    const breaker = this.#ctx.settings.breaker;
+    if (!breaker) return;
+    const changed = (t: BreakerTransition) => {
+      if (t.from === t.to) return;
+      this.#log(call, 'circuit_state', `${key}: ${t.from} -> ${t.to}`);
+      breaker.onStateChange?.(key, t);
+    };
+    const result = breaker.store.record(key, outcome, probe, this.#ctx.settings.clock.now(), breaker.options);
+    if (!(result instanceof Promise)) return changed(result);
+    const counted = result.then(changed, () => undefined);
+    if (probe) await counted;
+  }
+
+  /**
+   * One attempt, and a hedge after a delay if it has not answered: the first answer wins, the
+   * rest are aborted (the ledger shows them as `hedge_lost`). An error answer does not win while
+   * another attempt may still succeed, unless it cannot be retried (a 4xx says the same twice).
+   */
+  async #hedged(call: Call, attempt: number, wait: Wait): Promise<Sent> {
+    const { hedge, retryBudget, clock } = this.#ctx.settings;
+    const delay = hedge ? hedgeDelay(hedge, this.#ctx.latencies ?? NO_LATENCIES) : undefined;
+    if (!hedge || delay === undefined) return sendAttempt(this.#ctx, call, attempt, wait, 'buffered');
+    type Racer = { cancel: AttemptCancel; hedge: boolean; done: Promise<{ sent: Sent; racer: Racer }> };
+    const racers = new Set<Racer>();
+    const start = (hedgeAfterMs: number | undefined) => {
+      const cancel = new AttemptCancel();
+      const racer = { cancel, hedge: hedgeAfterMs !== undefined } as Racer;
+      racer.done = sendAttempt(
+        this.#ctx,
+        call,
+        attempt,
+        hedgeAfterMs === undefined ? wait : { ms: 0, reason: null },
+        'buffered',
+        {
+          cancel,
+          hedgeAfterMs,
+        },
+      ).then((sent) => ({ sent, racer }));
+      racers.add(racer);
+    };
+    start(undefined);
+    let hedges = 0;
+    for (;;) {
+      const stopTimer = new AbortController();
+      const canHedge = hedges < hedge.maxHedges;
+      // The next hedge goes `delay` after the last one (or the first attempt); a timer stopped
+      // because an attempt answered first never resolves.
+      const timer = canHedge
+        ? clock.sleep(delay, stopTimer.signal).then(
+            () => 'hedge' as const,
+            () => new Promise<never>(() => undefined),
+          )
+        : undefined;
+      const next = await Promise.race([...[...racers].map((r) => r.done), ...(timer ? [timer] : [])]);
+      stopTimer.abort();
+      if (next === 'hedge') {
+        // A hedge is an extra request: it is drawn from the retry budget, and none goes while
+        // the budget holds retries back (the upstream may be struggling).
+        if (retryBudget && !retryBudget.allowsRetry()) {
+          hedges = hedge.maxHedges;
+          continue;
+        }
+        retryBudget?.spend();
+        hedges++;
+        this.counts.hedgesSent++;
+        start(delay * hedges);
+        continue;
+      }
+      racers.delete(next.racer);
+      const { sent } = next;
+      if (sent.kind !== 'error' || !sent.error.retryable || racers.size === 0) {
+        for (const other of racers) other.cancel.cancel();
+        if (sent.kind !== 'error' && next.racer.hedge) this.counts.hedgesWon++;
+        return sent;
+      }
     }
   }
 
@@ -148,6 +300,21 @@ export class RetryLoop {
       error.attempts = attemptsSoFar;
       throw error;
     }
+  }
+
+  #log(call: Call, event: 'circuit_open' | 'circuit_state', detail: string): void {
+    const { ledger, layer, clock } = this.#ctx.settings;
+    const entry = {
+      kind: 'event' as const,
+      time: new Date(clock.now()).toISOString(),
+      layer,
+      event,
+      method: call.method,
+      path: call.path,
+      detail,
+    };
+    ledger?.add(entry);
+    call.ledger?.add(entry);
   }
 
   #event(call: Call, event: 'retry_budget_engaged' | 'retry_budget_recovered', tokens: number): void {

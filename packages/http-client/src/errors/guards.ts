@@ -15,6 +15,8 @@ import { HttpClientError } from './client-error.js';
 import {
   AbortedError,
   BudgetExceededError,
+  CircuitOpenError,
+  ConcurrencyLimitError,
   ConnectionError,
   DeadlineExceededError,
   InvalidArgumentError,
@@ -49,3 +51,5 @@ export const isInvalidArgumentError = guard(InvalidArgumentError);
 export const isInvalidResponseError = guard(InvalidResponseError);
 export const isStreamInterruptedError = guard(StreamInterruptedError);
 export const isResponseTooLargeError = guard(ResponseTooLargeError);
+export const isCircuitOpenError = guard(CircuitOpenError);
+export const isConcurrencyLimitError = guard(ConcurrencyLimitError);

@@ -82,3 +82,42 @@ export class StreamInterruptedError extends HttpClientError {
     this.eventsDelivered = details.eventsDelivered;
   }
 }
+
+/**
+ * The upstream's circuit breaker is open: it failed a large share of its calls lately, so this
+ * call fails at once instead of waiting its timeout. Retryable once the breaker half-opens.
+ */
+export class CircuitOpenError extends HttpClientError {
+  readonly type = 'circuit_open';
+  readonly retryable = true;
+  /** The breaker's key (the origin, unless the caller named one). */
+  readonly breakerKey: string;
+  /** When the breaker lets a probe through (ms since the epoch). */
+  readonly halfOpenAt: number;
+
+  constructor(message: string, details: ErrorDetails & { breakerKey: string; halfOpenAt: number }) {
+    super(message, details);
+    this.breakerKey = details.breakerKey;
+    this.halfOpenAt = details.halfOpenAt;
+  }
+}
+
+/** The upstream has its most attempts in flight and its queue is full (`concurrency`). */
+export class ConcurrencyLimitError extends HttpClientError {
+  readonly type = 'concurrency_limit';
+  readonly retryable = true;
+  readonly maxConcurrent: number;
+  readonly maxQueue: number;
+
+  constructor(message: string, details: ErrorDetails & { maxConcurrent: number; maxQueue: number }) {
+    super(message, details);
+    this.maxConcurrent = details.maxConcurrent;
+    this.maxQueue = details.maxQueue;
+  }
+}
+
+/** An attempt aborted because another attempt of the same call (a hedge) answered first. */
+export class HedgeLostError extends HttpClientError {
+  readonly type = 'hedge_lost';
+  readonly retryable = false;
+}
