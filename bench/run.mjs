@@ -21,6 +21,7 @@ import * as features from './comparisons/12-features.mjs';
 import * as oauth from './comparisons/13-oauth.mjs';
 import * as identity from './comparisons/14-identity.mjs';
 import * as writes from './comparisons/15-writes.mjs';
+import * as sick from './comparisons/16-sick-upstream.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
@@ -39,6 +40,7 @@ const COMPARISONS = [
   oauth,
   identity,
   writes,
+  sick,
 ];
 
 const { values } = parseArgs({

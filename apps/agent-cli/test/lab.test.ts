@@ -204,6 +204,22 @@ describe('agent lab --json: the new rows, on structure and values', () => {
       ['idempotent-replayed header', 'absent'],
       ['replies stored for m-0042', 2],
     ]);
+    // A sick upstream: the breaker's states, one call at a time, and a stall cut by a hedge.
+    expect(rowsOf(report, 'a sick upstream')).toEqual([
+      ['1-10', '503 sent, failed'],
+      ['11-12', 'refused at once, not sent'],
+      ['13', '200, the probe: closed'],
+      ['14', '200'],
+    ]);
+    const sick = report.demos.find((d) => d.title.includes('a sick upstream'));
+    expect(sick?.notes[0]).toMatch(
+      /^The breaker went closed -> open, then half_open -> closed \(upstream requests: 12 of 14 calls\)/,
+    );
+    expect(rowsOf(report, 'a sick upstream', 1).map((r) => [r[0], r[1]])).toEqual([
+      ['without a hedge', 1],
+      ['a hedge after 100 ms', 2],
+    ]);
+    expect(rowsOf(report, 'a sick upstream', 1)[1]?.[2]).toMatch(/the stalled one aborted/);
     const refused = await lab('1', '--no-key');
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--no-key is for lab 3');

@@ -25,6 +25,7 @@ import {
   UpstreamsConfigError,
   upstreamUrlProblem,
 } from './upstream/config-file.js';
+import { type ResilienceSettings, resilienceFromEnv } from './upstream/resilience.js';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -103,6 +104,8 @@ export interface GatewayConfig {
   tasks: { ttlMs: number; maxPerCaller: number; pollIntervalMs: number };
   /** Keyed writes the gateway dedupes: IDEMPOTENCY_TTL_MS, IDEMPOTENCY_MAX_KEYS_PER_CALLER, IDEMPOTENCY_MAX_RESULT_BYTES. */
   writes: { ttlMs: number; maxPerCaller: number; maxResultBytes: number };
+  /** The single upstream's breaker, hedging, bulkhead and longest server-asked wait (UPSTREAM_BREAKER..., UPSTREAM_HEDGE, ...). */
+  resilience: ResilienceSettings;
   /** Approval before a call: APPROVAL, APPROVAL_ALLOW, APPROVAL_KEY, APPROVAL_TTL_MS. */
   approvals: {
     policy: ApprovalPolicy;
@@ -135,7 +138,9 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none),
   TASK_TTL_MS (3600000), MAX_TASKS_PER_CALLER (200), TASK_POLL_INTERVAL_MS (1000),
   IDEMPOTENCY_TTL_MS (86400000), IDEMPOTENCY_MAX_KEYS_PER_CALLER (10000), IDEMPOTENCY_MAX_RESULT_BYTES (262144),
-  APPROVAL (marked|destructive|off), APPROVAL_REQUIRE (rules such as method:POST), APPROVAL_ALLOW (tool names), APPROVAL_KEY (random per process), APPROVAL_TTL_MS (300000)`;
+  APPROVAL (marked|destructive|off), APPROVAL_REQUIRE (rules such as method:POST), APPROVAL_ALLOW (tool names), APPROVAL_KEY (random per process), APPROVAL_TTL_MS (300000),
+  UPSTREAM_BREAKER (on|off), UPSTREAM_BREAKER_FAILURE_RATIO (0.1), UPSTREAM_BREAKER_MIN_CALLS (100), UPSTREAM_BREAKER_WINDOW_MS (30000),
+  UPSTREAM_BREAKER_BREAK_MS (5000), UPSTREAM_HEDGE (off|<ms>|p<N>), UPSTREAM_MAX_CONCURRENT (128), UPSTREAM_MAX_QUEUE (512), UPSTREAM_MAX_RETRY_AFTER_MS (60000)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -274,6 +279,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     demoLogToStdout: flags['demo-log-to-stdout'] === true,
     upstreamUrl: upstreamUrl.replace(/\/$/, ''),
     upstreams,
+    resilience: resilienceFromEnv(env),
     upstreamApiKey: env.UPSTREAM_API_KEY || undefined,
     openapi: flags.openapi ?? (env.OPENAPI_URL || undefined),
     host,

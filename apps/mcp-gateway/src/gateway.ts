@@ -2,7 +2,7 @@
 // made from their documents, the tool-call pipeline, the MCP core that both transports use, and
 // the metrics; and reloads the catalog when a document changes. Composition only: each part
 // lives in its room (protocol/, tools/, openapi/, upstream/, observability/).
-import type { HttpClient } from '@agentwire/http-client';
+import type { BreakerStore, BreakerTransition, HttpClient } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
 import { ConfigError } from './common/config-error.js';
 import { GatewayMetrics } from './observability/metrics.js';
@@ -40,7 +40,10 @@ import type { ToolScopes } from './transports/http/oauth.js';
 import type { HttpOptions, HttpServer } from './transports/http.js';
 import type { ExchangeSettings, UpstreamIdentity } from './upstream/caller.js';
 import type { QuotaSettings, Upstream } from './upstream/config-file.js';
+import type { ResilienceSettings } from './upstream/resilience.js';
 import { type Source, sourceOf, UpstreamRouter } from './upstream/sources.js';
+
+const BREAKER_STATE_VALUES = { closed: 0, half_open: 1, open: 2 } as const;
 
 export { DEFAULT_TOOLS_TOKEN_BUDGET, type ToolListCost, type ToolsModeChoice } from './tools/catalog.js';
 
@@ -112,6 +115,10 @@ export interface GatewayOptions {
   writes?: Partial<WriteOptions> | undefined;
   /** Which calls a person approves first, the state signing key and TTL, where used states live. */
   approvals?: Partial<ApprovalOptions> | undefined;
+  /** The single upstream's breaker, hedging and bulkhead (a config file sets them per upstream). */
+  resilience?: ResilienceSettings | undefined;
+  /** Where the breakers keep their state: Redis shared by replicas, or (default) each client's memory. */
+  breakerStore?: BreakerStore | undefined;
 }
 
 export type { ExchangeSettings };
@@ -150,7 +157,16 @@ export interface Gateway {
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreams = upstreamsOf(options);
   const identities = await identitiesOf(upstreams, options.exchange);
-  const sources: Source[] = upstreams.map((u, i) => sourceOf({ ...u, identity: identities[i] }, options.tracer));
+  // Each upstream's breaker state as last heard (0 closed, 1 half-open, 2 open), for /metrics.
+  const breakerStates = new Map<string, number>();
+  const breakers = {
+    store: options.breakerStore,
+    onStateChange: (upstream: string, change: BreakerTransition) =>
+      breakerStates.set(upstream, BREAKER_STATE_VALUES[change.to]),
+  };
+  const sources: Source[] = upstreams.map((u, i) =>
+    sourceOf({ ...u, identity: identities[i] }, options.tracer, breakers),
+  );
   const toolSettings = upstreams.map((u) => toolsOf(u, options));
   const loadAll = () => Promise.all(sources.map((s) => s.load()));
   let current = await buildCatalog(await loadAll(), toolSettings, options);
@@ -160,6 +176,38 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     'Tokens left in each upstream retry budget; retries pause below half of the maximum.',
     'upstream',
     () => sources.map((s) => [s.name ?? 'default', s.retryBudget.tokens]),
+  );
+  metrics.gaugeBy(
+    'mcp_gateway_upstream_breaker_state',
+    'Each upstream circuit breaker as this replica last heard it: 0 closed, 1 half-open, 2 open.',
+    'upstream',
+    () => sources.map((s) => [s.name ?? 'default', breakerStates.get(s.name ?? 'default') ?? 0]),
+  );
+  const resilienceOf = (pick: (r: ReturnType<HttpClient['resilience']>) => number) => () =>
+    sources.map((s): [string, number] => [s.name ?? 'default', pick(s.client.resilience())]);
+  metrics.gaugeBy(
+    'mcp_gateway_upstream_hedges_sent',
+    'Hedged attempts sent to each upstream since start (a read that had not answered after the hedge delay).',
+    'upstream',
+    resilienceOf((r) => r.hedgesSent),
+  );
+  metrics.gaugeBy(
+    'mcp_gateway_upstream_hedges_won',
+    'Hedged attempts that answered first, per upstream, since start.',
+    'upstream',
+    resilienceOf((r) => r.hedgesWon),
+  );
+  metrics.gaugeBy(
+    'mcp_gateway_upstream_breaker_refusals',
+    'Calls an open circuit breaker failed at once, per upstream, since start.',
+    'upstream',
+    resilienceOf((r) => r.breakerRefusals),
+  );
+  metrics.gaugeBy(
+    'mcp_gateway_upstream_queued',
+    'Calls waiting for a free slot of each upstream (UPSTREAM_MAX_CONCURRENT) now.',
+    'upstream',
+    resilienceOf((r) => Object.values(r.concurrency).reduce((n, c) => n + c.queued, 0)),
   );
   metrics.gauge(
     'mcp_gateway_tool_list_tokens',
@@ -401,6 +449,7 @@ function upstreamsOf(options: GatewayOptions): Configured[] {
       audience: options.upstreamAudience,
       forwardHeaders: options.forwardHeaders,
       quota: options.quota,
+      resilience: options.resilience,
     },
   ];
 }

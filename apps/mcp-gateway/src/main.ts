@@ -66,6 +66,8 @@ async function main(): Promise<void> {
       ...(config.approvals.key ? { key: config.approvals.key } : {}),
       ...(await usedStatesOf(config)),
     },
+    resilience: config.resilience,
+    breakerStore: await breakerStoreOf(config),
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   // What is served and what it costs a model (counted in a child process, logged when known).
@@ -175,6 +177,16 @@ async function usedStatesOf(config: GatewayConfig) {
     import('./tools/approval.js'),
   ]);
   return { used: new RedisUsedStates(redis, config.redisPrefix, true) };
+}
+
+/** Circuit breakers in Redis when the gateway has one (replicas open and close together), else per process. */
+async function breakerStoreOf(config: GatewayConfig) {
+  if (!config.redisUrl) return undefined;
+  const [redis, { RedisBreakerStore }] = await Promise.all([
+    storeConnection(config.redisUrl, config),
+    import('./upstream/breaker-store.js'),
+  ]);
+  return new RedisBreakerStore(redis, config.redisPrefix, true);
 }
 
 /**

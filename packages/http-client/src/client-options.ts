@@ -74,7 +74,8 @@ export interface ClientOptions {
    * A circuit breaker per upstream; off unless given (it changes what a caller sees: calls fail at
    * once while it is open). `true` takes Polly's defaults: open at 10% failures over 30 s with at
    * least 100 calls, half-open after 5 s. `key` names the breaker (default: the origin);
-   * `store` keeps its state elsewhere (shared by replicas); `onStateChange` hears each change.
+   * `store` keeps its state elsewhere (shared by replicas); `onStateChange` hears each change,
+   * and the state a refused call found (then `from` and `to` are the same).
    */
   breaker?: BreakerClientOptions | boolean | undefined;
   /**

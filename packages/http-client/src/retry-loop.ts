@@ -105,7 +105,12 @@ export class RetryLoop {
         const now = this.#ctx.settings.clock.now();
         const pending = breaker.store.admit(breakerKey, now, breaker.options);
         const admission = pending instanceof Promise ? await pending : pending;
-        if (!admission.allowed) throw this.#refused(call, breakerKey, admission.halfOpenAt, attempt - 1);
+        if (!admission.allowed) {
+          // Not a change, but what this client now knows: the breaker (perhaps opened by another
+          // replica through a shared store) is open or half-open.
+          breaker.onStateChange?.(breakerKey, { from: admission.state, to: admission.state });
+          throw this.#refused(call, breakerKey, admission.halfOpenAt, attempt - 1);
+        }
         probe = admission.probe;
       }
       const sent = hedged

@@ -28,6 +28,8 @@ export const UpstreamAttemptReport = Type.Object({
   durationMs: Type.Number({ minimum: 0 }),
   bytesSent: Count,
   bytesReceived: Count,
+  /** A hedge: an extra attempt sent this many ms after the one it raced. */
+  hedgeAfterMs: Type.Optional(Type.Number({ minimum: 0 })),
   traceId: Type.Optional(Type.String()),
   spanId: Type.Optional(Type.String()),
 });
@@ -43,6 +45,10 @@ export const UpstreamReport = Type.Object({
   durationMs: Type.Number({ minimum: 0 }),
   requestIds: Type.Array(Type.String()),
   attemptLog: Type.Array(UpstreamAttemptReport),
+  /** A hedged attempt answered first. */
+  hedgeWon: Type.Optional(Type.Boolean()),
+  /** The upstream's circuit breaker was open: the call was not sent (or not retried). */
+  breaker: Type.Optional(Type.Literal('open')),
   /** On an error result: whether trying the call again may help. */
   retryable: Type.Optional(Type.Boolean()),
   /** Whom the call was made for: the caller's `sub` (no other personal data), when it signed in. */

@@ -373,6 +373,98 @@ export async function lab3(stack: Stack, report: LabReport, trace = false, noKey
     'The API cannot tell a repeat from a new note. With _meta["agentwire.dev/idempotencyKey"], the gateway runs the first call, keeps its result, and answers the repeat from it.',
   );
   await notes.close();
+
+  report.demo('a sick upstream: a breaker opens and closes, a hedge cuts a stall');
+  if (stack.embedded) await sickUpstream(stack, report);
+  else report.note('Shown on the embedded stack only: it needs the admin endpoint to make the API sick.');
+}
+
+/** The breaker through its states, and a stalled read with and without a hedge. */
+async function sickUpstream(stack: Stack, report: LabReport): Promise<void> {
+  // The breaker: 10 failing calls open it (half of at least 10 failed); two calls are refused
+  // without being sent; after the break one probe goes, succeeds, and closes it.
+  const breakMs = 300;
+  const ledger = new Ledger();
+  const guarded = new HttpClient({
+    baseUrl: stack.apiUrl,
+    auth: { key: stack.apiKey },
+    ledger,
+    maxRetries: 0,
+    retryBudget: false,
+    breaker: { failureRatio: 0.5, minimumThroughput: 10, breakDurationMs: breakMs },
+  });
+  await installFaults(stack.apiUrl, stack.apiKey, {
+    rules: [{ method: 'GET', path: '/employees/{employee_id}', action: 'status', status: 503, times: 10 }],
+  });
+  const outcomes: string[] = [];
+  const once = async () => {
+    try {
+      await guarded.get('/employees/e-05');
+      outcomes.push(ledger.entries.at(-1)?.kind === 'event' ? '200, the probe: closed' : '200');
+    } catch (error) {
+      outcomes.push(
+        isHttpClientError(error) && error.type === 'circuit_open'
+          ? 'refused at once, not sent'
+          : `${(error as { status?: number }).status} sent, failed`,
+      );
+    }
+  };
+  for (let i = 0; i < 12; i++) await once();
+  await new Promise((resolve) => setTimeout(resolve, breakMs));
+  for (let i = 0; i < 2; i++) await once();
+  await installFaults(stack.apiUrl, stack.apiKey, { rules: [] });
+  await guarded.close();
+  // Consecutive calls with the same outcome on one row.
+  const rows: Array<[string, string]> = [];
+  outcomes.forEach((outcome, i) => {
+    const last = rows.at(-1);
+    const [from] = (last?.[0] ?? '').split('-');
+    if (last && last[1] === outcome) last[0] = `${from}-${i + 1}`;
+    else rows.push([String(i + 1), outcome]);
+  });
+  const changes = ledger.entries
+    .filter((e) => e.kind === 'event' && e.event === 'circuit_state')
+    .map((e) => (e.kind === 'event' ? (e.detail.split(': ').at(-1) ?? '') : ''));
+  report.table(['calls', 'what happened'], rows);
+  report.note(
+    `The breaker went ${changes.join(', then ')} (upstream requests: ${ledger.attempts.length} of ${outcomes.length} calls). Only 5xx, timeouts and broken connections count; after the ${breakMs} ms break one probe decided.`,
+  );
+
+  // The hedge: the first read stalls for 1.5 s; a hedge sent after 100 ms answers instead.
+  const stalled = async (hedge: boolean) => {
+    await installFaults(stack.apiUrl, stack.apiKey, {
+      rules: [{ method: 'GET', path: '/employees/{employee_id}', action: 'delay', delay_ms: 1500, times: 1 }],
+    });
+    const hedgeLedger = new Ledger();
+    const client = new HttpClient({
+      baseUrl: stack.apiUrl,
+      auth: { key: stack.apiKey },
+      ledger: hedgeLedger,
+      ...(hedge ? { hedge: { delayMs: 100 } } : {}),
+    });
+    const started = performance.now();
+    await client.get('/employees/e-05');
+    const ms = Math.round(performance.now() - started);
+    await client.close();
+    return { ms, attempts: hedgeLedger.attempts };
+  };
+  const plain = await stalled(false);
+  const hedged = await stalled(true);
+  await installFaults(stack.apiUrl, stack.apiKey, { rules: [] });
+  report.table(
+    ['one read, the first answer stalled 1.5 s', 'requests', 'answered after'],
+    [
+      ['without a hedge', plain.attempts.length, `${(plain.ms / 1000).toFixed(1)} s`],
+      [
+        'a hedge after 100 ms',
+        hedged.attempts.length,
+        `${(hedged.ms / 1000).toFixed(1)} s (${hedged.attempts.find((a) => a.errorType === 'hedge_lost') ? 'the stalled one aborted' : '?'})`,
+      ],
+    ],
+  );
+  report.note(
+    'A read that has not answered after a delay gets a second attempt; the first answer wins and the other is aborted. With a percentile (hedge: { percentile: 95 }) only the slowest few percent are hedged, each drawn from the retry budget.',
+  );
 }
 
 function headerOf(head: string[], name: string): string | null {

@@ -555,9 +555,16 @@ function upstreamMeta(ledger: Ledger, started: number, status: number | null): U
       durationMs: a.durationMs,
       bytesSent: a.bytesSent,
       bytesReceived: a.bytesReceived,
+      // A hedge: sent this long after the attempt it raced.
+      ...(a.hedgeAfterMs === undefined ? {} : { hedgeAfterMs: a.hedgeAfterMs }),
       // The attempt's span, when the gateway traces: a client's ledger line joins the trace.
       ...(a.spanId ? { traceId: a.traceId, spanId: a.spanId } : {}),
     })),
+    // What the upstream's resilience did: a hedge answered first, or an open breaker refused.
+    ...(ledger.attempts.some((a) => a.hedgeAfterMs !== undefined && a.errorType === null) ? { hedgeWon: true } : {}),
+    ...(ledger.entries.some((e) => e.kind === 'event' && e.event === 'circuit_open')
+      ? { breaker: 'open' as const }
+      : {}),
   };
 }
 

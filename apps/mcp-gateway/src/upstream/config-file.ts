@@ -20,6 +20,7 @@
 //       deny: [{ tools: [op:delete_*], claim: { sub: ben } }]
 //       allow: [{ tools: [tag:admin], scope: admin }]
 //       quota: { calls: 60, perSeconds: 60, per: tool }   # per caller, across replicas with Redis
+//       resilience: { breaker: { failureRatio: 0.5, minimumThroughput: 20 }, hedge: p95, maxConcurrent: 64 }
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
@@ -34,6 +35,13 @@ import {
 } from '../tools/selection.js';
 import type { UpstreamAuth } from '../tools/tool.js';
 import { forwardHeaderProblem } from './caller.js';
+import {
+  RESILIENCE_SCHEMA,
+  type ResilienceFile,
+  type ResilienceSettings,
+  resilienceFromEnv,
+  resilienceFromFile,
+} from './resilience.js';
 
 // The YAML parser (about 50 ms to load) is loaded when a config file is read: a gateway started
 // without one (most are) does not pay for it at start-up.
@@ -73,6 +81,8 @@ export interface Upstream {
   rules?: UpstreamRules | undefined;
   /** How many calls one caller may make (tools/quota.ts). */
   quota?: QuotaSettings | undefined;
+  /** Breaker, hedging, bulkhead, longest server-asked wait (upstream/resilience.ts); default the environment's. */
+  resilience?: ResilienceSettings | undefined;
 }
 
 /** A token bucket per caller: `calls` per `perSeconds`, counted per upstream or per tool. */
@@ -152,6 +162,7 @@ const SCHEMA = {
           audience: { type: 'string', minLength: 1, maxLength: 2048 },
           forwardHeaders: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 100 } },
           idempotencyHeader: { type: 'boolean' },
+          resilience: RESILIENCE_SCHEMA,
           allow: RULES,
           deny: RULES,
           quota: {
@@ -378,6 +389,7 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       idempotencyHeader: raw.idempotencyHeader === true,
       rules: access,
       quota: quota ? { calls: quota.calls, perSeconds: quota.perSeconds, per: quota.per ?? 'upstream' } : undefined,
+      resilience: resilienceFromFile(raw.resilience as ResilienceFile | undefined, resilienceFromEnv(env)),
     };
   });
 }
@@ -386,6 +398,9 @@ function allowedAt(path: Array<string | number>): string[] {
   if (path.length === 0) return ['upstreams'];
   if (path.length === 2) return Object.keys(SCHEMA.properties.upstreams.items.properties);
   if (path[2] === 'quota') return Object.keys(SCHEMA.properties.upstreams.items.properties.quota.properties);
+  if (path[2] === 'resilience' && path[3] === 'breaker')
+    return Object.keys(RESILIENCE_SCHEMA.properties.breaker.oneOf[1].properties);
+  if (path[2] === 'resilience') return Object.keys(RESILIENCE_SCHEMA.properties);
   if (path[2] === 'allow' || path[2] === 'deny') return Object.keys(RULES.items.properties);
   return Object.keys(SCHEMA.properties.upstreams.items.properties.auth.properties);
 }

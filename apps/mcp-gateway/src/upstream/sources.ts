@@ -2,11 +2,12 @@
 // caller that makes a tool's request, and how to read its OpenAPI document; and the router that
 // sends each tool's call through the upstream it came from.
 
-import { HttpClient, RetryBudget } from '@agentwire/http-client';
+import { type BreakerStore, type BreakerTransition, HttpClient, RetryBudget } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
 import type { CallContext, JobState, Tool, ToolCaller, ToolResult } from '../tools/tool.js';
 import { basicCredentials, UpstreamCaller, type UpstreamIdentity } from './caller.js';
 import type { Upstream } from './config-file.js';
+import { clientResilience, DEFAULT_RESILIENCE, type ResilienceSettings } from './resilience.js';
 import { loadSpec } from './spec-loader.js';
 
 /** What the upstream layer needs to know of one upstream: where, with which key, and its limits. */
@@ -21,7 +22,15 @@ export type SourceSettings = Pick<
   /** Whom the upstream is called as (upstream/caller.ts); default its own key. */
   identity?: UpstreamIdentity | undefined;
   forwardHeaders?: readonly string[] | undefined;
+  /** Breaker, hedging, bulkhead and the longest server-asked wait (upstream/resilience.ts). */
+  resilience?: ResilienceSettings | undefined;
 };
+
+/** Where the breakers keep their state (Redis, shared by replicas), and who hears them change. */
+export interface BreakerWiring {
+  store?: BreakerStore | undefined;
+  onStateChange?: ((upstream: string, change: BreakerTransition) => void) | undefined;
+}
 
 /** One upstream as the gateway runs it: its client and caller, and how to read its document. */
 export interface Source {
@@ -35,9 +44,16 @@ export interface Source {
   load(): Promise<unknown>;
 }
 
-export function sourceOf(upstream: SourceSettings, tracer?: Tracer): Source {
+export function sourceOf(upstream: SourceSettings, tracer?: Tracer, breakers: BreakerWiring = {}): Source {
   const retryBudget = new RetryBudget();
+  const name = upstream.name ?? 'default';
   const client = new HttpClient({
+    ...clientResilience(upstream.resilience ?? DEFAULT_RESILIENCE, {
+      // One breaker per upstream, named so, shared by the replicas through the store.
+      key: name,
+      store: breakers.store,
+      onStateChange: breakers.onStateChange,
+    }),
     retryBudget,
     baseUrl: upstream.url,
     layer: 'gateway',
