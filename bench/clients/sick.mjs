@@ -4,7 +4,7 @@
 // Usage: node clients/sick.mjs '{"url":...,"key":...,"mode":"plain"|"hedge"|"breaker","calls":400,"concurrency":4}'
 import { HttpClient, Ledger } from '@agentwire/http-client';
 
-const { url, key, mode, calls, concurrency, breakMs = 1000 } = JSON.parse(process.argv[2]);
+const { url, key, mode, calls, concurrency, breakMs = 1000, pauseMs = 0 } = JSON.parse(process.argv[2]);
 const ledger = new Ledger();
 const client = new HttpClient({
   baseUrl: url,
@@ -32,6 +32,8 @@ await Promise.all(
         if (error.type === 'circuit_open') refused.push(ms);
         else latencies.push(ms);
       }
+      // A steady rate rather than a tight loop: refused calls take microseconds.
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   }),
 );
@@ -48,7 +50,8 @@ const probesPerInterval = opened.map((at) => {
     ...events.map((e) => Date.parse(e.time)).filter((t) => t > at),
     Number.POSITIVE_INFINITY,
   );
-  return ledger.attempts.filter((a) => Date.parse(a.time) >= at && Date.parse(a.time) <= closeOrNext).length;
+  // Attempts that began after it opened (those in flight then were let through while closed).
+  return ledger.attempts.filter((a) => Date.parse(a.time) > at && Date.parse(a.time) < closeOrNext).length;
 });
 const { hedgesSent, hedgesWon } = client.resilience();
 process.stdout.write(

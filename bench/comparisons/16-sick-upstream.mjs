@@ -39,17 +39,27 @@ export async function run(runner) {
     });
     if (r.status !== 200) throw new Error(`setting faults failed: ${r.text}`);
   };
-  const sick = (mode, rules) => async () => {
-    await faults(rules);
-    return runner.runJson('clients/sick.mjs', { url: api.line, key: runner.key, mode, calls, concurrency: 4 });
-  };
+  const sick =
+    (mode, rules, extra = {}) =>
+    async () => {
+      await faults(rules);
+      return runner.runJson('clients/sick.mjs', {
+        url: api.line,
+        key: runner.key,
+        mode,
+        calls,
+        concurrency: 4,
+        ...extra,
+      });
+    };
   console.log(
     `16. a sick upstream: hedged reads, the breaker, and what both cost when nothing is wrong (${calls} calls a side)`,
   );
   const s = await runner.interleave({
     healthy: sick('plain', []),
     hedged: sick('hedge', [STALL]),
-    broken: sick('breaker', [FAIL]),
+    // 4 callers, each a call every 5 ms: about 3 s a round, several 1 s breaks.
+    broken: sick('breaker', [FAIL], { calls: calls * 2, pauseMs: 5 }),
   });
   await faults([]);
   const med = (side, field) => median(s[side].map((x) => x[field]));

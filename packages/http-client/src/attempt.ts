@@ -173,7 +173,9 @@ export async function sendAttempt(
     };
     settings.ledger?.add(entry);
     call.ledger?.add(entry);
-    if (status !== null && errorType === null) ctx.latencies?.add(entry.durationMs);
+    // A hedge's latency counts from when its call began, not from when it went: counted from its
+    // own start, hedges that won pulled the percentile down and hedged ever more (bench 16).
+    if (status !== null && errorType === null) ctx.latencies?.add(entry.durationMs + (hedgeAfterMs ?? 0));
   };
   const notSent = (error: HttpClientError): Sent => ({ kind: 'error', error, reachedServer: false });
 

@@ -80,7 +80,7 @@ export interface ClientOptions {
   breaker?: BreakerClientOptions | boolean | undefined;
   /**
    * Hedged reads; off unless given. After `delayMs` (or the `percentile` of recent latencies) a
-   * read that has not answered gets a second attempt, drawn from the retry budget; the first
+   * read that has not answered gets a second attempt (none while the retry budget holds retries back); the first
    * answer wins and the other is aborted. Only safe methods are hedged, and writes whose call
    * says `hedge: true` (with an idempotency key).
    */

@@ -1,8 +1,8 @@
 // Hedged reads ("The Tail at Scale"; Polly's MaxHedgedAttempts and Delay): when an attempt has
 // not answered after a delay, a second one goes; the first answer wins and the other is
 // aborted. The delay is given in ms, or taken as a percentile of the latencies this client saw
-// lately, so only the slowest few percent of calls are hedged. Each hedge is drawn from the
-// retry budget, so a sick upstream is not sent twice the load.
+// lately, so only the slowest few percent of calls are hedged. No hedge goes while the retry
+// budget holds retries back, so an upstream whose failures drained it is not sent more.
 
 export interface HedgeOptions {
   /** A fixed delay before a hedge, in ms. Without it, `percentile` of recent latencies. */

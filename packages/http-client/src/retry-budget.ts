@@ -34,11 +34,6 @@ export class RetryBudget {
     this.#tokens = Math.min(this.#options.maxTokens, this.#tokens + this.#options.tokenRatio);
   }
 
-  /** Takes a token for an extra attempt that is not a retry (a hedge): as a failure would. */
-  spend(): void {
-    this.onFailure();
-  }
-
   /** Whether a retry may be sent now. */
   allowsRetry(): boolean {
     return this.#tokens > this.#options.maxTokens / 2;

@@ -463,7 +463,7 @@ async function sickUpstream(stack: Stack, report: LabReport): Promise<void> {
     ],
   );
   report.note(
-    'A read that has not answered after a delay gets a second attempt; the first answer wins and the other is aborted. With a percentile (hedge: { percentile: 95 }) only the slowest few percent are hedged, each drawn from the retry budget.',
+    'A read that has not answered after a delay gets a second attempt; the first answer wins and the other is aborted. With a percentile (hedge: { percentile: 95 }) only the slowest few percent are hedged, and none while the retry budget holds retries back.',
   );
 }
 
