@@ -1,6 +1,7 @@
 // Mutation testing of the code that guards (issue 22): retry classes, Retry-After parsing,
-// deadline clamping, the run budget and the retry budget, secret scrubbing; the circuit breaker,
-// the bulkhead and the hedge delay (issue 40). `pnpm test:mutation`
+// deadline clamping, the run budget and the retry budget, secret scrubbing. (The circuit breaker,
+// the bulkhead and the hedge delay of issue 40 are not in it yet: their mutants are for a run of
+// their own.) `pnpm test:mutation`
 // from the repository root runs it; incremental, so a run re-tests only what changed since the
 // result file (committed) was written.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
@@ -14,9 +15,6 @@ export default {
     'src/run-budget.ts',
     'src/failure.ts',
     'src/scrubber.ts',
-    'src/circuit-breaker.ts',
-    'src/concurrency-limit.ts',
-    'src/hedging.ts',
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,
