@@ -109,6 +109,7 @@ async function rpc(message, headers) {
         why: String(result.content?.[0]?.text ?? '').slice(0, 160),
         started,
         result,
+        headers: response.headers,
       };
     }
     return { outcome: 'ok', status, started, result, headers: response.headers };
@@ -804,6 +805,104 @@ async function faultPlan() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The sick phase, after the agents: the toy API left up answers half of GET /employees/{id} with
+// 503 (a seeded fault rule: sick, not dead). The three gateways count into one breaker in Redis:
+// it opens for all of them, calls fail at once without reaching the API, and once the API is
+// well again one probe closes it. Its calls are apart from the agents' (check 2 is theirs).
+
+/** One get_employee call as 2026-07-28 sends it; the balancer's X-Served-By says which gateway. */
+async function oneCall() {
+  const message = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'get_employee',
+      arguments: { employee_id: 'e-05' },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+  const r = await rpc(message, {
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': 'get_employee',
+  });
+  return {
+    ok: r.outcome === 'ok',
+    refused: r.result?._meta?.['agentwire.dev/upstream']?.breaker === 'open',
+    attempts: r.result?._meta?.['agentwire.dev/upstream']?.attempts,
+    by: r.headers?.get('x-served-by') ?? undefined,
+  };
+}
+
+async function setFaults(rules) {
+  const response = await fetch(`${API}/admin/faults`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ seed: 40, rules }),
+  });
+  if (!response.ok) throw new Error(`setting faults failed: HTTP ${response.status} ${await response.text()}`);
+}
+
+/** Each gateway's breaker state as its /metrics says, scraped through the balancer until all three answered. */
+async function breakerStates() {
+  const states = new Map();
+  const metrics = new URL('/metrics', MCP);
+  for (let tries = 0; tries < 60 && states.size < 3; tries++) {
+    try {
+      const response = await fetch(metrics, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const by = response.headers.get('x-served-by');
+      const text = await response.text();
+      const state = /mcp_gateway_upstream_breaker_state\{upstream="default"\} (\d)/.exec(text)?.[1];
+      if (by && state !== undefined) states.set(by, Number(state));
+    } catch {}
+  }
+  return Object.fromEntries(states);
+}
+
+async function sickPhase() {
+  await setFaults([
+    { method: 'GET', path: '/employees/{employee_id}', action: 'status', status: 503, probability: 0.5, times: 10_000 },
+  ]);
+  const started = now();
+  let sent = 0;
+  let refusedAt;
+  // Polly's thresholds: 10% failures over 30 s once 100 calls. The window still holds the agents'
+  // healthy calls of the last 30 s (a thousand or so), which the sick ones must outweigh.
+  while (sent < 3000 && refusedAt === undefined) {
+    const calls = await Promise.all(Array.from({ length: 8 }, () => oneCall()));
+    sent += calls.length;
+    if (calls.some((c) => c.refused)) refusedAt = now();
+  }
+  // While it is open, every replica refuses without sending: no attempt reaches the API. (A
+  // replica trusts a closed state it heard for 250 ms: past that, it asks Redis.)
+  await sleep(400);
+  const whileOpen = await Promise.all(Array.from({ length: 12 }, () => oneCall()));
+  const opened = await breakerStates();
+  await setFaults([]);
+  // Well again: after the break (UPSTREAM_BREAKER_BREAK_MS, 5 s) one probe closes it.
+  let closedAt;
+  const until = Date.now() + 20_000;
+  while (closedAt === undefined && Date.now() < until) {
+    const call = await oneCall();
+    if (call.ok) closedAt = now();
+    else await sleep(250);
+  }
+  const after = await Promise.all(Array.from({ length: 6 }, () => oneCall()));
+  return {
+    sentToOpen: sent,
+    openedAfterSeconds: refusedAt === undefined ? undefined : refusedAt - started,
+    whileOpen,
+    opened,
+    closedAfterSeconds: closedAt === undefined || refusedAt === undefined ? undefined : closedAt - refusedAt,
+    after,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function api(path) {
   for (let tries = 0; tries < 20; tries++) {
@@ -838,7 +937,8 @@ async function main() {
   running = false;
   await plan;
   const results = await Promise.all(agents);
-  const report = await check(results, triageRepliesBefore);
+  const sick = await sickPhase();
+  const report = await check(results, triageRepliesBefore, sick);
   if (env.CHAOS_REPORT) writeFileSync(env.CHAOS_REPORT, `${JSON.stringify(report, null, 2)}\n`);
   process.exit(report.checks.every((c) => c.ok) ? 0 : 1);
 }
@@ -889,7 +989,7 @@ async function newToken() {
   return { ok: false, detail: 'no token in 15 s' };
 }
 
-async function check(results, triageRepliesBefore) {
+async function check(results, triageRepliesBefore, sick) {
   const checks = [];
   const add = (name, ok, detail) => checks.push({ name, ok, detail });
 
@@ -1069,6 +1169,22 @@ async function check(results, triageRepliesBefore) {
               .join('; ')}`
           : ''
       }`,
+  );
+
+  // 7. A sick upstream opens the breaker on every gateway at once, and a probe closes it again.
+  const refusedUnsent = sick.whileOpen.filter((c) => c.refused && c.attempts === 0);
+  add(
+    'a sick upstream (half its calls 503) opened the shared breaker on all three gateways; calls then failed at once, unsent; once it was well, a probe closed it',
+    sick.openedAfterSeconds !== undefined &&
+      refusedUnsent.length === sick.whileOpen.length &&
+      Object.keys(sick.opened).length === 3 &&
+      Object.values(sick.opened).every((state) => state === 2) &&
+      sick.closedAfterSeconds !== undefined &&
+      sick.after.every((c) => c.ok),
+    `opened after ${sick.sentToOpen} calls (${sick.openedAfterSeconds?.toFixed(1) ?? 'never'} s); ` +
+      `${refusedUnsent.length} of ${sick.whileOpen.length} calls while open refused unsent, by ${[...new Set(sick.whileOpen.map((c) => c.by))].join(', ')}; ` +
+      `breaker state per gateway ${JSON.stringify(sick.opened)}; closed ${sick.closedAfterSeconds?.toFixed(1) ?? 'never'} s after it opened; ` +
+      `${sick.after.filter((c) => c.ok).length} of ${sick.after.length} calls after that ok`,
   );
 
   // The window each fault opened: from the fault to its last failed attempt, and how many failed.

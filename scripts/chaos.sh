@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The chaos run: brings up docker-compose.scale.yml (3 gateways, 2 toy APIs, HAProxy, Redis
 # with AOF) under its own project name, free ports and random secrets, waits until every
-# replica is healthy, runs scripts/chaos.mjs (24 agents while a gateway, a toy API and Redis
-# fail one after another), prints its figures, and takes the stack down. Bounded: the agents
+# replica is healthy, runs scripts/chaos.mjs (44 agents while a gateway, a toy API and Redis
+# fail one after another, then a sick phase: the API fails half its calls and the gateways'
+# shared breaker must open on all three), prints its figures, and takes the stack down. Bounded: the agents
 # run CHAOS_SECONDS (60: the note agents write for a minute), the whole script a few minutes. Exit 1 when a check fails.
 #   usage: scripts/chaos.sh      (needs a Docker engine and a built repo: pnpm build)
 set -euo pipefail
@@ -25,6 +26,7 @@ cat "$tlsdir/cert.pem" "$tlsdir/key.pem" >"$tlsdir/tls.pem"
 chmod 644 "$tlsdir/tls.pem"
 cat >"$envfile" <<ENV
 TOY_API_KEY=$(secret)
+TOY_API_ADMIN=1
 MCP_GATEWAY_TOKEN=$(secret)
 REDIS_PASSWORD=$(secret)
 APPROVAL_KEY=$(secret)$(secret)

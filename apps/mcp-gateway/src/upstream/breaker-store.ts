@@ -39,7 +39,8 @@ return {0, 'half_open', since + brk}
 `;
 
 // KEYS[1] the breaker's hash. ARGV: outcome, probe (1|0), now, failureRatio, samplingDurationMs,
-// minimumThroughput, breakDurationMs. Returns {from, to}.
+// minimumThroughput, breakDurationMs. Returns {from, to, openUntil}: when it is open, until when
+// (Redis's word, not this replica's guess: another replica may have opened it earlier).
 const RECORD = `
 local k = KEYS[1]
 local outcome, probe, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -55,14 +56,16 @@ if probe == '1' and from == 'half_open' then
   if outcome == 'failure' then open()
   elseif outcome == 'success' then redis.call('DEL', k)
   else redis.call('HSET', k, 'probeSince', 0) end
-  return {from, redis.call('HGET', k, 'state') or 'closed'}
+  return {from, redis.call('HGET', k, 'state') or 'closed', tonumber(redis.call('HGET', k, 'openUntil') or '0')}
 end
-if from ~= 'closed' or outcome == 'none' then return {from, from} end
+if from ~= 'closed' or outcome == 'none' then
+  return {from, from, tonumber(redis.call('HGET', k, 'openUntil') or '0')}
+end
 local index = math.floor(now / (window / ${BUCKETS}))
 redis.call('HINCRBY', k, 'c:' .. index, 1)
 if outcome == 'failure' then redis.call('HINCRBY', k, 'f:' .. index, 1) end
 redis.call('PEXPIRE', k, ttl)
-if outcome ~= 'failure' then return {from, from} end
+if outcome ~= 'failure' then return {from, from, 0} end
 local calls, failures = 0, 0
 local fields = redis.call('HGETALL', k)
 for i = 1, #fields, 2 do
@@ -76,9 +79,9 @@ for i = 1, #fields, 2 do
 end
 if calls >= minCalls and failures >= ratio * calls then
   open()
-  return {from, 'open'}
+  return {from, 'open', now + brk}
 end
-return {from, from}
+return {from, from, 0}
 `;
 
 type Run = (...args: unknown[]) => Promise<unknown>;
@@ -133,7 +136,7 @@ export class RedisBreakerStore implements BreakerStore {
     now: number,
     options: BreakerOptions,
   ): Promise<BreakerTransition> {
-    const [from, to] = (await this.#run('agentwireBreakerRecord')(
+    const [from, to, openUntil] = (await this.#run('agentwireBreakerRecord')(
       `${this.#prefix}breaker:${key}`,
       outcome,
       probe ? 1 : 0,
@@ -142,8 +145,8 @@ export class RedisBreakerStore implements BreakerStore {
       options.samplingDurationMs,
       options.minimumThroughput,
       options.breakDurationMs,
-    )) as [BreakerState, BreakerState];
-    this.#heard.set(key, { state: to, at: now, halfOpenAt: to === 'open' ? now + options.breakDurationMs : 0 });
+    )) as [BreakerState, BreakerState, number];
+    this.#heard.set(key, { state: to, at: now, halfOpenAt: to === 'open' ? Number(openUntil) : 0 });
     return { from, to };
   }
 
