@@ -14,7 +14,7 @@ import {
   RetryBudget,
   ServerError,
 } from '../src/index.js';
-import { FakeClock } from './support/fake-clock.js';
+import { FakeClock, ManualClock } from './support/fake-clock.js';
 import { json, startServer } from './support/servers.js';
 
 const OPTIONS: BreakerOptions = {
@@ -285,6 +285,39 @@ describe('a client that hedges', () => {
     await expect(http.get('/x')).rejects.toMatchObject({ type: 'timeout_error' });
     expect(server.hits()).toBe(1);
     expect(http.resilience().hedgesSent).toBe(0);
+    await http.close();
+  });
+
+  it('on a clock the test moves: no hedge before the delay, one at it, the next a delay later', async () => {
+    const { server } = await stallingServer((n) => n < 2);
+    const clock = new ManualClock();
+    const http = new HttpClient({ baseUrl: server.url, clock, hedge: { delayMs: 50, maxHedges: 2 } });
+    const call = http.get('/x');
+    await expect.poll(() => server.hits()).toBe(1);
+    await clock.advance(49);
+    expect(http.resilience().hedgesSent).toBe(0);
+    await clock.advance(1);
+    expect(http.resilience().hedgesSent).toBe(1);
+    await expect.poll(() => server.hits()).toBe(2);
+    // The second hedge waits a whole delay after the first.
+    await clock.advance(49);
+    expect(http.resilience().hedgesSent).toBe(1);
+    await clock.advance(1);
+    expect(http.resilience().hedgesSent).toBe(2);
+    expect((await call).data).toEqual({ n: 2 });
+    expect(http.resilience().hedgesWon).toBe(1);
+    await http.close();
+  });
+
+  it('sends no hedge when the first attempt answers before the delay, and leaves no timer behind', async () => {
+    const { server } = await stallingServer(() => false);
+    const clock = new ManualClock();
+    const http = new HttpClient({ baseUrl: server.url, clock, hedge: { delayMs: 50 } });
+    expect((await http.get('/x')).data).toEqual({ n: 0 });
+    expect(server.hits()).toBe(1);
+    expect(http.resilience().hedgesSent).toBe(0);
+    // The hedge's timer was stopped when the answer came, not left waiting.
+    expect(clock.waiting).toBe(0);
     await http.close();
   });
 
