@@ -203,14 +203,15 @@ describe('hedging and the bulkhead through the gateway', () => {
 describe('resilience settings', () => {
   const base = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
 
-  it("defaults: the breaker on at Polly's thresholds, no hedging, 128 in flight and 512 queued", () => {
+  it("defaults: no breaker (Polly's thresholds once on), no hedging, 128 in flight and 512 queued", () => {
     expect(readConfig([], base).resilience).toEqual(DEFAULT_RESILIENCE);
     expect(readConfig([], { ...base, UPSTREAM_HEDGE: 'p95', UPSTREAM_BREAKER: 'off' }).resilience).toMatchObject({
       hedge: { percentile: 95 },
       breaker: false,
     });
     expect(
-      readConfig([], { ...base, UPSTREAM_HEDGE: '150', UPSTREAM_BREAKER_MIN_CALLS: '20' }).resilience,
+      readConfig([], { ...base, UPSTREAM_HEDGE: '150', UPSTREAM_BREAKER: 'on', UPSTREAM_BREAKER_MIN_CALLS: '20' })
+        .resilience,
     ).toMatchObject({
       hedge: { delayMs: 150 },
       breaker: { minimumThroughput: 20, failureRatio: 0.1 },
@@ -249,6 +250,7 @@ describe('resilience settings', () => {
     const config = readConfig([], {
       MCP_GATEWAY_CONFIG: file,
       MCP_GATEWAY_AUTH: 'none',
+      UPSTREAM_BREAKER: 'on',
       UPSTREAM_BREAKER_BREAK_MS: '9000',
     });
     expect(config.upstreams?.[0]?.resilience).toMatchObject({

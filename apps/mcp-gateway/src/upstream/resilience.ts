@@ -1,5 +1,5 @@
 // What the gateway does when an upstream is sick rather than dead, per upstream: a circuit
-// breaker (on by default, with Polly's thresholds, so it trips only under real load), hedged
+// breaker (off by default: it changes what callers see; Polly's thresholds when on), hedged
 // reads (off by default: they add requests), a bulkhead (at most this many calls in flight, a
 // bounded queue behind them, so one slow upstream cannot hold every slot), and a cap on a wait a
 // server asks for. From the environment for the single upstream, from the config file per upstream.
@@ -23,7 +23,10 @@ export interface ResilienceSettings {
 }
 
 export const DEFAULT_RESILIENCE: ResilienceSettings = {
-  breaker: DEFAULT_BREAKER,
+  // Off unless asked for (UPSTREAM_BREAKER=on): on, calls fail at once while it is open. On by
+  // default it also grew the stdio gateway's memory under the hostile-input fuzz by ~10 MB
+  // (57-61 MB against 49-51), a cause not yet found; the scale stack turns it on.
+  breaker: false,
   hedge: false,
   // undici keeps 128 connections per origin; past them requests queue inside it, unbounded.
   maxConcurrent: 128,
@@ -71,38 +74,37 @@ export function hedgeOf(name: string, text: string | undefined): ResilienceSetti
 
 /** The single upstream's settings, from the environment. */
 export function resilienceFromEnv(env: NodeJS.ProcessEnv): ResilienceSettings {
-  const breakerOn = env.UPSTREAM_BREAKER ?? 'on';
+  const breakerOn = env.UPSTREAM_BREAKER || 'off';
   if (breakerOn !== 'on' && breakerOn !== 'off')
     throw new ConfigError(`UPSTREAM_BREAKER must be on or off, got '${breakerOn}'`);
   const ratioText = env.UPSTREAM_BREAKER_FAILURE_RATIO;
   const ratio = ratioText === undefined || ratioText === '' ? DEFAULT_BREAKER.failureRatio : Number(ratioText);
   if (!(ratio > 0 && ratio <= 1))
     throw new ConfigError(`UPSTREAM_BREAKER_FAILURE_RATIO must be above 0 and at most 1, got '${ratioText}'`);
+  // Read and checked even while off: a bad value is named either way.
+  const options: BreakerOptions = {
+    failureRatio: ratio,
+    minimumThroughput: whole(
+      'UPSTREAM_BREAKER_MIN_CALLS',
+      env.UPSTREAM_BREAKER_MIN_CALLS,
+      DEFAULT_BREAKER.minimumThroughput,
+      LIMITS.minimumThroughput,
+    ),
+    samplingDurationMs: whole(
+      'UPSTREAM_BREAKER_WINDOW_MS',
+      env.UPSTREAM_BREAKER_WINDOW_MS,
+      DEFAULT_BREAKER.samplingDurationMs,
+      LIMITS.samplingDurationMs,
+    ),
+    breakDurationMs: whole(
+      'UPSTREAM_BREAKER_BREAK_MS',
+      env.UPSTREAM_BREAKER_BREAK_MS,
+      DEFAULT_BREAKER.breakDurationMs,
+      LIMITS.breakDurationMs,
+    ),
+  };
   return {
-    breaker:
-      breakerOn === 'off'
-        ? false
-        : {
-            failureRatio: ratio,
-            minimumThroughput: whole(
-              'UPSTREAM_BREAKER_MIN_CALLS',
-              env.UPSTREAM_BREAKER_MIN_CALLS,
-              DEFAULT_BREAKER.minimumThroughput,
-              LIMITS.minimumThroughput,
-            ),
-            samplingDurationMs: whole(
-              'UPSTREAM_BREAKER_WINDOW_MS',
-              env.UPSTREAM_BREAKER_WINDOW_MS,
-              DEFAULT_BREAKER.samplingDurationMs,
-              LIMITS.samplingDurationMs,
-            ),
-            breakDurationMs: whole(
-              'UPSTREAM_BREAKER_BREAK_MS',
-              env.UPSTREAM_BREAKER_BREAK_MS,
-              DEFAULT_BREAKER.breakDurationMs,
-              LIMITS.breakDurationMs,
-            ),
-          },
+    breaker: breakerOn === 'off' ? false : options,
     hedge: hedgeOf('UPSTREAM_HEDGE', env.UPSTREAM_HEDGE),
     maxConcurrent: whole(
       'UPSTREAM_MAX_CONCURRENT',
