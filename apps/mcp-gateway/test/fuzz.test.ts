@@ -212,6 +212,12 @@ describe('hostile input over stdio', () => {
     }
     await send(Buffer.from(''));
     const rssBefore = rssMb();
+    // RSS climbs ~40-50 MB over the first thousand lines (the heap growing to its working size)
+    // and then stays level; a leak is growth after that warm-up. Measured: 97-113 MB from line
+    // 1,000 to 10,000, breaker on or off.
+    const warmUp = Math.ceil(RUNS / 10);
+    let handled = 0;
+    let rssWarm = 0;
     // What the hostile lines must get: a parse error for every line that is not JSON (and not
     // blank), an answer for every well-formed request with an id.
     let notJson = 0;
@@ -236,6 +242,7 @@ describe('hostile input over stdio', () => {
           if (text.trim() !== '') notJson++;
         }
         await send(line);
+        if (++handled === warmUp) rssWarm = rssMb();
         expect(bad).toEqual([]);
         expect(child.exitCode).toBeNull();
       }),
@@ -253,6 +260,7 @@ describe('hostile input over stdio', () => {
     const { client } = await stdioV2(api);
     const result = await client.callTool({ name: 'office_days', arguments: { employee_id: 'e-05' } });
     expect(result.isError).toBeFalsy();
-    expect(rssAfter - rssBefore).toBeLessThan(64);
+    expect(rssAfter - rssBefore).toBeLessThan(96);
+    expect(rssAfter - rssWarm).toBeLessThan(32);
   }, 300_000);
 });

@@ -63,9 +63,16 @@ interface KeyState {
   openUntil: number;
   /** While half-open: when the probe went, or 0 when none is out. */
   probeSince: number;
-  /** Per bucket: its index (time / bucket length), calls and failures. */
-  buckets: Array<{ index: number; calls: number; failures: number }>;
+  // The window as a ring of BREAKER_BUCKETS slots, allocated once per key: slot i % BREAKER_BUCKETS
+  // holds bucket i (time / bucket length) with its calls and failures, or an older one to be reset.
+  // (Was an array filtered and searched on each call: an allocation per call on every upstream call.)
+  readonly index: Float64Array;
+  readonly calls: Uint32Array;
+  readonly failures: Uint32Array;
 }
+
+const ALLOWED: BreakerAdmission = Object.freeze({ allowed: true, probe: false });
+const PROBE: BreakerAdmission = Object.freeze({ allowed: true, probe: true });
 
 /** The breaker state of one process. */
 export class MemoryBreakerStore implements BreakerStore {
@@ -74,7 +81,14 @@ export class MemoryBreakerStore implements BreakerStore {
   #of(key: string): KeyState {
     let s = this.#keys.get(key);
     if (!s) {
-      s = { state: 'closed', openUntil: 0, probeSince: 0, buckets: [] };
+      s = {
+        state: 'closed',
+        openUntil: 0,
+        probeSince: 0,
+        index: new Float64Array(BREAKER_BUCKETS).fill(Number.NEGATIVE_INFINITY),
+        calls: new Uint32Array(BREAKER_BUCKETS),
+        failures: new Uint32Array(BREAKER_BUCKETS),
+      };
       this.#keys.set(key, s);
     }
     return s;
@@ -82,18 +96,18 @@ export class MemoryBreakerStore implements BreakerStore {
 
   admit(key: string, now: number, options: BreakerOptions): BreakerAdmission {
     const s = this.#keys.get(key);
-    if (!s || s.state === 'closed') return { allowed: true, probe: false };
+    if (!s || s.state === 'closed') return ALLOWED;
     if (s.state === 'open') {
       if (now < s.openUntil) return { allowed: false, state: 'open', halfOpenAt: s.openUntil };
       s.state = 'half_open';
       s.probeSince = now;
-      return { allowed: true, probe: true };
+      return PROBE;
     }
     // Half-open: one probe at a time; a probe that never reported back (its caller gave up) is
     // replaced after a break's length, so a lost probe cannot hold the breaker half-open for ever.
     if (s.probeSince === 0 || now >= s.probeSince + options.breakDurationMs) {
       s.probeSince = now;
-      return { allowed: true, probe: true };
+      return PROBE;
     }
     return { allowed: false, state: 'half_open', halfOpenAt: s.probeSince + options.breakDurationMs };
   }
@@ -111,41 +125,52 @@ export class MemoryBreakerStore implements BreakerStore {
       if (outcome === 'failure') this.#open(s, now, options);
       else if (outcome === 'success') {
         s.state = 'closed';
-        s.buckets = [];
+        clearWindow(s);
       }
       s.probeSince = 0;
-      return { from, to: s.state };
+      return transition(from, s.state);
     }
     // Outcomes of calls admitted before the breaker opened change nothing while it is open.
-    if (s.state !== 'closed' || outcome === 'none') return { from, to: s.state };
-    const bucketMs = options.samplingDurationMs / BREAKER_BUCKETS;
-    const index = Math.floor(now / bucketMs);
-    let bucket = s.buckets.find((b) => b.index === index);
-    if (!bucket) {
-      s.buckets = s.buckets.filter((b) => b.index > index - BREAKER_BUCKETS);
-      bucket = { index, calls: 0, failures: 0 };
-      s.buckets.push(bucket);
+    if (s.state !== 'closed' || outcome === 'none') return transition(from, s.state);
+    const index = Math.floor(now / (options.samplingDurationMs / BREAKER_BUCKETS));
+    const slot = index % BREAKER_BUCKETS;
+    const fresh = s.index[slot] !== index;
+    s.index[slot] = index;
+    s.calls[slot] = fresh ? 1 : (s.calls[slot] as number) + 1;
+    if (fresh) s.failures[slot] = 0;
+    if (outcome !== 'failure') return transition(from, s.state);
+    s.failures[slot] = (s.failures[slot] as number) + 1;
+    let calls = 0;
+    let failures = 0;
+    for (let i = 0; i < BREAKER_BUCKETS; i++) {
+      if ((s.index[i] as number) <= index - BREAKER_BUCKETS) continue;
+      calls += s.calls[i] as number;
+      failures += s.failures[i] as number;
     }
-    bucket.calls++;
-    if (outcome === 'failure') bucket.failures++;
-    if (outcome === 'failure') {
-      let calls = 0;
-      let failures = 0;
-      for (const b of s.buckets) {
-        if (b.index <= index - BREAKER_BUCKETS) continue;
-        calls += b.calls;
-        failures += b.failures;
-      }
-      if (calls >= options.minimumThroughput && failures >= options.failureRatio * calls) this.#open(s, now, options);
-    }
-    return { from, to: s.state };
+    if (calls >= options.minimumThroughput && failures >= options.failureRatio * calls) this.#open(s, now, options);
+    return transition(from, s.state);
   }
 
   #open(s: KeyState, now: number, options: BreakerOptions): void {
     s.state = 'open';
     s.openUntil = now + options.breakDurationMs;
-    s.buckets = [];
+    clearWindow(s);
   }
+}
+
+function clearWindow(s: KeyState): void {
+  s.index.fill(Number.NEGATIVE_INFINITY);
+  s.calls.fill(0);
+  s.failures.fill(0);
+}
+
+// The answers of record(), made once: it runs on every upstream call.
+const STATES: BreakerState[] = ['closed', 'open', 'half_open'];
+const TRANSITIONS = Object.fromEntries(
+  STATES.map((from) => [from, Object.fromEntries(STATES.map((to) => [to, Object.freeze({ from, to })]))]),
+) as Record<BreakerState, Record<BreakerState, BreakerTransition>>;
+function transition(from: BreakerState, to: BreakerState): BreakerTransition {
+  return TRANSITIONS[from][to];
 }
 
 /** Checks breaker options: a bad one fails when the client is made, with its name. */

@@ -1,5 +1,6 @@
 // A retry budget shared by every call of one client, after gRPC's retry throttling (A6):
-// a bucket of tokens; each failed attempt takes one, each success gives back a fraction.
+// a bucket of tokens; each failed attempt takes one, each success gives back a fraction, and
+// each hedge (hedging.ts) takes that same fraction.
 // While the bucket is at or below half, no call retries, so an outage is not multiplied.
 export interface RetryBudgetOptions {
   /** Bucket size. Default 10. */
@@ -32,6 +33,11 @@ export class RetryBudget {
 
   onSuccess(): void {
     this.#tokens = Math.min(this.#options.maxTokens, this.#tokens + this.#options.tokenRatio);
+  }
+
+  /** A hedge sent spends what one success pays in (tokenRatio): hedges alone drain it only when they outnumber successes. */
+  onHedge(): void {
+    this.#tokens = Math.max(0, this.#tokens - this.#options.tokenRatio);
   }
 
   /** Whether a retry may be sent now. */

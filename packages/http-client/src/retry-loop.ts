@@ -116,7 +116,12 @@ export class RetryLoop {
       const sent = hedged
         ? await this.#hedged(call, attempt, wait)
         : await sendAttempt(this.#ctx, call, attempt, wait, mode, { resumedFrom });
-      if (breaker) await this.#recordOutcome(call, breakerKey, breakerOutcome(sent), probe);
+      if (breaker) {
+        // Awaited only when a shared store's answer decides the state (a probe's): the memory
+        // store answers at once, and an await per call would cost every call a turn.
+        const counting = this.#recordOutcome(call, breakerKey, breakerOutcome(sent), probe);
+        if (counting) await counting;
+      }
       if (sent.kind !== 'error') {
         budget?.onSuccess();
         return { sent, attempt };
@@ -149,18 +154,21 @@ export class RetryLoop {
    * Counts an attempt's outcome in the breaker. A shared store answers with a promise: a probe's
    * result is waited for (it decides the state), anyone else's is not (it only counts).
    */
-  async #recordOutcome(call: Call, key: string, outcome: BreakerOutcome, probe: boolean): Promise<void> {
+  #recordOutcome(call: Call, key: string, outcome: BreakerOutcome, probe: boolean): Promise<void> | undefined {
     const breaker = this.#ctx.settings.breaker;
-    if (!breaker) return;
+    if (!breaker) return undefined;
     const changed = (t: BreakerTransition) => {
       if (t.from === t.to) return;
       this.#log(call, 'circuit_state', `${key}: ${t.from} -> ${t.to}`);
       breaker.onStateChange?.(key, t);
     };
     const result = breaker.store.record(key, outcome, probe, this.#ctx.settings.clock.now(), breaker.options);
-    if (!(result instanceof Promise)) return changed(result);
+    if (!(result instanceof Promise)) {
+      changed(result);
+      return undefined;
+    }
     const counted = result.then(changed, () => undefined);
-    if (probe) await counted;
+    return probe ? counted : undefined;
   }
 
   /**
@@ -206,14 +214,16 @@ export class RetryLoop {
       const next = await Promise.race([...[...racers].map((r) => r.done), ...(timer ? [timer] : [])]);
       stopTimer.abort();
       if (next === 'hedge') {
-        // A hedge is an extra request: none goes while the retry budget holds retries back (as
-        // in gRPC's A6: an upstream whose failures drained it is not sent more). It spends no
-        // token itself: at one token a hedge (a failure's price) a p95 hedge rate of ~10% drained
-        // the budget as fast as successes refilled it, and stalls went unhedged (bench 16).
+        // A hedge is an extra request, drawn from the retry budget: none goes while the budget
+        // holds retries back (as in gRPC's A6: an upstream whose failures drained it is not sent
+        // more), and each one sent spends what one success pays in. Not a whole token (a
+        // failure's price): at a p95 delay ~10% of calls hedge, and at a token each the budget
+        // drained as fast as successes refilled it, leaving stalls unhedged (bench 16).
         if (retryBudget && !retryBudget.allowsRetry()) {
           hedges = hedge.maxHedges;
           continue;
         }
+        retryBudget?.onHedge();
         hedges++;
         this.counts.hedgesSent++;
         start(delay * hedges);

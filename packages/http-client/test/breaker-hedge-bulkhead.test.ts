@@ -77,6 +77,20 @@ describe('MemoryBreakerStore: every state change', () => {
     expect(store.record('up', 'failure', false, T0 + 10_300, OPTIONS).to).toBe('closed');
   });
 
+  it('starts each closed spell with an empty window, even in the first bucket of the clock', () => {
+    const store = new MemoryBreakerStore();
+    for (let i = 0; i < 100; i++) store.record('up', 'failure', false, 0, OPTIONS);
+    expect(store.admit('up', 5_000, OPTIONS)).toEqual({ allowed: true, probe: true });
+    expect(store.record('up', 'success', true, 5_000, OPTIONS).to).toBe('closed');
+    // The 100 failures before the break are gone: 99 more stay under the minimum, the 100th opens.
+    for (let i = 0; i < 99; i++) expect(store.record('up', 'failure', false, 5_001, OPTIONS).to).toBe('closed');
+    expect(store.record('up', 'failure', false, 5_001, OPTIONS).to).toBe('open');
+    // A bucket's slot reused a window later starts from nothing: 99 failures at 0, one at 30 s.
+    const ring = new MemoryBreakerStore();
+    for (let i = 0; i < 99; i++) ring.record('up', 'failure', false, 0, OPTIONS);
+    for (let i = 0; i < 99; i++) expect(ring.record('up', 'failure', false, 30_000, OPTIONS).to).toBe('closed');
+  });
+
   it('replaces a probe that never reported back, and ignores what says nothing about the upstream', () => {
     const store = new MemoryBreakerStore();
     for (let i = 0; i < 100; i++) store.record('up', 'failure', false, T0, OPTIONS);
@@ -285,6 +299,26 @@ describe('a client that hedges', () => {
     await expect(http.get('/x')).rejects.toMatchObject({ type: 'timeout_error' });
     expect(server.hits()).toBe(1);
     expect(http.resilience().hedgesSent).toBe(0);
+    await http.close();
+  });
+
+  it('draws each hedge from the retry budget: what one success pays in', async () => {
+    const { server } = await stallingServer((n) => n === 0);
+    const budget = new RetryBudget({ maxTokens: 10, tokenRatio: 0.5 });
+    budget.onFailure();
+    budget.onFailure();
+    const http = new HttpClient({
+      baseUrl: server.url,
+      clock: new FakeClock(),
+      hedge: { delayMs: 10 },
+      retryBudget: budget,
+    });
+    // 8 tokens; the hedge spends 0.5, its success pays 0.5 back: 8 (the unhedged success after it makes 8.5).
+    expect((await http.get('/x')).data).toEqual({ n: 1 });
+    expect(http.resilience().hedgesSent).toBe(1);
+    expect(budget.tokens).toBe(8);
+    expect((await http.get('/y', { hedge: false })).data).toEqual({ n: 2 });
+    expect(budget.tokens).toBe(8.5);
     await http.close();
   });
 
