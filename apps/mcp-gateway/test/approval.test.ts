@@ -14,6 +14,7 @@ import { RedisUsedStates } from '../src/tools/approval.js';
 import {
   GATEWAY_BIN,
   type HttpGateway,
+  modernRequest,
   onCleanup,
   startHttpGateway,
   startHttpGatewayFor,
@@ -23,39 +24,15 @@ import {
 
 const ELICITATION = { elicitation: {} };
 
-async function call(
+/** One 2026-07-28 tools/call; `extra` joins its params (inputResponses, requestState). */
+function call(
   gw: HttpGateway,
   name: string,
   args: Record<string, unknown>,
   extra: Record<string, unknown> = {},
   capabilities: Record<string, unknown> = ELICITATION,
 ) {
-  const r = await fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${gw.token}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        ...extra,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': capabilities,
-        },
-      },
-    }),
-  });
-  return (await r.json()) as { result?: any; error?: any };
+  return modernRequest(gw, 'tools/call', { name, arguments: args, ...extra }, { capabilities }).then((r) => r.body);
 }
 
 /** Whether the email is still there (a deletion that reached the API would have removed it). */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../src/common/json-depth.js';
 import { createGateway } from '../src/gateway.js';
-import { initializedStdio, startHttpGateway, startToyApi } from './support/stack.js';
+import { initializedStdio, modernHeaders, startHttpGateway, startToyApi } from './support/stack.js';
 
 /** `[[[...]]]` n levels deep, as text (JSON.stringify of it would overflow the stack). */
 const nested = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
@@ -120,14 +120,7 @@ describe('deep nesting', () => {
     }).replace('"__DEEP__"', nested(100_000));
     const response = await fetch(gw.mcpUrl, {
       method: 'POST',
-      headers: {
-        authorization: `Bearer ${gw.token}`,
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'office_days',
-      },
+      headers: modernHeaders(gw.token, 'tools/call', 'office_days'),
       body,
     });
     expect(response.status).toBe(400);

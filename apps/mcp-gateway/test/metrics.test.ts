@@ -1,9 +1,7 @@
 // /metrics in the Prometheus text format: what a scrape says after real tool calls, checked
 // against the calls' own reports (_meta), with bounded labels and no secret in sight.
 import { describe, expect, it } from 'vitest';
-import { startHttpGateway, startToyApi } from './support/stack.js';
-
-const ACCEPT = 'application/json, text/event-stream';
+import { modernCall, startHttpGateway, startToyApi } from './support/stack.js';
 
 /** The value of one series (name and labels exactly as written), or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -11,49 +9,21 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-async function stateless(url: string, token: string, name: string, args: Record<string, unknown>) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      accept: ACCEPT,
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  return (await response.json()) as { result?: { isError: boolean; _meta?: Record<string, unknown> }; error?: unknown };
-}
-
 describe('/metrics', () => {
   it('counts tool calls by tool and outcome, and upstream attempts by status class, as the calls reported them', async () => {
     const api = await startToyApi();
     const gw = await startHttpGateway(api);
     const attempts: Array<number | null> = [];
-    const keep = (r: Awaited<ReturnType<typeof stateless>>) => {
+    const keep = (r: Awaited<ReturnType<typeof modernCall>>) => {
       const log = (r.result?._meta?.['agentwire.dev/upstream'] as { attemptLog: Array<{ status: number | null }> })
         ?.attemptLog;
       for (const a of log ?? []) attempts.push(a.status);
     };
-    for (let i = 0; i < 3; i++) keep(await stateless(gw.mcpUrl, gw.token, 'office_days', { employee_id: 'e-05' }));
-    keep(await stateless(gw.mcpUrl, gw.token, 'office_days', { employee_id: 'e-99' }));
-    keep(await stateless(gw.mcpUrl, gw.token, 'flaky', { fail_times: 1, run: `m-${Date.now()}` }));
-    await stateless(gw.mcpUrl, gw.token, 'office_days', { employee_id: 'Ed' });
-    await stateless(gw.mcpUrl, gw.token, 'made_up_tool_x9', {});
+    for (let i = 0; i < 3; i++) keep(await modernCall(gw, 'office_days', { employee_id: 'e-05' }));
+    keep(await modernCall(gw, 'office_days', { employee_id: 'e-99' }));
+    keep(await modernCall(gw, 'flaky', { fail_times: 1, run: `m-${Date.now()}` }));
+    await modernCall(gw, 'office_days', { employee_id: 'Ed' });
+    await modernCall(gw, 'made_up_tool_x9', {});
 
     expect((await fetch(`${gw.url}/metrics`)).status).toBe(401);
     const scrape = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.token}` } });

@@ -11,7 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { readConfig } from '../src/config.js';
 import { RedisBreakerStore } from '../src/upstream/breaker-store.js';
 import { DEFAULT_RESILIENCE, type ResilienceSettings } from '../src/upstream/resilience.js';
-import { type HttpGateway, onCleanup, startHttpGatewayFor, startToyApi, type ToyApi } from './support/stack.js';
+import {
+  type HttpGateway,
+  modernCall,
+  onCleanup,
+  startHttpGatewayFor,
+  startToyApi,
+  type ToyApi,
+} from './support/stack.js';
 
 const OPTIONS: BreakerOptions = {
   failureRatio: 0.1,
@@ -82,37 +89,14 @@ describe('the breaker state in Redis', () => {
   });
 });
 
-/** One tool call as revision 2026-07-28 sends it: no session. */
+/** One tool call as revision 2026-07-28 sends it (no session), with the upstream report of its _meta. */
 async function call(gw: HttpGateway, name: string, args: Record<string, unknown>) {
-  const response = await fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${gw.token}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  const text = await response.text();
-  const body = JSON.parse(text.startsWith('event:') ? (/data: (.*)/.exec(text)?.[1] ?? '{}') : text) as {
-    result: { isError: boolean; content: Array<{ text: string }>; _meta: Record<string, Record<string, unknown>> };
+  const result = (await modernCall(gw, name, args)).result as {
+    isError: boolean;
+    content: Array<{ text: string }>;
+    _meta: Record<string, Record<string, unknown>>;
   };
-  return { ...body.result, upstream: body.result._meta['agentwire.dev/upstream'] ?? {} };
+  return { ...result, upstream: result._meta['agentwire.dev/upstream'] ?? {} };
 }
 
 function gatewayFor(api: ToyApi, resilience: Partial<ResilienceSettings>, breakerStore?: RedisBreakerStore) {

@@ -12,6 +12,7 @@ import { RedisTaskStore } from '../src/tools/task-store.js';
 import {
   type HttpGateway,
   httpV1,
+  modernRequest,
   onCleanup,
   startHttpGateway,
   startHttpGatewayFor,
@@ -21,40 +22,14 @@ import {
 const TASKS = { 'io.modelcontextprotocol/tasks': {} };
 
 /** One 2026-07-28 request; `tasks` declares the extension in its capabilities; `headers` win over the usual ones. */
-async function rpc(
+function rpc(
   gw: HttpGateway,
   method: string,
   params: Record<string, unknown>,
   tasks = true,
   headers: Record<string, string> = {},
 ) {
-  const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
-  const r = await fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${gw.token}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          ...(params._meta as object | undefined),
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': tasks ? { extensions: TASKS } : {},
-        },
-      },
-    }),
-  });
-  return { status: r.status, body: (await r.json()) as { result?: any; error?: any } };
+  return modernRequest(gw, method, params, { capabilities: tasks ? { extensions: TASKS } : {}, headers });
 }
 
 /** Polls tasks/get until the task has ended (the job takes its duration_ms upstream). */

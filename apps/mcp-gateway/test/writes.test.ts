@@ -8,43 +8,13 @@ import { startRedis } from '../../../test-support/redis-server.js';
 import { MemoryWriteStore, RedisWriteStore, type WriteLease } from '../src/tools/write-store.js';
 import { IDEMPOTENCY_KEY_META, WRITE_META } from '../src/tools/writes.js';
 import {
-  type HttpGateway,
+  modernCall,
   onCleanup,
   startHttpGateway,
   startHttpGatewayFor,
   startToyApi,
   type ToyApi,
 } from './support/stack.js';
-
-/** One 2026-07-28 tools/call; `meta` joins the request's _meta. */
-async function call(gw: HttpGateway, name: string, args: Record<string, unknown>, meta: Record<string, unknown> = {}) {
-  const r = await fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${gw.token}`,
-      accept: 'application/json, text/event-stream',
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: {
-          ...meta,
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  return (await r.json()) as { result?: any; error?: any };
-}
 
 async function notes(api: ToyApi, prefix: string): Promise<Array<{ id: string; text: string }>> {
   const r = await fetch(`${api.url}/notes?prefix=${encodeURIComponent(prefix)}`, {
@@ -59,12 +29,12 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
   it('writes twice without a key, once with one, and replays the first result marked as such', async () => {
     const api = await startToyApi();
     const gw = await startHttpGateway(api);
-    await call(gw, 'create_note', { text: 'plain buy toner' });
-    await call(gw, 'create_note', { text: 'plain buy toner' });
+    await modernCall(gw, 'create_note', { text: 'plain buy toner' });
+    await modernCall(gw, 'create_note', { text: 'plain buy toner' });
     expect(await notes(api, 'plain')).toHaveLength(2);
 
-    const first = await call(gw, 'create_note', { text: 'keyed buy toner' }, key('k-1'));
-    const again = await call(gw, 'create_note', { text: 'keyed buy toner' }, key('k-1'));
+    const first = await modernCall(gw, 'create_note', { text: 'keyed buy toner' }, key('k-1'));
+    const again = await modernCall(gw, 'create_note', { text: 'keyed buy toner' }, key('k-1'));
     expect(await notes(api, 'keyed')).toHaveLength(1);
     expect(first.result._meta[WRITE_META]).toEqual({ key: 'k-1', by: 'gateway' });
     expect(first.result._meta['agentwire.dev/upstream'].attempts).toBe(1);
@@ -74,15 +44,15 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     expect(again.result.structuredContent).toEqual(first.result.structuredContent);
     expect(again.result.content).toEqual(first.result.content);
     // Another key is another write.
-    await call(gw, 'create_note', { text: 'keyed buy toner' }, key('k-2'));
+    await modernCall(gw, 'create_note', { text: 'keyed buy toner' }, key('k-2'));
     expect(await notes(api, 'keyed')).toHaveLength(2);
   });
 
   it('refuses the same key with other arguments, and a key that is not one', async () => {
     const api = await startToyApi();
     const gw = await startHttpGateway(api);
-    await call(gw, 'create_note', { text: 'mm first' }, key('k-m'));
-    const other = await call(gw, 'create_note', { text: 'mm second' }, key('k-m'));
+    await modernCall(gw, 'create_note', { text: 'mm first' }, key('k-m'));
+    const other = await modernCall(gw, 'create_note', { text: 'mm second' }, key('k-m'));
     expect(other.result.isError).toBe(true);
     expect(other.result.content[0].text).toMatch(
       /idempotency key 'k-m' was already used for a call of create_note with other arguments; nothing was sent/,
@@ -90,7 +60,7 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     expect(other.result._meta['agentwire.dev/refusal']).toMatchObject({ reason: 'mismatch', tool: 'create_note' });
     expect(await notes(api, 'mm')).toHaveLength(1);
     for (const bad of ['', 'has space', 'x'.repeat(256), 42]) {
-      const refused = await call(gw, 'create_note', { text: 'mm third' }, { [IDEMPOTENCY_KEY_META]: bad });
+      const refused = await modernCall(gw, 'create_note', { text: 'mm third' }, { [IDEMPOTENCY_KEY_META]: bad });
       expect(refused.error.code).toBe(-32602);
       expect(refused.error.message).toMatch(/must be 1 to 255 visible ASCII characters/);
     }
@@ -102,7 +72,7 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     await api.setFaults({ rules: [{ method: 'POST', path: '/notes', action: 'delay', delay_ms: 400, times: 100 }] });
     const gw = await startHttpGateway(api);
     const answers = await Promise.all(
-      Array.from({ length: 50 }, () => call(gw, 'create_note', { text: 'fifty once' }, key('k-50'))),
+      Array.from({ length: 50 }, () => modernCall(gw, 'create_note', { text: 'fifty once' }, key('k-50'))),
     );
     expect(await notes(api, 'fifty')).toHaveLength(1);
     const ran = answers.filter((a) => a.result._meta[WRITE_META]?.replayed === undefined && !a.result.isError);
@@ -112,7 +82,7 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     expect(waiting.length).toBeGreaterThan(0);
     expect(waiting[0]?.result.content[0].text).toMatch(/still running; nothing was sent\. Retry after \d+ ms/);
     expect(waiting[0]?.result._meta['agentwire.dev/refusal'].retryAfterMs).toBeLessThanOrEqual(1000);
-    const later = await call(gw, 'create_note', { text: 'fifty once' }, key('k-50'));
+    const later = await modernCall(gw, 'create_note', { text: 'fifty once' }, key('k-50'));
     expect(later.result.structuredContent).toEqual(ran[0]?.result.structuredContent);
     expect(await notes(api, 'fifty')).toHaveLength(1);
   });
@@ -120,8 +90,8 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
   it('keeps a key per caller and tool: the same key on another tool is another write', async () => {
     const api = await startToyApi();
     const gw = await startHttpGateway(api);
-    await call(gw, 'create_note', { text: 'scope a' }, key('k-s'));
-    const deleted = await call(gw, 'delete_email', { email_id: 'm-0001' }, key('k-s'));
+    await modernCall(gw, 'create_note', { text: 'scope a' }, key('k-s'));
+    const deleted = await modernCall(gw, 'delete_email', { email_id: 'm-0001' }, key('k-s'));
     // delete_email needs approval (its document says so); the key did not make it a replay.
     expect(deleted.result._meta[WRITE_META]).toBeUndefined();
     expect(deleted.result._meta['agentwire.dev/refusal']).toMatchObject({ reason: 'approval_required' });
@@ -132,15 +102,15 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     await api.setFaults({ rules: [{ method: 'POST', path: '/notes', action: 'delay', delay_ms: 1500, times: 2 }] });
     const gw = await startHttpGateway(api);
     const deadline = { 'agentwire.dev/deadlineMs': 300 };
-    const keyless = await call(gw, 'create_note', { text: 'lost one' }, deadline);
+    const keyless = await modernCall(gw, 'create_note', { text: 'lost one' }, deadline);
     expect(keyless.result.isError).toBe(true);
     expect(keyless.result._meta[WRITE_META]).toEqual({ outcome: 'unknown' });
     expect(keyless.result.content[0].text).toMatch(/whether it took effect is unknown/);
     expect(keyless.result._meta['agentwire.dev/upstream'].retries).toBe(0);
 
-    const keyed = await call(gw, 'create_note', { text: 'lost two' }, { ...deadline, ...key('k-lost') });
+    const keyed = await modernCall(gw, 'create_note', { text: 'lost two' }, { ...deadline, ...key('k-lost') });
     expect(keyed.result._meta[WRITE_META]).toEqual({ key: 'k-lost', by: 'gateway', outcome: 'unknown' });
-    const repeat = await call(gw, 'create_note', { text: 'lost two' }, key('k-lost'));
+    const repeat = await modernCall(gw, 'create_note', { text: 'lost two' }, key('k-lost'));
     expect(repeat.result._meta[WRITE_META]).toEqual({
       key: 'k-lost',
       by: 'gateway',
@@ -154,10 +124,10 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     const api = await startToyApi();
     await api.setFaults({ rules: [{ method: 'POST', path: '/notes', action: 'reset', times: 1 }] });
     const gw = await startHttpGateway(api);
-    const cut = await call(gw, 'create_note', { text: 'reset once' }, key('k-reset'));
+    const cut = await modernCall(gw, 'create_note', { text: 'reset once' }, key('k-reset'));
     expect(cut.result._meta[WRITE_META]).toEqual({ key: 'k-reset', by: 'gateway', outcome: 'unknown' });
     expect(cut.result._meta['agentwire.dev/upstream'].retries).toBe(0);
-    const repeat = await call(gw, 'create_note', { text: 'reset once' }, key('k-reset'));
+    const repeat = await modernCall(gw, 'create_note', { text: 'reset once' }, key('k-reset'));
     expect(repeat.result._meta[WRITE_META]).toEqual({
       key: 'k-reset',
       by: 'gateway',
@@ -171,9 +141,9 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     const api = await startToyApi();
     const gw = await startHttpGateway(api);
     const args = { date: '2026-06-08', duration_ms: 5000 };
-    const first = await call(gw, 'export_emails', args, { ...key('k-job'), 'agentwire.dev/deadlineMs': 300 });
+    const first = await modernCall(gw, 'export_emails', args, { ...key('k-job'), 'agentwire.dev/deadlineMs': 300 });
     expect(first.result.isError).toBe(true);
-    const again = await call(gw, 'export_emails', args, key('k-job'));
+    const again = await modernCall(gw, 'export_emails', args, key('k-job'));
     // The repeat is answered from the first call: no second export started.
     expect(again.result._meta[WRITE_META]).toMatchObject({ key: 'k-job', by: 'gateway', replayed: true });
     expect(again.result.content).toEqual(first.result.content);
@@ -185,10 +155,10 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
       rules: [{ method: 'POST', path: '/notes', action: 'status', status: 429, retry_after_s: 0, times: 10 }],
     });
     const gw = await startHttpGateway(api);
-    const limited = await call(gw, 'create_note', { text: 'again later' }, key('k-429'));
+    const limited = await modernCall(gw, 'create_note', { text: 'again later' }, key('k-429'));
     expect(limited.result.isError).toBe(true);
     await api.setFaults({ rules: [] });
-    const ran = await call(gw, 'create_note', { text: 'again later' }, key('k-429'));
+    const ran = await modernCall(gw, 'create_note', { text: 'again later' }, key('k-429'));
     expect(ran.result.isError).toBe(false);
     expect(ran.result._meta[WRITE_META]).toEqual({ key: 'k-429', by: 'gateway' });
     expect(await notes(api, 'again')).toHaveLength(1);
@@ -199,8 +169,8 @@ describe('keyed writes the upstream dedupes (reply_to_email declares Idempotency
   it('sends one key per caller, tool and key, and the API stores one reply', async () => {
     const api = await startToyApi();
     const gw = await startHttpGateway(api);
-    const first = await call(gw, 'reply_to_email', { email_id: 'm-0002', body: 'on it' }, key('k-r'));
-    const again = await call(gw, 'reply_to_email', { email_id: 'm-0002', body: 'on it' }, key('k-r'));
+    const first = await modernCall(gw, 'reply_to_email', { email_id: 'm-0002', body: 'on it' }, key('k-r'));
+    const again = await modernCall(gw, 'reply_to_email', { email_id: 'm-0002', body: 'on it' }, key('k-r'));
     expect(first.result._meta[WRITE_META]).toEqual({ key: 'k-r', by: 'upstream' });
     expect(again.result.structuredContent.id).toBe(first.result.structuredContent.id);
     const replies = await fetch(`${api.url}/emails/m-0002/replies`, {
@@ -223,8 +193,8 @@ describe('keyed writes in Redis', () => {
       });
     const a = await replica();
     const b = await replica();
-    const first = await call(a, 'create_note', { text: 'replica note' }, key('k-rep'));
-    const again = await call(b, 'create_note', { text: 'replica note' }, key('k-rep'));
+    const first = await modernCall(a, 'create_note', { text: 'replica note' }, key('k-rep'));
+    const again = await modernCall(b, 'create_note', { text: 'replica note' }, key('k-rep'));
     expect(again.result._meta[WRITE_META]).toEqual({ key: 'k-rep', by: 'gateway', replayed: true });
     expect(again.result.structuredContent).toEqual(first.result.structuredContent);
     expect(await notes(api, 'replica')).toHaveLength(1);

@@ -198,3 +198,67 @@ export async function initializedStdio(env: Record<string, string>) {
   send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   return { child, stderr, lines, send };
 }
+
+/** The headers of a 2026-07-28 request (no session); `name` is the tool or task the method names. */
+export function modernHeaders(token: string, method: string, name?: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${token}`,
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name === undefined ? {} : { 'mcp-name': name }),
+  };
+}
+
+export interface ModernOptions {
+  /** The client's capabilities, sent in `_meta`. Default none. */
+  capabilities?: Record<string, unknown>;
+  /** Headers that win over the usual ones. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * One 2026-07-28 request as a client without a session sends it: the revision and capabilities
+ * in `_meta` (joined to any `params._meta`), the method and name in headers. The answer is parsed
+ * whether it came as JSON or as one SSE event.
+ */
+export async function modernRequest(
+  gw: { mcpUrl: string; token: string },
+  method: string,
+  params: Record<string, unknown>,
+  { capabilities = {}, headers = {} }: ModernOptions = {},
+): Promise<{ status: number; body: { result?: any; error?: any } }> {
+  const named = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
+  const response = await fetch(gw.mcpUrl, {
+    method: 'POST',
+    headers: { ...modernHeaders(gw.token, method, typeof named === 'string' ? named : undefined), ...headers },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          ...(params._meta as object | undefined),
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+        },
+      },
+    }),
+  });
+  const text = await response.text();
+  const json = text.startsWith('event:') ? (/^data: (.*)$/m.exec(text)?.[1] ?? '{}') : text;
+  return { status: response.status, body: JSON.parse(json) };
+}
+
+/** One 2026-07-28 tools/call; `meta` joins the request's `_meta`. */
+export async function modernCall(
+  gw: { mcpUrl: string; token: string },
+  name: string,
+  args: Record<string, unknown>,
+  meta: Record<string, unknown> = {},
+  options: ModernOptions = {},
+) {
+  return (await modernRequest(gw, 'tools/call', { name, arguments: args, _meta: meta }, options)).body;
+}
