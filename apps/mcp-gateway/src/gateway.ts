@@ -183,8 +183,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     'upstream',
     () => sources.map((s) => [s.name ?? 'default', breakerStates.get(s.name ?? 'default') ?? 0]),
   );
+  // The four resilience gauges read one snapshot per scrape, so their values are of one moment.
+  let resilience: Array<[string, ReturnType<HttpClient['resilience']>]> = [];
+  metrics.onScrape(() => {
+    resilience = sources.map((s) => [s.name ?? 'default', s.client.resilience()]);
+  });
   const resilienceOf = (pick: (r: ReturnType<HttpClient['resilience']>) => number) => () =>
-    sources.map((s): [string, number] => [s.name ?? 'default', pick(s.client.resilience())]);
+    resilience.map(([name, r]): [string, number] => [name, pick(r)]);
   metrics.gaugeBy(
     'mcp_gateway_upstream_hedges_sent',
     'Hedged attempts sent to each upstream since start (a read that had not answered after the hedge delay).',

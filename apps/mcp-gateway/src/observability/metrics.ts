@@ -31,6 +31,7 @@ export class GatewayMetrics implements ToolCallObserver {
   #made: Made | undefined;
   /** Gauges declared before the metrics were made, added when they are (by name: the newer wins). */
   readonly #gauges = new Map<string, (made: Made) => void>();
+  readonly #onScrape: Array<() => void> = [];
 
   #make(): Made {
     if (this.#made) return this.#made;
@@ -126,7 +127,13 @@ export class GatewayMetrics implements ToolCallObserver {
     });
   }
 
+  /** Runs `read` at the start of each scrape: for gauges that should read one snapshot. */
+  onScrape(read: () => void): void {
+    this.#onScrape.push(read);
+  }
+
   text(): Promise<string> {
+    for (const read of this.#onScrape) read();
     return this.#make().registry.metrics();
   }
 

@@ -350,10 +350,11 @@ export class ToolCalls implements ToolService {
     // Only a client of the tasks extension may start a job the document says must be a task.
     if (tool.binding.task === 'required' && !request.tasks) return refused(tasksRequired(tool), false);
     const key = keyOf(m);
+    const approval = this.#approvals.needed(tool);
     let begun: Awaited<ReturnType<Writes['begin']>>;
     try {
       // A lease outlasts the wait for a person's approval too, so a repeat meanwhile waits.
-      const waitMs = this.#approvals.needed(tool) ? this.#approvals.ttlMs : 0;
+      const waitMs = approval ? this.#approvals.ttlMs : 0;
       begun = await this.#writes.begin(tool, args, key, request.caller, deadlineMs, waitMs);
     } catch {
       return refused(storeDown(tool), f.argumentErrorsAsResults);
@@ -372,7 +373,7 @@ export class ToolCalls implements ToolService {
     // even when following it then throws), and the answer the caller got.
     const ran: { first?: ToolResult | undefined; final?: ToolResult | undefined } = {};
     try {
-      const ended = await this.#runWrite(request, tool, args, plan, deadlineMs, onProgress, ran);
+      const ended = await this.#runWrite(request, tool, args, { plan, approval, deadlineMs, onProgress }, ran);
       ran.final = ended.stored;
       return ended.ended;
     } finally {
@@ -381,18 +382,26 @@ export class ToolCalls implements ToolService {
     }
   }
 
-  /** Approval, admission, then the upstream call; what a keyed write keeps for its repeats. */
+  /** Approval (when `approval`), admission, then the upstream call; what a keyed write keeps for its repeats. */
   async #runWrite(
     request: ToolCallRequest,
     tool: Tool,
     args: Record<string, unknown>,
-    plan: WritePlan,
-    deadlineMs: number,
-    onProgress: ((progress: number, message: string) => void) | undefined,
+    {
+      plan,
+      approval,
+      deadlineMs,
+      onProgress,
+    }: {
+      plan: WritePlan;
+      approval: boolean;
+      deadlineMs: number;
+      onProgress: ((progress: number, message: string) => void) | undefined;
+    },
     ran: { first?: ToolResult | undefined },
   ): Promise<{ ended: Ended; stored?: ToolResult | undefined }> {
     const f = features(request.revision);
-    if (this.#approvals.needed(tool)) {
+    if (approval) {
       const ask = request.ask;
       const step = await this.#approvals.step(tool, args, request.caller, {
         modern:
