@@ -12,7 +12,7 @@ import { wrapText } from '../text-table.js';
 import { tokenReport } from '../tool-rendering.js';
 import { UsageError } from '../usage-error.js';
 import { stackOf, withMcp } from './command-args.js';
-import { contextArithmetic } from './tools.js';
+import { contextArithmetic, toolsNamed } from './tools.js';
 
 const CHECK_USAGE = `usage: agent check ex2 [--variant N] [--attempts N] [--waits S,S,...] [--total-wait S] [--worst S] [--step S]
        agent check ex3 [--safe a,b,...]
@@ -178,11 +178,11 @@ export const EX8_TOOLS = ['office_days', 'get_email', 'read_document'];
 
 async function listThree(stack: Awaited<ReturnType<typeof stackOf>>) {
   const tools = await withMcp(stack, 'mcp-stdio', false, (b) => b.listTools());
-  return EX8_TOOLS.map((name) => {
-    const tool = tools.find((t) => t.name === name);
-    if (!tool) throw new Error(`the gateway serves no tool '${name}': exercise 8 needs the toy API's tools`);
-    return tool;
-  });
+  return toolsNamed(
+    tools,
+    EX8_TOOLS,
+    ([name]) => new Error(`the gateway serves no tool '${name}': exercise 8 needs the toy API's tools`),
+  );
 }
 
 type BackoffFn = (retry: number, options: BackoffOptions, random: () => number) => unknown;

@@ -83,13 +83,21 @@ function onlyThese(tools: ToolView[], only: string): ToolView[] {
     .filter(Boolean);
   if (names.length === 0)
     throw new UsageError('--only needs tool names, comma-separated: --only office_days,get_email');
+  return toolsNamed(
+    tools,
+    names,
+    (missing) =>
+      new UsageError(
+        `--only: no tool named ${missing.map((m) => `'${m}'`).join(', ')}; the tools are: ${tools.map((t) => t.name).join(', ')}`,
+      ),
+  );
+}
+
+/** The tools with these names, in this order (each once); `refuse` makes the error naming those not served. */
+export function toolsNamed(tools: ToolView[], names: string[], refuse: (missing: string[]) => Error): ToolView[] {
   const byName = new Map(tools.map((t) => [t.name, t]));
   const missing = names.filter((n) => !byName.has(n));
-  if (missing.length > 0) {
-    throw new UsageError(
-      `--only: no tool named ${missing.map((m) => `'${m}'`).join(', ')}; the tools are: ${tools.map((t) => t.name).join(', ')}`,
-    );
-  }
+  if (missing.length > 0) throw refuse(missing);
   return [...new Set(names)].map((n) => byName.get(n) as ToolView);
 }
 

@@ -1,18 +1,14 @@
 // Lab 4 (lecture sections 7 and 8): the MCP handshake, tools/list, the refusals at each layer
 // (HTTP, JSON-RPC, the tool), the two kinds of tool errors and how they changed between
-// revisions, stdio (and what a log line on stdout does to clients), the Streamable HTTP session
-// table, and the tools as a model sees them, with token counts, against the running gateway.
-import { type ChildProcess, spawn } from 'node:child_process';
+// revisions, stdio (lab4-stdio.ts: framing, a log line on stdout, answers out of order), the
+// Streamable HTTP session table, the tools as a model sees them, with token counts, and a
+// 2026-07-28 call beside the handshake it no longer needs, against the running gateway.
 import { request as httpRequest } from 'node:http';
-import { createInterface } from 'node:readline';
-import { Client as ClientV2 } from '@modelcontextprotocol/client';
-import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Stack } from '../embedded-stack.js';
 import { wrapText } from '../text-table.js';
 import { renderTools, type ToolView, tokenReport } from '../tool-rendering.js';
 import { type LabReport, TERMINAL_WIDTH } from './lab-report.js';
+import { oneLine, stdioFraming, stdioOutOfOrder } from './lab4-stdio.js';
 
 /** The revisions that open with initialize, which the lab's handshake uses. */
 export const LAB4_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
@@ -22,11 +18,6 @@ interface JsonRpcAnswer {
   result?: Record<string, unknown> & { isError?: boolean; content?: Array<{ text: string }> };
   error?: { code: number; message: string };
 }
-
-const oneLine = (text: string, max = 70) => {
-  const flat = text.split('\n').join(' ');
-  return flat.length > max ? `${flat.slice(0, max - 3)}...` : flat;
-};
 
 export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VERSION): Promise<void> {
   const base = {
@@ -181,58 +172,7 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     "An unknown tool is -32602 here (invalid params: tools/call exists, its name is what is wrong), the code the spec's own example uses, though the spec does not require one; the lecture uses -32601, which JSON-RPC defines for an unknown method. Up to 2025-06-18 invalid arguments are a protocol error too; from 2025-11-25 on they are an isError result, so the model reads them and can fix its call. Try --protocol-version 2025-11-25.",
   );
 
-  report.demo('the same server over stdio, one JSON message per line');
-  const stdio = await stdioExchange(stack, version, []);
-  report.wire(
-    [
-      `stdout line 1: ${oneLine(stdio.lines[0] ?? '', 64)}`,
-      `stdout line 2: tools/list with ${stdio.tools} tools`,
-      `stderr: ${stdio.stderrLines} log line(s), never mixed into stdout`,
-    ].join('\n'),
-  );
-  report.note(
-    stdio.exit.by === 'stdin closed'
-      ? `Shutting down: the client closed stdin and the gateway exited on its own, code ${stdio.exit.code}, ${stdio.exit.ms} ms later; no SIGTERM was needed (that comes only after a grace period, then SIGKILL).`
-      : `Shutting down: the gateway did not exit when stdin closed; it took ${stdio.exit.by}, ${stdio.exit.ms} ms after.`,
-  );
-
-  report.demo('a log line on stdout (mcp-gateway --stdio --demo-log-to-stdout)');
-  const broken = await stdioExchange(stack, version, ['--demo-log-to-stdout']);
-  const strict = (() => {
-    for (const [i, line] of broken.lines.entries()) {
-      try {
-        JSON.parse(line);
-      } catch (error) {
-        return `failed at line ${i + 1}: ${oneLine((error as Error).message, 50)}`;
-      }
-    }
-    return 'read every line';
-  })();
-  const v1 = await officialClient('v1', stack, ['--demo-log-to-stdout']);
-  const v2 = await officialClient('v2', stack, ['--demo-log-to-stdout']);
-  report.table(
-    ['client', 'what it did', 'tools'],
-    [
-      ['a strict reader (every line is JSON-RPC)', strict, null],
-      [
-        'official SDK v1',
-        v1.errors.length > 0
-          ? `reported ${v1.errors.length} bad lines (${oneLine(v1.errors[0] ?? '', 40)}), went on`
-          : 'noticed nothing',
-        v1.tools,
-      ],
-      [
-        'official SDK v2',
-        v2.errors.length > 0
-          ? `reported ${v2.errors.length} bad lines, went on`
-          : 'skipped the bad lines without a word',
-        v2.tools,
-      ],
-    ],
-  );
-  report.note(
-    `stdout line 1 is now '${broken.lines[0]}'. Over stdio, stdout is the protocol: the spec says a server MUST NOT write anything else to it, and logs go to stderr. Tolerant clients hide the mistake; a strict one, or one that meets a line cut in half, fails.`,
-  );
+  await stdioFraming(stack, report, version);
 
   report.demo('sessions over HTTP');
   const noSession = await post({ jsonrpc: '2.0', id: 8, method: 'tools/list' });
@@ -308,15 +248,7 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
     `A 20-step task sends the full list 20 times: ${tokens.fullListTokens * 20} tokens before any conversation.`,
   );
 
-  report.demo('two requests at once over stdio: replies matched by id');
-  const race = await outOfOrder(stack, version);
-  report.table(
-    ['sent', 'id', 'request', 'answered'],
-    race.map((r, i) => [i + 1, r.id, r.request, `${ordinal(r.arrived)}, after ${r.ms} ms`]),
-  );
-  report.note(
-    'Both requests were written before either answer came. The quick one is answered first; the client pairs each answer with its request by id, not by order.',
-  );
+  await stdioOutOfOrder(stack, report, version);
 
   report.demo('revision 2026-07-28: one request, no handshake, no session');
   // The same call the 2025-11-25 way, counted: initialize, initialized, then the call.
@@ -357,52 +289,6 @@ export async function lab4(stack: Stack, report: LabReport, version = DEFAULT_VE
   report.note(
     `Answered HTTP ${modern.status}: ${modern.outcome}. From 2026-07-28 there is no initialize and no Mcp-Session-Id: each request names its revision (the MCP-Protocol-Version header and _meta) and its client's capabilities, so any replica can answer it. The gateway speaks both; agent call speaks 2026-07-28 over HTTP (--via mcp-http) and opens with initialize over stdio.`,
   );
-}
-
-const ordinal = (n: number) => ['first', 'second', 'third'][n - 1] ?? `#${n}`;
-
-/** Writes a slow call and a quick one to one stdio gateway back to back, and notes which answer comes first. */
-async function outOfOrder(
-  stack: Stack,
-  version: string,
-): Promise<Array<{ id: number; request: string; arrived: number; ms: number }>> {
-  const child = spawn(stack.stdio.command, stack.stdio.args, {
-    env: { PATH: process.env.PATH ?? '', ...stack.stdio.env },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  const arrivals = new Map<number, { arrived: number; ms: number }>();
-  let started = 0;
-  let wake: (() => void) | undefined;
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    const id = (JSON.parse(line) as { id?: number }).id;
-    if (typeof id === 'number')
-      arrivals.set(id, { arrived: arrivals.size + 1, ms: Math.round(performance.now() - started) });
-    wake?.();
-  });
-  const until = async (ids: number[]) => {
-    while (!ids.every((id) => arrivals.has(id)) && child.exitCode === null)
-      await new Promise<void>((resolve) => (wake = resolve));
-  };
-  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-  send({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'lab', version: '1' } },
-  });
-  await until([1]);
-  arrivals.clear();
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  started = performance.now();
-  const requests: Array<[number, string, string, Record<string, unknown>]> = [
-    [2, 'tools/call slow({"ms": 1000})', 'slow', { ms: 1000 }],
-    [3, 'tools/call health()', 'health', {}],
-  ];
-  for (const [id, , name, args] of requests)
-    send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-  await until([2, 3]);
-  await closeStdin(child);
-  return requests.map(([id, request]) => ({ id, request, ...(arrivals.get(id) ?? { arrived: 0, ms: 0 }) }));
 }
 
 /** One tools/call as revision 2026-07-28 sends it: no initialize first, no session. */
@@ -446,105 +332,4 @@ async function modernCall(
       ? `error ${answer.error.code} ${oneLine(text, 60)}`
       : `a tool result (isError: ${answer.result?.isError === true})`,
   };
-}
-
-/** Spawns the gateway over stdio, initializes, lists the tools, closes stdin; every stdout line kept. */
-async function stdioExchange(
-  stack: Stack,
-  version: string,
-  flags: string[],
-): Promise<{
-  lines: string[];
-  tools: number;
-  stderrLines: number;
-  exit: { ms: number; code: number | null; by: string };
-}> {
-  const child = spawn(stack.stdio.command, [...stack.stdio.args, ...flags], {
-    env: { PATH: process.env.PATH ?? '', ...stack.stdio.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const answers: unknown[] = [];
-  let wake: (() => void) | undefined;
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    lines.push(line);
-    try {
-      answers.push(JSON.parse(line));
-    } catch {
-      // A line that is not JSON: kept in `lines`, which is what this shows.
-    }
-    wake?.();
-  });
-  let stderrLines = 0;
-  child.stderr.on('data', (c: Buffer) => {
-    stderrLines += c.toString().split('\n').filter(Boolean).length;
-  });
-  const answer = async (n: number) => {
-    while (answers.length < n && child.exitCode === null) await new Promise<void>((resolve) => (wake = resolve));
-    return answers[n - 1] as { result?: { tools?: unknown[] } } | undefined;
-  };
-  const send = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
-  send({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'lab', version: '1' } },
-  });
-  await answer(1);
-  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-  const listed = await answer(2);
-  const exit = await closeStdin(child);
-  return { lines, tools: listed?.result?.tools?.length ?? 0, stderrLines, exit };
-}
-
-/**
- * The lecture's shutdown order for a stdio server: close its stdin and let it end on its own;
- * SIGTERM only if it has not after a grace period, SIGKILL after another.
- */
-async function closeStdin(
-  child: ChildProcess,
-  graceMs = 2000,
-): Promise<{ ms: number; code: number | null; by: string }> {
-  const started = performance.now();
-  const exited = new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null) resolve(child.exitCode);
-    else child.once('exit', (code) => resolve(code));
-  });
-  child.stdin?.end();
-  let by = 'stdin closed';
-  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-    const code = await Promise.race([exited, new Promise<'late'>((r) => setTimeout(r, graceMs, 'late').unref())]);
-    if (code !== 'late') return { ms: Math.round(performance.now() - started), code, by };
-    by = signal;
-    child.kill(signal);
-  }
-  return { ms: Math.round(performance.now() - started), code: await exited, by };
-}
-
-/** Connects an official SDK client to the gateway over stdio and lists the tools, keeping what it reports. */
-async function officialClient(
-  sdk: 'v1' | 'v2',
-  stack: Stack,
-  flags: string[],
-): Promise<{ errors: string[]; tools: number | null }> {
-  const params = {
-    command: stack.stdio.command,
-    args: [...stack.stdio.args, ...flags],
-    env: { PATH: process.env.PATH ?? '', ...stack.stdio.env },
-    stderr: 'pipe' as const,
-  };
-  const errors: string[] = [];
-  const client =
-    sdk === 'v1' ? new ClientV1({ name: 'lab', version: '1' }) : new ClientV2({ name: 'lab', version: '1' });
-  client.onerror = (error: Error) => errors.push(String(error));
-  try {
-    await client.connect(sdk === 'v1' ? new StdioV1(params) : new StdioV2(params));
-    return { errors, tools: (await client.listTools()).tools.length };
-  } catch (error) {
-    errors.push(String(error));
-    return { errors, tools: null };
-  } finally {
-    await client.close();
-  }
 }
