@@ -8,6 +8,7 @@ import { basename, dirname, resolve } from 'node:path';
 // OpenAPI document) are one plain line each, for the person who typed the command.
 import { LOG_REDACT_PATHS, redactedRequest } from '@agentwire/schemas/settings';
 import { startTracing, TracingConfigError } from '@agentwire/telemetry';
+import type { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
 import { ConfigError, type GatewayConfig, readConfig } from './config.js';
 import { createGateway, type Gateway, serveHttp } from './gateway.js';
@@ -33,6 +34,9 @@ async function main(): Promise<void> {
     const flushed = tracing ? tracing.shutdown().catch(() => undefined) : Promise.resolve();
     void flushed.finally(() => process.exit(code));
   };
+  // One connection for the tool layer's Redis stores (quotas, tasks, keyed writes, used approval
+  // states, breakers; was one each, five per replica), named so an operator can tell it apart.
+  const storesRedis = config.redisUrl ? await storeConnection(config.redisUrl, config) : undefined;
   const gateway = await createGateway({
     tracer: tracing?.tracer('agentwire.gateway'),
     upstreamUrl: config.upstreamUrl,
@@ -55,19 +59,19 @@ async function main(): Promise<void> {
     upstreamAudience: config.upstreamAudience,
     forwardHeaders: config.forwardHeaders,
     quota: config.quota,
-    quotaStore: await quotaStoreOf(config),
-    tasks: { ...config.tasks, store: await taskStoreOf(config) },
-    writes: { ...config.writes, ...(await writeStoresOf(config)) },
+    quotaStore: await quotaStoreOf(config, storesRedis),
+    tasks: { ...config.tasks, store: await taskStoreOf(config, storesRedis) },
+    writes: { ...config.writes, ...(await writeStoresOf(config, storesRedis)) },
     approvals: {
       policy: config.approvals.policy,
       allow: config.approvals.allow,
       require: config.approvals.require,
       ttlMs: config.approvals.ttlMs,
       ...(config.approvals.key ? { key: config.approvals.key } : {}),
-      ...(await usedStatesOf(config)),
+      ...(await usedStatesOf(config, storesRedis)),
     },
     resilience: config.resilience,
-    breakerStore: await breakerStoreOf(config),
+    breakerStore: await breakerStoreOf(config, storesRedis),
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   // What is served and what it costs a model (counted in a child process, logged when known).
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
       caller: config.localCaller,
     });
     await gateway.close();
+    await storesRedis?.quit().catch(() => undefined);
     exit(0);
     return;
   }
@@ -132,6 +137,7 @@ async function main(): Promise<void> {
     await http.close();
     await store.close();
     await gateway.close();
+    await storesRedis?.quit().catch(() => undefined);
     exit(0);
   };
   process.once('SIGTERM', () => void shutdown());
@@ -139,65 +145,54 @@ async function main(): Promise<void> {
 }
 
 /** Quotas in Redis when the gateway has one (every replica counts in the same buckets), else in memory. */
-async function quotaStoreOf(config: GatewayConfig) {
+async function quotaStoreOf(config: GatewayConfig, redis: Redis | undefined) {
   const quotas = config.quota !== undefined || (config.upstreams ?? []).some((u) => u.quota);
-  if (!quotas || !config.redisUrl) return undefined;
-  const [redis, { RedisQuotaStore }] = await Promise.all([
-    storeConnection(config.redisUrl, config),
-    import('./tools/quota.js'),
-  ]);
-  return new RedisQuotaStore(redis, config.redisPrefix, true);
+  if (!quotas || !redis) return undefined;
+  const { RedisQuotaStore } = await import('./tools/quota.js');
+  return new RedisQuotaStore(redis, config.redisPrefix);
 }
 
 /** Tasks in Redis when the gateway has one (any replica answers for any task), else in memory. */
-async function taskStoreOf(config: GatewayConfig) {
-  if (!config.redisUrl) return undefined;
-  const [redis, { RedisTaskStore }] = await Promise.all([
-    storeConnection(config.redisUrl, config),
-    import('./tools/task-store.js'),
-  ]);
-  return new RedisTaskStore(redis, config.redisPrefix, true);
+async function taskStoreOf(config: GatewayConfig, redis: Redis | undefined) {
+  if (!redis) return undefined;
+  const { RedisTaskStore } = await import('./tools/task-store.js');
+  return new RedisTaskStore(redis, config.redisPrefix);
 }
 
 /** Keyed writes in Redis when the gateway has one (a repeat on any replica finds the first), else in memory. */
-async function writeStoresOf(config: GatewayConfig) {
-  if (!config.redisUrl) return {};
-  const [redis, { RedisWriteStore }] = await Promise.all([
-    storeConnection(config.redisUrl, config),
-    import('./tools/write-store.js'),
-  ]);
-  return { store: new RedisWriteStore(redis, config.redisPrefix, true) };
+async function writeStoresOf(config: GatewayConfig, redis: Redis | undefined) {
+  if (!redis) return {};
+  const { RedisWriteStore } = await import('./tools/write-store.js');
+  return { store: new RedisWriteStore(redis, config.redisPrefix) };
 }
 
 /** Used approval states in Redis when the gateway has one (a state is used once on any replica), else in memory. */
-async function usedStatesOf(config: GatewayConfig) {
-  if (!config.redisUrl) return {};
-  const [redis, { RedisUsedStates }] = await Promise.all([
-    storeConnection(config.redisUrl, config),
-    import('./tools/approval.js'),
-  ]);
-  return { used: new RedisUsedStates(redis, config.redisPrefix, true) };
+async function usedStatesOf(config: GatewayConfig, redis: Redis | undefined) {
+  if (!redis) return {};
+  const { RedisUsedStates } = await import('./tools/approval.js');
+  return { used: new RedisUsedStates(redis, config.redisPrefix) };
 }
 
 /** Circuit breakers in Redis when the gateway has one (replicas open and close together), else per process. */
-async function breakerStoreOf(config: GatewayConfig) {
-  if (!config.redisUrl) return undefined;
-  const [redis, { RedisBreakerStore }] = await Promise.all([
-    storeConnection(config.redisUrl, config),
-    import('./upstream/breaker-store.js'),
-  ]);
-  return new RedisBreakerStore(redis, config.redisPrefix, true);
+async function breakerStoreOf(config: GatewayConfig, redis: Redis | undefined) {
+  if (!redis) return undefined;
+  const { RedisBreakerStore } = await import('./upstream/breaker-store.js');
+  return new RedisBreakerStore(redis, config.redisPrefix);
 }
 
+/** The name the stores' connection gives itself (CLIENT SETNAME): `CLIENT LIST` shows one per replica. */
+const STORES_CONNECTION_NAME = 'mcp-gateway-stores';
+
 /**
- * A Redis connection of its own for a store the tool layer keeps (quotas, tasks). Outages are
- * answered per call: a quota that cannot be checked refuses the call, a job that cannot be stored
- * as a task is followed instead.
+ * The Redis connection the tool layer's stores share (the session store keeps its own two).
+ * Outages are answered per call: a quota that cannot be checked refuses the call, a job that
+ * cannot be stored as a task is followed instead, a breaker that cannot be read lets calls go.
  */
-async function storeConnection(url: string, config: GatewayConfig) {
+async function storeConnection(url: string, config: GatewayConfig): Promise<Redis> {
   const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     maxRetriesPerRequest: 1,
+    connectionName: STORES_CONNECTION_NAME,
     ...(config.redisPassword ? { password: config.redisPassword } : {}),
   });
   redis.on('error', () => undefined);

@@ -236,6 +236,24 @@ describe('replicas on a Redis with a password and a session cap', () => {
     expect(closed.status).toBe(204);
     const admin = new Redis(redis.url, { password });
     onCleanup(async () => admin.disconnect());
+    // Three connections a replica: the sessions' two (commands, subscriptions) and one the tool
+    // layer's five stores share (quotas, tasks, keyed writes, used approval states, breakers).
+    const names = async () =>
+      ((await admin.client('LIST')) as string)
+        .split('\n')
+        .map((line) => /\bname=(\S*)/.exec(line)?.[1])
+        .filter(Boolean)
+        .sort();
+    await expect
+      .poll(names)
+      .toEqual([
+        'mcp-gateway-sessions',
+        'mcp-gateway-sessions',
+        'mcp-gateway-sessions',
+        'mcp-gateway-sessions',
+        'mcp-gateway-stores',
+        'mcp-gateway-stores',
+      ]);
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
     await admin.config('SET', 'maxmemory', '1');
     const full = await open(a);

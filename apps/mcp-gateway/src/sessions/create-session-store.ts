@@ -28,6 +28,8 @@ export async function createSessionStore(options: SessionStoreOptions = {}): Pro
   const redis = new Redis(options.redisUrl, {
     maxRetriesPerRequest: 2,
     lazyConnect: true,
+    // Its subscriber (a duplicate) has the same name: CLIENT LIST shows two per replica.
+    connectionName: 'mcp-gateway-sessions',
     ...(options.redisPassword ? { password: options.redisPassword } : {}),
   });
   // Outages are answered per request (503 with Retry-After); the client reconnects by itself.
