@@ -325,7 +325,8 @@ describe('a client that hedges', () => {
   it('on a clock the test moves: no hedge before the delay, one at it, the next a delay later', async () => {
     const { server } = await stallingServer((n) => n < 2);
     const clock = new ManualClock();
-    const http = new HttpClient({ baseUrl: server.url, clock, hedge: { delayMs: 50, maxHedges: 2 } });
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: server.url, clock, ledger, hedge: { delayMs: 50, maxHedges: 2 } });
     const call = http.get('/x');
     await expect.poll(() => server.hits()).toBe(1);
     await clock.advance(49);
@@ -340,6 +341,26 @@ describe('a client that hedges', () => {
     expect(http.resilience().hedgesSent).toBe(2);
     expect((await call).data).toEqual({ n: 2 });
     expect(http.resilience().hedgesWon).toBe(1);
+    // Each hedge's record says how long after the first attempt it went.
+    expect(ledger.attempts.find((a) => a.status === 200)?.hedgeAfterMs).toBe(100);
+    await http.close();
+  });
+
+  it('counts no hedge as won when the first attempt answers after a hedge went', async () => {
+    let release: (() => void) | undefined;
+    const server = await startServer((_req, res, n) => {
+      if (n === 0) release = () => json(res, 200, { n });
+      // The hedge (n 1) never answers; it is aborted when the first attempt wins.
+    });
+    const clock = new ManualClock();
+    const http = new HttpClient({ baseUrl: server.url, clock, hedge: { delayMs: 50 } });
+    const call = http.get('/x');
+    await expect.poll(() => server.hits()).toBe(1);
+    await clock.advance(50);
+    await expect.poll(() => server.hits()).toBe(2);
+    release?.();
+    expect((await call).data).toEqual({ n: 0 });
+    expect(http.resilience()).toMatchObject({ hedgesSent: 1, hedgesWon: 0 });
     await http.close();
   });
 
