@@ -22,6 +22,7 @@ import * as oauth from './comparisons/13-oauth.mjs';
 import * as identity from './comparisons/14-identity.mjs';
 import * as writes from './comparisons/15-writes.mjs';
 import * as sick from './comparisons/16-sick-upstream.mjs';
+import * as openLoop from './comparisons/17-open-loop.mjs';
 import { createRunner } from './lib/runner.mjs';
 
 // In this order: the ones that share a server run next to each other.
@@ -30,6 +31,7 @@ const COMPARISONS = [
   httpClient,
   toolsCallHttp,
   latency,
+  openLoop,
   stdio,
   memory,
   startup,
