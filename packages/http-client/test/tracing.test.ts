@@ -3,7 +3,13 @@
 // traceparent; none at all, and no header, without a tracer.
 import { startTracing, type Tracing } from '@agentwire/telemetry';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOnSampler,
+  InMemorySpanExporter,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, Ledger } from '../src/index.js';
 import { FakeClock } from './support/fake-clock.js';
@@ -111,6 +117,25 @@ describe('tracing', () => {
       expect(span.spanContext().traceId).toBe(request.spanContext().traceId);
     }
     expect(String(server.requests[0]?.headers.traceparent)).toContain(request.spanContext().traceId);
+  });
+
+  it('under a trace the caller did not sample: no span exported, the context still sent on, marked unsampled', async () => {
+    exporter.reset();
+    const server = await startServer((_req, res) => json(res, 200, { ok: true }));
+    const ledger = new Ledger();
+    // A tracer that follows the parent's decision, as OTEL_TRACES_SAMPLER's default does.
+    const parentBased = new TracerProvider({
+      sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    }).getTracer('test');
+    const http = new HttpClient({ baseUrl: server.url, ledger, tracer: parentBased });
+    const traceId = 'a'.repeat(32);
+    // The caller's trace, not sampled (flags 00): the parent-based sampler keeps no child of it.
+    const unsampled = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: 'b'.repeat(16), traceFlags: 0 });
+    await http.get('/x', { traceContext: unsampled });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    expect(String(server.requests[0]?.headers.traceparent)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
+    expect(ledger.attempts[0]?.traceId).toBe(traceId);
   });
 
   it('makes no span and sends no traceparent without a tracer, even inside an active span', async () => {

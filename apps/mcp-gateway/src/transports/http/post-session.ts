@@ -84,8 +84,12 @@ export async function postSession(
     );
   }
   const messages = Array.isArray(body) ? body : [body];
-  const init = messages.map(classify).find((c) => c.kind === 'request' && c.message.method === 'initialize');
-  if (init?.kind === 'request') return initialize(ctx, request, reply, init.message, messages.length > 1);
+  // Only a message that names initialize is classified here (takeIn classifies them all below).
+  for (const message of messages) {
+    if ((message as { method?: unknown } | null)?.method !== 'initialize') continue;
+    const init = classify(message);
+    if (init.kind === 'request') return initialize(ctx, request, reply, init.message, messages.length > 1);
+  }
 
   const sessionId = header(request, 'mcp-session-id');
   if (!sessionId) {
@@ -196,8 +200,7 @@ export async function postSession(
     }
     return sendJson(reply, 200, outcome.response);
   }
-  // A batch's requests run BATCH_CONCURRENCY at a time.
-  const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, (r) =>
+  const run = (r: JsonRpcRequest) =>
     runRequest(ctx, r, {
       session,
       sessionId,
@@ -206,8 +209,20 @@ export async function postSession(
       headers: request.headers,
       caller: ctx.callerOf?.(request),
       reply,
-    }),
-  );
+    });
+  if (single) {
+    // The common call, one request and no batch, straight through.
+    const outcome = await run(single);
+    if (outcome.kind === 'response' && outcome.session) await persist(outcome);
+    if (client.gone) return reply;
+    if (outcome.kind !== 'response') {
+      openEventStream(reply);
+      return undefined;
+    }
+    return sendJson(reply, 200, outcome.response);
+  }
+  // A batch's requests run BATCH_CONCURRENCY at a time.
+  const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, run);
   for (const outcome of outcomes) await persist(outcome);
   const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
   if (client.gone) return reply;
