@@ -10,7 +10,7 @@ import {
   hostOf,
   isOriginAllowed,
   refusalOf,
-  tokenDigest,
+  tokenBytes,
 } from '../src/transports/http/request-guards.js';
 
 describe('the Host guard', () => {
@@ -98,7 +98,7 @@ describe('the Origin guard', () => {
 });
 
 describe('the token guard', () => {
-  const token = tokenDigest('s3cret-token');
+  const token = tokenBytes('s3cret-token');
 
   it('takes the token as a bearer credential, the scheme in any case', () => {
     expect(bearerMatches('Bearer s3cret-token', token)).toBe(true);
@@ -113,6 +113,7 @@ describe('the token guard', () => {
       'Bearer s3cret-tokeN',
       'Bearer s3cret-token2',
       'Bearer s3cret-toke',
+      'Bearer s3cret-tokeñ',
       'Basic s3cret-token',
       's3cret-token',
       'Bearer s3cret-token extra',

@@ -2,7 +2,7 @@
 // rebinding, the Origin header against pages from other sites, and the bearer token. One
 // function, refusalOf, runs them in that order and decides the refusal (status, message,
 // headers); the transport's onRequest hook only sends it. Each check is tested on its own.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
 /** Names of this machine that a browser cannot be tricked into using for another site. */
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1'];
@@ -39,22 +39,33 @@ export function isOriginAllowed(origin: string | undefined, allowed: Set<string>
   return LOOPBACK_HOSTS.includes(hostname) || allowed.has(origin.toLowerCase());
 }
 
-/** The token as the guard keeps it: a digest, so that the comparison takes the same time for any input. */
-export function tokenDigest(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
+/** The token as the guard keeps it: its bytes. */
+export function tokenBytes(token: string): Buffer {
+  return Buffer.from(token, 'utf8');
 }
 
-/** Whether an Authorization header carries the token as `Bearer <token>`, compared in constant time. */
+/**
+ * Whether an Authorization header carries the token as `Bearer <token>`, compared in constant
+ * time: a token of the right length byte for byte with timingSafeEqual; one of another length is
+ * refused after the same comparison (of the token with itself), so a refusal's timing shows only
+ * that the length differs. (Was: SHA-256 of every presented token, 4 µs a request in a profile.)
+ */
 export function bearerMatches(authorization: string | undefined, expected: Buffer): boolean {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-  return match !== null && timingSafeEqual(tokenDigest(match[1] ?? ''), expected);
+  if (match === null) return false;
+  const presented = Buffer.from(match[1] ?? '', 'utf8');
+  if (presented.length !== expected.length) {
+    timingSafeEqual(expected, expected);
+    return false;
+  }
+  return timingSafeEqual(presented, expected);
 }
 
 /** The guards' settings, prepared once per server. */
 export interface Guards {
   hosts: Set<string>;
   origins: Set<string>;
-  /** The token's digest; undefined: no token is asked for. */
+  /** The token's bytes; undefined: no token is asked for. */
   token: Buffer | undefined;
 }
 
@@ -67,7 +78,7 @@ export function guardsFor(options: {
   return {
     hosts: allowedHosts(options.host, options.allowedHosts),
     origins: allowedOrigins(options.allowedOrigins),
-    token: options.token ? tokenDigest(options.token) : undefined,
+    token: options.token ? tokenBytes(options.token) : undefined,
   };
 }
 
