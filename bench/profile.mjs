@@ -6,11 +6,12 @@
 // not a time: it does not move with the machine's load, where CPU per call does).
 // Over stdio (`gateway-stdio`, `floor-stdio`: comparison 4's floor), the calls come from
 // clients/stdio.mjs (office_days, one at a time, then 32 in flight), which reads the CPU per call.
-// Usage: node bench/profile.mjs [gateway|passthrough|gateway-stdio|floor-stdio] [office_days|emails-2|emails-50] [CALLS] [--syscalls]
+// Usage: node bench/profile.mjs [gateway|passthrough|gateway-stdio|floor-stdio|toy-api|bare] [office_days|emails-2|emails-50] [CALLS] [--syscalls]
+//        (toy-api and bare: GET /emails, the payload ignored)
 //        (run `pnpm build` first; the .cpuprofile is kept, for Chrome DevTools or speedscope)
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATEWAY_BIN } from '@agentwire/mcp-gateway';
@@ -22,6 +23,9 @@ const SERVERS = {
   passthrough: { script: 'servers/passthrough.mjs', args: (api, key) => [api, key] },
   'gateway-stdio': { stdio: [GATEWAY_BIN, '--stdio'] },
   'floor-stdio': { stdio: ['servers/stdio-floor.mjs'] },
+  // GET /emails (comparison 1): the toy API, and a bare Fastify route answering its same JSON.
+  'toy-api': { script: 'servers/toy-api.mjs', args: (_api, key) => [key], get: true },
+  bare: { script: 'servers/bare-json.mjs', args: () => [emailsFile], get: true },
 };
 const PAYLOADS = {
   office_days: { name: 'office_days', arguments: { employee_id: 'e-05' } },
@@ -61,13 +65,30 @@ const runner = {
   },
 };
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: payload });
+// The toy API's GET /emails as it answers it, for the bare route to serve.
+const emailsFile = join(dir, 'emails.json');
+if (server.get) {
+  const emails = await fetch(`${api.line}/emails`, { headers: { authorization: `Bearer ${key}` } });
+  writeFileSync(emailsFile, await emails.text());
+}
 
 /** Starts the server (with a session when it has them), warmed up; `options` is its autocannon load. */
 async function startTarget(nodeArgs) {
   const target = await startProcess(server.script, server.args(api.line, key, token), { nodeArgs });
-  const headers =
-    serverName === 'gateway' ? sessionHeaders(runner, await gatewaySession(runner, target.line)) : mcpHeaders;
-  target.options = { url: target.line, method: 'POST', headers, body, connections: 32, rejectIsError: true };
+  if (server.get) {
+    const auth = { authorization: `Bearer ${key}` };
+    target.options = {
+      url: `${target.line}/emails`,
+      method: 'GET',
+      headers: auth,
+      connections: 32,
+      rejectIsError: true,
+    };
+  } else {
+    const headers =
+      serverName === 'gateway' ? sessionHeaders(runner, await gatewaySession(runner, target.line)) : mcpHeaders;
+    target.options = { url: target.line, method: 'POST', headers, body, connections: 32, rejectIsError: true };
+  }
   await runJson('clients/autocannon.mjs', { ...target.options, amount: Math.min(2000, calls) });
   return target;
 }
