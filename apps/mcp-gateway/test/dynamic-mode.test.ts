@@ -5,7 +5,13 @@
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { countTokens } from '@agentwire/tool-tokens';
 import { describe, expect, it } from 'vitest';
-import { CALL_TOOL, DESCRIBE_TOOL, MAX_QUERY_LENGTH, SEARCH_TOOL } from '../src/tools/dynamic-tools.js';
+import {
+  CALL_TOOL,
+  DESCRIBE_TOOL,
+  MAX_GROUP_LENGTH,
+  MAX_QUERY_LENGTH,
+  SEARCH_TOOL,
+} from '../src/tools/dynamic-tools.js';
 import { httpV1, httpV2, startHttpGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 type Result = {
@@ -90,7 +96,16 @@ describe('dynamic mode', () => {
       expect.stringMatching(/^Invalid arguments for tool list_emails:\n\$\.limit/),
     ]);
     const nothing = await call(SEARCH_TOOL, { query: 'zzyzx qwxv' });
-    expect(text(nothing)).toBe('No operation matches "zzyzx qwxv". Try other words, or fewer.');
+    expect(text(nothing)).toBe(
+      'No operation matches "zzyzx qwxv". Try other words, or fewer; or browse: search_operations with no query lists the groups.',
+    );
+    const noGroup = await call(SEARCH_TOOL, { group: 'faxes' });
+    expect([noGroup.isError, text(noGroup)]).toEqual([
+      true,
+      expect.stringMatching(/^Unknown group: faxes\. The groups are: .*emails/),
+    ]);
+    const longGroup = await call(SEARCH_TOOL, { group: 'g'.repeat(MAX_GROUP_LENGTH + 1) });
+    expect([longGroup.isError, text(longGroup)]).toEqual([true, expect.stringMatching(/\$\.group: .*100/)]);
     // The query has a size limit, named in the error.
     const long = await call(SEARCH_TOOL, { query: 'x'.repeat(MAX_QUERY_LENGTH + 1) });
     expect([long.isError, text(long)]).toEqual([true, expect.stringMatching(/\$\.query: .*200/)]);
@@ -113,6 +128,45 @@ describe('dynamic mode', () => {
       inputSchema: { required: expect.arrayContaining(['email_id']) },
     });
     expect(tool.annotations).toMatchObject({ readOnlyHint: false });
+  });
+
+  it('browses when words miss: the groups, the operations of one, words within one', async () => {
+    const { gw } = await dynamicGateway();
+    const { client } = await httpV1(gw);
+    const call = async (args: Record<string, unknown>) =>
+      (await client.callTool({ name: SEARCH_TOOL, arguments: args })) as Result;
+    const groups = await call({});
+    const listed = (
+      groups.structuredContent as { groups: Array<{ name: string; operations: number; examples: string[] }> }
+    ).groups;
+    // The spec's tags, in the order it first names them, each with its size and first titles.
+    expect(listed.map((g) => [g.name, g.operations])).toEqual([
+      ['meta', 1],
+      ['employees', 3],
+      ['documents', 1],
+      ['emails', 6],
+      ['exports', 2],
+      ['notes', 2],
+      ['practice', 4],
+    ]);
+    expect(groups.content[0]?.text).toMatch(
+      /^7 groups of operations\. search_operations \{group\} lists one group's operations; \{group, query\} searches within it\.\nmeta \(1\): Is the API up\nemployees \(3\): List employees; Get one employee; An employee's office days\n/,
+    );
+    // One group, in the spec's order, cut at the limit with what is left said.
+    const emails = await call({ group: 'emails', limit: 2 });
+    expect((emails.structuredContent as { results: Array<{ name: string }>; total: number }).total).toBe(6);
+    expect((emails.structuredContent as { results: Array<{ name: string }> }).results.map((r) => r.name)).toEqual([
+      'list_emails',
+      'get_email',
+    ]);
+    expect(emails.content[0]?.text).toContain('\n\n2 of 6 in emails: add a query to search within it.');
+    // Words within a group find only that group's operations.
+    const inNotes = await call({ group: 'notes', query: 'list' });
+    expect((inNotes.structuredContent as { results: Array<{ name: string }> }).results.map((r) => r.name)).toEqual([
+      'list_notes',
+    ]);
+    const nowhere = await call({ group: 'documents', query: 'delete an email' });
+    expect(nowhere.content[0]?.text).toMatch(/^No operation in group documents matches "delete an email"\./);
   });
 
   it('/health says the mode and what the list costs, as the agent would count it', async () => {

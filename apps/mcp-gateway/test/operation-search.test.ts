@@ -104,3 +104,45 @@ describe('search_operations', () => {
     expect(index.search('the of a to')).toEqual([]);
   });
 });
+
+describe('browsing by group', () => {
+  it("groups by each operation's first tag, else the first literal segment of its path", () => {
+    const ok = { '200': { description: 'ok' } };
+    const param = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
+    const { tools } = openApiToTools({
+      openapi: '3.1.0',
+      info: { title: 'G', version: '1' },
+      paths: {
+        '/pets': { get: { operationId: 'listPets', tags: ['animals', 'store'], responses: ok } },
+        '/pets/{id}': {
+          delete: { operationId: 'deletePet', tags: ['animals'], parameters: [param('id')], responses: ok },
+        },
+        '/{org}/invoices': {
+          get: { operationId: 'listInvoices', summary: 'List invoices', parameters: [param('org')], responses: ok },
+        },
+        '/{org}': { get: { operationId: 'getOrg', parameters: [param('org')], responses: ok } },
+      },
+    });
+    const index = new OperationIndex(tools);
+    expect(index.groups()).toEqual([
+      { name: 'animals', operations: 2, examples: ['listPets', 'deletePet'] },
+      { name: 'invoices', operations: 1, examples: ['List invoices'] },
+      { name: 'other', operations: 1, examples: ['getOrg'] },
+    ]);
+    // Only what the caller may call is counted, listed or found.
+    const noDelete = (t: Tool) => t.binding.method !== 'DELETE';
+    expect(index.groups(noDelete)[0]).toEqual({ name: 'animals', operations: 1, examples: ['listPets'] });
+    expect(index.inGroup('animals', 1)).toEqual({ hits: [expect.objectContaining({ name: 'listPets' })], total: 2 });
+    expect(index.inGroup('animals', 5, noDelete)?.total).toBe(1);
+    expect(index.inGroup('nothing')).toBeUndefined();
+    expect(index.search('delete pet', 5, undefined, 'invoices')).toEqual([]);
+    expect(index.search('delete pet', 5, undefined, 'animals')[0]?.name).toBe('deletePet');
+  });
+
+  it("GitHub's spec browses in a bounded number of groups, each its tag", () => {
+    const groups = new OperationIndex(github).groups();
+    expect(groups.length).toBeGreaterThan(10);
+    expect(groups.length).toBeLessThanOrEqual(100);
+    expect(groups.find((g) => g.name === 'pulls')?.operations).toBeGreaterThan(20);
+  });
+});

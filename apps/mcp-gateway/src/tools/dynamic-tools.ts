@@ -1,8 +1,9 @@
 // Dynamic mode, for APIs too big to list: instead of one tool per operation the gateway lists
 // three, and the model finds what it needs by asking.
 //
-//   search_operations {query}            ranked operations: the exact name, method, path, title,
-//                                        and the description's first sentence
+//   search_operations {query?, group?}   ranked operations: the exact name, method, path, title,
+//                                        and the description's first sentence; with no query,
+//                                        the groups (the spec's tags), or one group's operations
 //   describe_operation {name}            one operation's full input and output schema
 //   call_operation {name, arguments}     calls it: validation, the upstream call, _meta,
 //                                        progress and cancellation exactly as a listed tool's
@@ -18,6 +19,7 @@ export const SEARCH_TOOL = 'search_operations';
 export const DESCRIBE_TOOL = 'describe_operation';
 export const CALL_TOOL = 'call_operation';
 export const MAX_QUERY_LENGTH = 200;
+export const MAX_GROUP_LENGTH = 100;
 
 /** A meta tool's name in a scope (an upstream's name, when the gateway has several). */
 export const scopedName = (base: string, scope: string | undefined) =>
@@ -90,7 +92,7 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
       meta: 'search',
       name: SEARCH,
       title: `Search the ${title} operations`,
-      description: `Finds operations of ${title} (${count} in all) by words, best match first: each hit is the exact name to pass to ${DESCRIBE} and ${CALL}, with its method, path, title and what it does (the description's first sentence).`,
+      description: `Finds operations of ${title} (${count} in all) by words, best match first: each hit is the exact name to pass to ${DESCRIBE} and ${CALL}, with its method, path, title and what it does (the description's first sentence). When words do not find it, browse: with no query it lists the groups of operations; with a group, that group's operations (a query then searches within it).`,
       inputSchema: {
         type: 'object',
         properties: {
@@ -100,6 +102,12 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
             maxLength: MAX_QUERY_LENGTH,
             description: 'What you want to do, in a few words, e.g. "create an issue"',
           },
+          group: {
+            type: 'string',
+            minLength: 1,
+            maxLength: MAX_GROUP_LENGTH,
+            description: 'A group from the list this tool gives without a query',
+          },
           limit: {
             type: 'integer',
             minimum: 1,
@@ -107,7 +115,6 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
             description: `How many hits (default ${DEFAULT_SEARCH_RESULTS})`,
           },
         },
-        required: ['query'],
         additionalProperties: false,
       },
       outputSchema: {
@@ -127,8 +134,20 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
               required: ['name', 'method', 'path'],
             },
           },
+          groups: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                name: { type: 'string' },
+                operations: { type: 'integer' },
+                examples: { type: 'array', items: { type: 'string' } },
+              },
+              required: ['name', 'operations', 'examples'],
+            },
+          },
+          total: { type: 'integer', description: 'How many operations the group has (browsing one)' },
         },
-        required: ['results'],
       },
       annotations: { ...readOnly, title: `Search the ${title} operations` },
     },

@@ -152,13 +152,34 @@ function documentOf(tool: Tool, id: number): Indexed {
   };
 }
 
-/** The operations a dynamic gateway serves, searchable by words. */
+/** A group of operations to browse: the spec's first tag of each, or the first segment of its path. */
+export interface OperationGroup {
+  name: string;
+  operations: number;
+  /** The titles (or names) of its first few operations: what the group is about, in few tokens. */
+  examples: string[];
+}
+
+/** How many example titles a group shows. */
+const GROUP_EXAMPLES = 3;
+
+/** An operation's group: its first tag, else the first literal segment of its path, else "other". */
+export function groupOf(tool: Tool): string {
+  const tag = tool.source.tags[0]?.trim();
+  if (tag) return tag;
+  const segment = tool.binding.path.split('/').find((s) => s !== '' && !s.startsWith('{'));
+  return segment ?? 'other';
+}
+
+/** The operations a dynamic gateway serves, searchable by words and browsable by group. */
 export class OperationIndex {
   readonly #tools: readonly Tool[];
   readonly #search: MiniSearch<Indexed>;
+  readonly #groups: string[];
 
   constructor(tools: readonly Tool[]) {
     this.#tools = tools;
+    this.#groups = tools.map(groupOf);
     this.#search = new MiniSearch<Indexed>({
       fields: ['title', 'name', 'tags', 'path', 'description', 'arguments'],
       tokenize: splitWords,
@@ -173,8 +194,16 @@ export class OperationIndex {
     this.#search.addAll(tools.map(documentOf));
   }
 
-  /** The best matches, only among the tools `visible` allows (those the caller may call). */
-  search(query: string, limit = DEFAULT_SEARCH_RESULTS, visible?: (tool: Tool) => boolean): SearchHit[] {
+  /**
+   * The best matches, only among the tools `visible` allows (those the caller may call), and
+   * only in `group` when one is given.
+   */
+  search(
+    query: string,
+    limit = DEFAULT_SEARCH_RESULTS,
+    visible?: (tool: Tool) => boolean,
+    group?: string | undefined,
+  ): SearchHit[] {
     const { terms, weights, methods } = understand(query);
     if (terms.length === 0) return [];
     return this.#search
@@ -183,21 +212,52 @@ export class OperationIndex {
         processTerm: (term) => term,
         boostTerm: (term) => weights.get(term) ?? 1,
         boostDocument: (id) => (methods.has((this.#tools[id as number] as Tool).binding.method) ? METHOD_BOOST : 1),
+        ...(group === undefined ? {} : { filter: (hit) => this.#groups[hit.id as number] === group }),
       })
       .map((hit) => this.#tools[hit.id as number] as Tool)
       .filter((tool) => visible === undefined || visible(tool))
       .slice(0, limit)
-      .map((tool) => {
-        const summary = summaryOf(tool);
-        return {
-          name: tool.name,
-          method: tool.binding.method,
-          path: tool.binding.path,
-          ...(tool.title ? { title: tool.title } : {}),
-          ...(summary ? { summary } : {}),
-        };
-      });
+      .map(hitOf);
   }
+
+  /** The groups, in the order the spec first names them, with what the caller may call in each. */
+  groups(visible?: (tool: Tool) => boolean): OperationGroup[] {
+    const groups = new Map<string, OperationGroup>();
+    this.#tools.forEach((tool, i) => {
+      if (visible && !visible(tool)) return;
+      const name = this.#groups[i] as string;
+      let group = groups.get(name);
+      if (!group) {
+        group = { name, operations: 0, examples: [] };
+        groups.set(name, group);
+      }
+      group.operations++;
+      if (group.examples.length < GROUP_EXAMPLES) group.examples.push(tool.title ?? tool.name);
+    });
+    return [...groups.values()];
+  }
+
+  /** A group's operations in the spec's order, at most `limit`, and how many it has in all. */
+  inGroup(
+    group: string,
+    limit = DEFAULT_SEARCH_RESULTS,
+    visible?: (tool: Tool) => boolean,
+  ): { hits: SearchHit[]; total: number } | undefined {
+    const members = this.#tools.filter((tool, i) => this.#groups[i] === group && (!visible || visible(tool)));
+    if (members.length === 0) return undefined;
+    return { hits: members.slice(0, limit).map(hitOf), total: members.length };
+  }
+}
+
+function hitOf(tool: Tool): SearchHit {
+  const summary = summaryOf(tool);
+  return {
+    name: tool.name,
+    method: tool.binding.method,
+    path: tool.binding.path,
+    ...(tool.title ? { title: tool.title } : {}),
+    ...(summary ? { summary } : {}),
+  };
 }
 
 /**
