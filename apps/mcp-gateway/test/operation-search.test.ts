@@ -121,6 +121,7 @@ describe('browsing by group', () => {
           get: { operationId: 'listInvoices', summary: 'List invoices', parameters: [param('org')], responses: ok },
         },
         '/{org}': { get: { operationId: 'getOrg', parameters: [param('org')], responses: ok } },
+        '/v1/customers': { post: { operationId: 'PostCustomers', responses: ok } },
       },
     });
     const index = new OperationIndex(tools);
@@ -128,6 +129,8 @@ describe('browsing by group', () => {
       { name: 'animals', operations: 2, examples: ['listPets', 'deletePet'] },
       { name: 'invoices', operations: 1, examples: ['List invoices'] },
       { name: 'other', operations: 1, examples: ['getOrg'] },
+      // A version segment names no group: Stripe's untagged /v1/customers is "customers".
+      { name: 'customers', operations: 1, examples: ['PostCustomers'] },
     ]);
     // Only what the caller may call is counted, listed or found.
     const noDelete = (t: Tool) => t.binding.method !== 'DELETE';

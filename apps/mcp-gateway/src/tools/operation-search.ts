@@ -163,12 +163,20 @@ export interface OperationGroup {
 /** How many example titles a group shows. */
 const GROUP_EXAMPLES = 3;
 
-/** An operation's group: its first tag, else the first literal segment of its path, else "other". */
+/** Path segments that name no group: versions (`v1`, `2010-04-01`) and `api`. */
+const NOT_A_GROUP = /^(v\d+(\.\d+)*|\d[\d.-]*|api|rest)$/i;
+
+/**
+ * An operation's group: its first tag, else the first literal segment of its path that is not a
+ * version or `api` (Stripe's untagged `/v1/customers/...` is "customers"), else "other".
+ */
 export function groupOf(tool: Tool): string {
   const tag = tool.source.tags[0]?.trim();
   if (tag) return tag;
-  const segment = tool.binding.path.split('/').find((s) => s !== '' && !s.startsWith('{'));
-  return segment ?? 'other';
+  const segment = tool.binding.path
+    .split('/')
+    .find((s) => s !== '' && !s.startsWith('{') && !s.includes('{') && !NOT_A_GROUP.test(s));
+  return segment?.replace(/\.json$/, '') ?? 'other';
 }
 
 /** The operations a dynamic gateway serves, searchable by words and browsable by group. */
