@@ -160,8 +160,8 @@ describe('dynamic mode', () => {
       'get_email',
     ]);
     expect(emails.content[0]?.text).toContain('\n\n2 of 6 in emails: add a query to search within it.');
-    // Words within a group find only that group's operations.
-    const inNotes = await call({ group: 'notes', query: 'list' });
+    // Words within a group find only that group's operations (the group named in any case).
+    const inNotes = await call({ group: 'Notes', query: 'list' });
     expect((inNotes.structuredContent as { results: Array<{ name: string }> }).results.map((r) => r.name)).toEqual([
       'list_notes',
     ]);

@@ -52,7 +52,7 @@ export function search(
   const index = tools.indexFor(tool.scope);
   const SEARCH = scopedName(SEARCH_TOOL, tool.scope);
   const query = typeof args.query === 'string' ? args.query : undefined;
-  const group = typeof args.group === 'string' ? args.group : undefined;
+  const asked = typeof args.group === 'string' ? args.group : undefined;
   const limit = args.limit as number | undefined;
   const answer = (text: string, content: Record<string, unknown>, isError = false) => ({
     content: [{ type: 'text', text }],
@@ -60,6 +60,9 @@ export function search(
     isError,
   });
   const groups = index?.groups(visible) ?? [];
+  // A group named in another case is that group: "Emails" is emails.
+  const group =
+    asked === undefined ? undefined : (groups.find((g) => g.name.toLowerCase() === asked.toLowerCase())?.name ?? asked);
   if (query === undefined && group === undefined) {
     const shown = groups.slice(0, MAX_GROUPS_LISTED);
     const lines = shown.map((g) => `${g.name} (${g.operations}): ${g.examples.join('; ')}`);
