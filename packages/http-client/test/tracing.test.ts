@@ -126,7 +126,7 @@ describe('tracing', () => {
     // A tracer that follows the parent's decision, as OTEL_TRACES_SAMPLER's default does.
     const parentBased = new TracerProvider({
       sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
     }).getTracer('test');
     const http = new HttpClient({ baseUrl: server.url, ledger, tracer: parentBased });
     const traceId = 'a'.repeat(32);
