@@ -3,36 +3,14 @@
 // established session). Prints the median and p90 in milliseconds.
 // Usage: node clients/latency.mjs '{"mode":"api"|"gateway","url":...,"key"|"token":...,"sessionId":...,"calls":2000}'
 import { Client } from 'undici';
+import { officeDaysRequest } from './office-days.mjs';
 
 const input = JSON.parse(process.argv[2]);
 const url = new URL(input.url);
 const client = new Client(url.origin, { pipelining: 1, keepAliveTimeout: 10_000 });
-const callBody = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tools/call',
-  params: { name: 'office_days', arguments: { employee_id: 'e-05' } },
-});
+const options = officeDaysRequest(input, url);
 async function once() {
-  const { statusCode, body } =
-    input.mode === 'api'
-      ? await client.request({
-          path: '/employees/e-05/office-days',
-          method: 'GET',
-          headers: { authorization: `Bearer ${input.key}` },
-        })
-      : await client.request({
-          path: url.pathname,
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${input.token}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-session-id': input.sessionId,
-            'mcp-protocol-version': '2025-11-25',
-          },
-          body: callBody,
-        });
+  const { statusCode, body } = await client.request(options);
   const text = await body.text();
   if (statusCode !== 200 || text.includes('"isError":true'))
     throw new Error(`bad answer ${statusCode}: ${text.slice(0, 200)}`);

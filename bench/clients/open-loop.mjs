@@ -7,32 +7,13 @@
 //   "sessionId":...,"rate":500,"seconds":4,"warmupSeconds":1}'
 // Prints {p50, p90, p99, p999, max} in ms, the rate achieved, and errors.
 import { Pool } from 'undici';
+import { officeDaysRequest } from './office-days.mjs';
 
 const input = JSON.parse(process.argv[2]);
 const url = new URL(input.url);
 // Enough connections that the client never queues: at 1,000/s and 1 ms a call, a few are busy.
 const pool = new Pool(url.origin, { connections: 64, pipelining: 1, keepAliveTimeout: 10_000 });
-const callBody = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'tools/call',
-  params: { name: 'office_days', arguments: { employee_id: 'e-05' } },
-});
-const options =
-  input.mode === 'api'
-    ? { path: '/employees/e-05/office-days', method: 'GET', headers: { authorization: `Bearer ${input.key}` } }
-    : {
-        path: url.pathname,
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${input.token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': input.sessionId,
-          'mcp-protocol-version': '2025-11-25',
-        },
-        body: callBody,
-      };
+const options = officeDaysRequest(input, url);
 let errors = 0;
 
 async function once(due, samples) {
