@@ -245,6 +245,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         ours: { ...r.ours, misses: undefined },
         bm25: { ...r.bm25, misses: undefined },
         held: { ...r.held, misses: undefined },
+        inGroup: { ...r.inGroup, misses: undefined },
       })),
     };
     writeFileSync(values.json, `${JSON.stringify(slim, null, 2)}\n`);

@@ -100,6 +100,33 @@ describe('search_operations', () => {
     expect(index.search('the of a to 42 "x"')).toEqual([]);
   });
 
+  it('ranks a broad operation over a narrow one that shares its words', () => {
+    // Both have the words "fork" and "repository" in their titles; the one whose name takes
+    // eight words to say what it does is the narrower.
+    const tools = toolsOf({
+      '/repos/{repo}/fork-pr-settings': {
+        parameters: [{ name: 'repo', in: 'path', required: true, schema: { type: 'string' } }],
+        put: {
+          operationId: 'set-private-repo-fork-pr-workflows-settings-repository',
+          summary: 'Set the fork pull request workflow settings of a repository',
+          responses: { '204': { description: 'Done' } },
+        },
+      },
+      '/repos/{repo}/forks': {
+        parameters: [{ name: 'repo', in: 'path', required: true, schema: { type: 'string' } }],
+        post: {
+          operationId: 'create-fork',
+          summary: 'Fork a repository',
+          responses: { '202': { description: 'Accepted' } },
+        },
+      },
+    });
+    const hits = new OperationIndex(tools).search('set up a fork of this repository', 2).map((h) => h.name);
+    expect(hits).toEqual(['create-fork', 'set-private-repo-fork-pr-workflows-settings-repository']);
+    // On GitHub's 1,223 operations, the five hits for forking were all Actions settings of forks.
+    expect(names('fork a repository').filter((n) => n.startsWith('actions_'))).toEqual([]);
+  });
+
   it('answers a query of nothing but stop words with no hits rather than everything', () => {
     expect(index.search('the of a to')).toEqual([]);
   });
