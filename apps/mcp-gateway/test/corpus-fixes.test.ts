@@ -1,13 +1,18 @@
 // What the APIs.guru corpus showed the converter got wrong, fixed: patterns that are not valid
 // in Unicode mode (what JSON Schema 2020-12 clients compile), `nullable` beside a $ref leaking
-// into the advertised schema, and HTTP Basic upstream credentials.
+// into the advertised schema, HTTP Basic upstream credentials, and Kubernetes' request bodies
+// (`*/*` with a schema, and patches in their own JSON types).
+import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
 import { unicodePattern } from '../src/openapi/json-schema.js';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
+import { startPrism } from './support/prism.js';
 import { onCleanup } from './support/stack.js';
 
 describe('patterns in Unicode mode', () => {
@@ -165,4 +170,126 @@ describe('HTTP Basic upstream credentials', () => {
       'no supported security scheme: d (http digest); supported are http bearer and basic, oauth2, openIdConnect, apiKey in header or query',
     );
   });
+});
+
+describe('request bodies as Kubernetes describes them', () => {
+  // The shapes of the directory's kubernetes.io.json: 292 create and replace bodies offered as
+  // `*/*` with a schema of the object, and 98 patches offering four types for one Patch object.
+  const patchTypes = [
+    'application/json-patch+json',
+    'application/merge-patch+json',
+    'application/strategic-merge-patch+json',
+    'application/apply-patch+yaml',
+  ];
+  const patch = { $ref: '#/components/schemas/Patch' };
+  const document = {
+    openapi: '3.0.0',
+    info: { title: 'Kubernetes, in its shapes', version: '1' },
+    components: {
+      schemas: {
+        Namespace: {
+          type: 'object',
+          description: 'Namespace provides a scope for Names.',
+          properties: {
+            apiVersion: { type: 'string' },
+            kind: { type: 'string' },
+            metadata: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+          },
+        },
+        Patch: { type: 'object', description: 'The body of a PATCH request.' },
+      },
+      requestBodies: {
+        Namespace: { required: true, content: { '*/*': { schema: { $ref: '#/components/schemas/Namespace' } } } },
+      },
+    },
+    paths: {
+      '/api/v1/namespaces': {
+        post: {
+          operationId: 'createCoreV1Namespace',
+          requestBody: { $ref: '#/components/requestBodies/Namespace' },
+          responses: {
+            '201': {
+              description: 'Created',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Namespace' } } },
+            },
+          },
+        },
+      },
+      '/api/v1/nodes/{name}': {
+        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+        patch: {
+          operationId: 'patchCoreV1Node',
+          requestBody: { required: true, content: Object.fromEntries(patchTypes.map((t) => [t, { schema: patch }])) },
+          responses: { '200': { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } } },
+        },
+      },
+      '/upload': {
+        put: {
+          operationId: 'putBytes',
+          requestBody: { content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+          responses: { '204': { description: 'Stored' } },
+        },
+      },
+    },
+  };
+
+  it('sends a `*/*` body with a schema as JSON, a patch as a merge patch, and bytes only where the schema says so', () => {
+    const tools = openApiToTools(document).tools;
+    const body = (name: string) => tools.find((t) => t.name === name)?.binding.body;
+    const create = tools.find((t) => t.name === 'createCoreV1Namespace');
+    expect(body('createCoreV1Namespace')).toMatchObject({ encoding: 'json', mediaType: 'application/json' });
+    // The object's fields are the tool's arguments, not a base64 string of bytes.
+    expect(Object.keys(create?.inputSchema.properties ?? {})).toEqual(['apiVersion', 'kind', 'metadata']);
+    expect(body('patchCoreV1Node')).toMatchObject({ encoding: 'json', mediaType: 'application/merge-patch+json' });
+    expect(body('putBytes')).toMatchObject({ encoding: 'binary', mediaType: '*/*' });
+    // Plain JSON first when it is offered beside a wildcard and a merge patch.
+    const both = openApiToTools({
+      ...document,
+      paths: {
+        '/x': {
+          post: {
+            operationId: 'x',
+            requestBody: {
+              content: {
+                '*/*': { schema: patch },
+                'application/merge-patch+json': { schema: patch },
+                'application/json': { schema: patch },
+              },
+            },
+            responses: { '200': { description: 'OK' } },
+          },
+        },
+      },
+    }).tools;
+    expect(both[0]?.binding.body?.mediaType).toBe('application/json');
+  });
+
+  it('a mock made from the document (Prism) accepts the create and the patch as the gateway sends them', async () => {
+    const file = join(tmpdir(), `agentwire-kubernetes-shapes-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify(document));
+    const prism = await startPrism(file);
+    onCleanup(() => prism.stop());
+    const gateway = await createGateway({ upstreamUrl: prism.url, openapi: file, toolsMode: 'static' });
+    onCleanup(() => gateway.close());
+    const call = async (name: string, args: Record<string, unknown>) =>
+      JSON.stringify(
+        await gateway.server.handle(
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+          {
+            session: { protocolVersion: '2025-11-25', initialized: true },
+            signal: new AbortController().signal,
+            notify: () => undefined,
+          },
+        ),
+      );
+    const created = await call('createCoreV1Namespace', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'team-b' },
+    });
+    expect(created).toContain('"isError":false');
+    // A merge patch: the fields to change (a JSON Patch is a list, which the Patch object is not).
+    const cordoned = await call('patchCoreV1Node', { name: 'worker-3', body: { spec: { unschedulable: true } } });
+    expect(cordoned).toContain('"isError":false');
+  }, 60_000);
 });

@@ -95,6 +95,24 @@ describe('request bodies', () => {
     ]);
   });
 
+  it('JSON in a type of its own goes as that type; plain JSON as JSON', async () => {
+    const whole = (mediaType: string): BodyBinding => ({
+      mode: 'whole',
+      arg: 'body',
+      required: true,
+      mediaType,
+      encoding: 'json',
+    });
+    const patch = bytesOf(await encodeBody(whole('application/merge-patch+json'), { body: { spec: { x: true } } }, 10));
+    expect([patch.contentType, Buffer.from(patch.bytes).toString()]).toEqual([
+      'application/merge-patch+json',
+      '{"spec":{"x":true}}',
+    ]);
+    for (const type of ['application/json', 'application/json; charset=utf-8', '*/*']) {
+      expect(await encodeBody(whole(type), { body: [1] }, 10), type).toEqual({ json: [1] });
+    }
+  });
+
   it('refuses text that is not base64, and decoded bytes over the limit, naming the limit', async () => {
     const binary: BodyBinding = {
       mode: 'whole',

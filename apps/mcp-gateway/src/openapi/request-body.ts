@@ -7,6 +7,12 @@
 // - Multipart: a file property (format binary, or a contentMediaType) becomes an argument
 //   `{data (base64), filename?, mediaType?}`, an array of files an array of those.
 // - Text: one `body` string. Bytes: one `body` string of base64.
+// - Any type (`*/*`, as Kubernetes' 292 create and replace bodies are) with a schema that
+//   describes a structure is sent as JSON: the type the schema speaks of. Bytes only when the
+//   schema is a string or a file, or there is none.
+// - Of several JSON types, plain JSON first, then a merge patch (an object, as a schema of
+//   fields describes), and a JSON Patch (`application/json-patch+json`, a list of operations)
+//   only when nothing else is offered: Kubernetes offers all three for one Patch object.
 
 import type { BodyEncoding } from '../tools/tool.js';
 import { deref, type JsonSchema, SpecError, targetOf } from './json-schema.js';
@@ -60,6 +66,30 @@ function encodingOf(type: string): BodyEncoding | undefined {
 }
 const PREFERENCE: readonly BodyEncoding[] = ['json', 'form', 'multipart', 'text', 'binary'];
 
+const isWildcard = (type: string) => type === '*/*' || type === 'application/*';
+
+/** Which of several JSON types to send: lower first. */
+function jsonRank(type: string): number {
+  if (type === 'application/json') return 0;
+  if (isWildcard(type)) return 1;
+  if (type === 'application/merge-patch+json') return 2;
+  if (type === 'application/json-patch+json') return 4;
+  return 3;
+}
+
+/** A schema of a structure (an object, an array, a union of them), not of bytes or text. */
+function describesStructure(ctx: OperationContext, source: unknown): boolean {
+  const schema = deref(ctx.document, source) as JsonSchema | undefined;
+  if (typeof schema !== 'object' || schema === null) return false;
+  if (isFile(schema) || schema.type === 'string') return false;
+  return (
+    schema.type === 'object' ||
+    schema.type === 'array' ||
+    schema.properties !== undefined ||
+    ['allOf', 'anyOf', 'oneOf'].some((k) => Array.isArray(schema[k]))
+  );
+}
+
 const isFile = (schema: JsonSchema | undefined) =>
   schema !== undefined &&
   (schema.format === 'binary' || schema.contentMediaType !== undefined || schema.contentEncoding !== undefined);
@@ -71,11 +101,13 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
     content?: Record<string, { schema?: unknown }>;
   };
   const content = requestBody.content ?? {};
-  const offered = Object.keys(content).map((type) => ({
-    type,
-    encoding: encodingOf(type.split(';')[0]?.trim().toLowerCase() ?? ''),
-  }));
-  const chosen = PREFERENCE.map((e) => offered.find((o) => o.encoding === e)).find((o) => o !== undefined);
+  const offered = Object.keys(content).map((type) => {
+    const bare = type.split(';')[0]?.trim().toLowerCase() ?? '';
+    const json = isWildcard(bare) && describesStructure(ctx, content[type]?.schema);
+    return { type, bare, encoding: json ? ('json' as const) : encodingOf(bare) };
+  });
+  const json = offered.filter((o) => o.encoding === 'json').sort((a, b) => jsonRank(a.bare) - jsonRank(b.bare));
+  const chosen = json[0] ?? PREFERENCE.map((e) => offered.find((o) => o.encoding === e)).find((o) => o !== undefined);
   if (!chosen?.encoding) {
     throw new SpecError(
       `request body type ${Object.keys(content).join(', ') || '(none)'} is not supported ` +
@@ -85,7 +117,8 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
   const encoding = chosen.encoding;
   const base = {
     required: requestBody.required === true,
-    mediaType: chosen.type,
+    // A wildcard chosen for JSON is sent as what it is.
+    mediaType: encoding === 'json' && isWildcard(chosen.bare) ? 'application/json' : chosen.type,
     encoding,
     files: new Map<string, { many: boolean }>(),
   };

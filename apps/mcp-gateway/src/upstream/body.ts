@@ -35,7 +35,13 @@ export async function encodeBody(
     value = args[binding.arg];
   }
   if (value === undefined) return undefined;
-  if (binding.encoding === 'json') return { json: value };
+  if (binding.encoding === 'json') {
+    // A JSON type of its own (`application/merge-patch+json`) goes as that type: Kubernetes
+    // answers 415 to a patch sent as plain application/json.
+    const type = binding.mediaType.split(';')[0]?.trim().toLowerCase();
+    if (type === 'application/json' || binding.mediaType.includes('*')) return { json: value };
+    return { body: { bytes: Buffer.from(JSON.stringify(value)), contentType: binding.mediaType } };
+  }
 
   let uploaded = 0;
   const decode = (what: string, data: unknown): Buffer => {
