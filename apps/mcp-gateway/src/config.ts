@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
 import { ConfigError } from './common/config-error.js';
+import { DEFAULT_MAX_SCHEMA_BYTES, MAX_SCHEMA_BYTES_LIMIT, MIN_SCHEMA_BYTES } from './openapi/schema-budget.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import type { Caller } from './protocol/messages.js';
 import { type ApprovalPolicy, DEFAULT_APPROVAL_TTL_MS } from './tools/approval.js';
@@ -63,6 +64,8 @@ export interface GatewayConfig {
   descriptionMax: number | undefined;
   /** Decoded bytes of files and binary bodies one tool call may send upstream. */
   maxUploadBytes: number;
+  /** MAX_SCHEMA_BYTES: each tool's input and output schema at most this many bytes of JSON. */
+  maxSchemaBytes: number;
   /** HTTP: a request must arrive in full within this time (408 otherwise). */
   requestTimeoutMs: number;
   /** HTTP: an idle keep-alive connection is closed after this time. */
@@ -126,7 +129,7 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   OAUTH_ISSUER (required with oauth), OAUTH_JWKS_URI, OAUTH_RESOURCE, OAUTH_SCOPES, OAUTH_ALGORITHMS (RS256,PS256,ES256,EdDSA),
   OAUTH_CLOCK_TOLERANCE_S (30), MAX_TOKEN_BYTES (8192), JWKS_CACHE_MS (600000), JWKS_MAX_STALE_MS (86400000),
   JWKS_REFETCH_INTERVAL_MS (30000), JWT_CACHE_MS (60000), OAUTH_INTROSPECTION_CLIENT_ID/_SECRET, TRUSTED_PROXIES,
-  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760),
+  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760), MAX_SCHEMA_BYTES (65536),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), MAX_LISTEN_STREAMS (1000),
   MAX_LISTEN_STREAMS_PER_CALLER (16), LOG_LEVEL,
   METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it),
@@ -300,6 +303,13 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       ? integerOf('TOOLS_DESCRIPTION_MAX', env.TOOLS_DESCRIPTION_MAX, 0, 40, 100_000)
       : undefined,
     maxUploadBytes: maxUploadBytesOf(env.MAX_UPLOAD_BYTES),
+    maxSchemaBytes: integerOf(
+      'MAX_SCHEMA_BYTES',
+      env.MAX_SCHEMA_BYTES,
+      DEFAULT_MAX_SCHEMA_BYTES,
+      MIN_SCHEMA_BYTES,
+      MAX_SCHEMA_BYTES_LIMIT,
+    ),
     requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),

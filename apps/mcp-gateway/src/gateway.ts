@@ -68,6 +68,8 @@ export interface GatewayOptions {
   descriptionMax?: number | undefined;
   /** Decoded bytes of files and binary bodies one tool call may send. Default 10 MiB. */
   maxUploadBytes?: number | undefined;
+  /** Each tool's input and output schema at most this many bytes of JSON (schema-budget.ts). Default 64 KiB. */
+  maxSchemaBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
   maxResponseBytes?: number | undefined;
   /** The most bytes of text one tool result may carry; a longer one is cut (tools/result-limits.ts). Default 100 000. */

@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     outputSchemas: config.outputSchemas,
     descriptionMax: config.descriptionMax,
     maxUploadBytes: config.maxUploadBytes,
+    maxSchemaBytes: config.maxSchemaBytes,
     maxResponseBytes: config.maxResponseBytes,
     selection: config.selection,
     upstreamAuth: config.upstreamAuth,

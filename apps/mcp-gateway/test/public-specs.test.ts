@@ -233,7 +233,8 @@ describe.each(SPECS)('$name', (spec) => {
     const probe = await createGateway({ upstreamUrl: prism.url, openapi: spec.file, toolsMode: 'static' });
     const loaded = { tools: probe.tools.tools.length, problems: probe.problems };
     await probe.close();
-    expect(loaded.problems).toEqual([]);
+    // Only schemas held to MAX_SCHEMA_BYTES (GitHub's timeline answer, 81 KB) may be cut; nothing else left out.
+    expect(loaded.problems.filter((p) => !p.endsWith('(MAX_SCHEMA_BYTES)'))).toEqual([]);
     const gw = await startHttpGatewayFor({ upstreamUrl: prism.url, openapi: spec.file, toolsMode: 'static' });
 
     const listAll = async (client: { listTools: (params?: { cursor?: string }) => Promise<unknown> }) => {

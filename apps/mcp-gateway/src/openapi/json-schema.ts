@@ -39,6 +39,8 @@ export class PatternChecks {
   #left = DOCUMENT_PATTERN_BUDGET;
   /** By `strict name` or `loose name` (the output schemas' conversion differs). */
   readonly definitions = new Map<string, ConvertedDefinition>();
+  /** Definitions already found not to be a bare cycle of $refs (refusePureCycle), by name. */
+  readonly notPureCycles = new Set<string>();
 
   /** Why the pattern is left out, or undefined when it runs in linear time. */
   problem(pattern: string): string | undefined {
@@ -196,7 +198,11 @@ export class SchemaConverter {
   #queue(name: string): void {
     this.#reached?.add(name);
     if (this.#queued.has(name)) return;
-    refusePureCycle(this.#document, name);
+    // Once per document, not once per tool that reaches it: Stripe's 452 tools each reach 484.
+    if (!this.#patterns.notPureCycles.has(name)) {
+      refusePureCycle(this.#document, name);
+      this.#patterns.notPureCycles.add(name);
+    }
     this.#queued.add(name);
     this.#pending.push({ name, ref: `#/components/schemas/${escapePointer(name)}` });
   }
@@ -204,7 +210,8 @@ export class SchemaConverter {
   /** Adds `$defs` with exactly the definitions used. */
   withDefs(schema: JsonSchema): JsonSchema {
     if (this.defs.size === 0) return schema;
-    return { ...schema, $defs: Object.fromEntries([...this.defs].sort(([a], [b]) => a.localeCompare(b))) };
+    // By code unit, not localeCompare: the same order every run, at a tenth of the cost.
+    return { ...schema, $defs: Object.fromEntries([...this.defs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
   }
 
   #walk(node: unknown, depth: number): unknown {

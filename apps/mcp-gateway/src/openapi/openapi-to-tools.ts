@@ -12,6 +12,7 @@ import { type OperationContext, operationContext } from './operation-context.js'
 import { outputOf } from './output-schema.js';
 import { parametersOf } from './parameters.js';
 import { requestBodyOf } from './request-body.js';
+import { DEFAULT_MAX_SCHEMA_BYTES, withinBudget } from './schema-budget.js';
 import { scopesFor, securityFor } from './security.js';
 import { NameRegistry } from './tool-names.js';
 import { toolTextOf } from './tool-text.js';
@@ -49,6 +50,7 @@ function convertOperation(
   ctx: OperationContext,
   names: NameRegistry,
   authOverride: UpstreamAuth | undefined,
+  maxSchemaBytes: number,
 ): Tool | undefined {
   if (ctx.x.hidden) return undefined;
   const auth = authOverride ? [authOverride] : securityFor(ctx.document, ctx.operation);
@@ -78,7 +80,7 @@ function convertOperation(
   const tool: Tool = {
     name: names.claim(text.wantedName),
     description: text.description,
-    inputSchema: ctx.input.withDefs(input.schema),
+    inputSchema: withinBudget(ctx.input.withDefs(input.schema), maxSchemaBytes, 'inputSchema', ctx.dropped),
     annotations: annotationsOf(ctx, text.title),
     binding,
     source: {
@@ -90,7 +92,9 @@ function convertOperation(
   };
   if (text.title) tool.title = text.title;
   // A job's result is another resource than the 202's body: no output schema to promise.
-  if (output.schema && !task) tool.outputSchema = ctx.output.withDefs(output.schema);
+  if (output.schema && !task) {
+    tool.outputSchema = withinBudget(ctx.output.withDefs(output.schema), maxSchemaBytes, 'outputSchema', ctx.dropped);
+  }
   return tool;
 }
 
@@ -135,7 +139,14 @@ function mirrorInHeaders(schema: JsonSchema, headers: Record<string, string>): v
  * `auth` replaces the document's security requirements for every operation (for a document
  * that declares none, as GitHub's does not).
  */
-export function openApiToTools(document: unknown, options: { auth?: UpstreamAuth | undefined } = {}): LoadResult {
+export function openApiToTools(
+  document: unknown,
+  options: {
+    auth?: UpstreamAuth | undefined;
+    /** Each tool's input and output schema at most this many bytes of JSON (schema-budget.ts). */
+    maxSchemaBytes?: number | undefined;
+  } = {},
+): LoadResult {
   if (typeof document !== 'object' || document === null) throw new SpecError('the OpenAPI document is not an object');
   // Before anything recursive (schema walks, copies of examples, the reload's fingerprint).
   const deep = tooDeepAt(document, MAX_DOCUMENT_DEPTH);
@@ -174,7 +185,7 @@ export function openApiToTools(document: unknown, options: { auth?: UpstreamAuth
       };
       try {
         const ctx = operationContext({ document: doc, openapi30, method, path, pathItem, operation }, patterns);
-        const tool = convertOperation(ctx, names, options.auth);
+        const tool = convertOperation(ctx, names, options.auth, options.maxSchemaBytes ?? DEFAULT_MAX_SCHEMA_BYTES);
         if (tool) {
           tools.push(tool);
           for (const { part, reason } of ctx.dropped) skipped.push({ ...where, part, reason });

@@ -35,6 +35,8 @@ export interface CatalogSettings {
   pageSize?: number | undefined;
   toolsMode?: ToolsMode | 'auto' | undefined;
   toolsTokenBudget?: number | undefined;
+  /** Each tool's input and output schema at most this many bytes of JSON. */
+  maxSchemaBytes?: number | undefined;
 }
 
 export const DEFAULT_TOOLS_TOKEN_BUDGET = 20_000;
@@ -99,7 +101,7 @@ export async function buildCatalog(
     const label = source.name === undefined ? '' : `${source.name}: `;
     let loaded: ReturnType<typeof openApiToTools>;
     try {
-      loaded = openApiToTools(documents[i], { auth: source.auth });
+      loaded = openApiToTools(documents[i], { auth: source.auth, maxSchemaBytes: options.maxSchemaBytes });
     } catch (error) {
       throw Object.assign(new Error(`${label}${(error as Error).message}`), { name: (error as Error).name });
     }
