@@ -80,7 +80,7 @@ function convertOperation(
   const tool: Tool = {
     name: names.claim(text.wantedName),
     description: text.description,
-    inputSchema: withinBudget(ctx.input.withDefs(input.schema), maxSchemaBytes, 'inputSchema', ctx.dropped),
+    inputSchema: withinBudget(input.schema, ctx.input, maxSchemaBytes, 'inputSchema', ctx.dropped),
     annotations: annotationsOf(ctx, text.title),
     binding,
     source: {
@@ -93,7 +93,7 @@ function convertOperation(
   if (text.title) tool.title = text.title;
   // A job's result is another resource than the 202's body: no output schema to promise.
   if (output.schema && !task) {
-    tool.outputSchema = withinBudget(ctx.output.withDefs(output.schema), maxSchemaBytes, 'outputSchema', ctx.dropped);
+    tool.outputSchema = withinBudget(output.schema, ctx.output, maxSchemaBytes, 'outputSchema', ctx.dropped);
   }
   return tool;
 }

@@ -17,8 +17,7 @@ const DEFS = '#/$defs/';
 /** Keys whose values are data, not schemas: a `$ref` inside them is not a reference. */
 const VALUES = new Set(['enum', 'const', 'default', 'examples', 'example']);
 
-interface Measured {
-  bytes: number;
+interface Links {
   /** The definitions it refers to, each once. */
   refs: string[];
   /** How many references it holds: each cut one grows by at most CUT_GROWTH bytes. */
@@ -28,8 +27,12 @@ interface Measured {
 /** `"$ref":"#/$defs/X"` becomes `"description":"X (not described here: MAX_SCHEMA_BYTES)"`: 38 bytes more. */
 const CUT_GROWTH = 40;
 
-/** Definitions are frozen and shared by the tools of one document: each is measured once. */
-const measured = new WeakMap<object, Measured>();
+/**
+ * Definitions are frozen and shared by the tools of one document: each is measured once. Its
+ * size is needed for every tool; its references only for one that is cut.
+ */
+const sizes = new WeakMap<object, number>();
+const links = new WeakMap<object, Links>();
 
 const nameOf = (ref: string) => ref.slice(DEFS.length).replaceAll('~1', '/').replaceAll('~0', '~');
 
@@ -53,13 +56,21 @@ function refsIn(node: unknown, out: string[], seen: Set<string>): number {
   return occurrences;
 }
 
-function measure(schema: object): Measured {
-  let known = measured.get(schema);
+function bytesOf(schema: object): number {
+  let known = sizes.get(schema);
+  if (known === undefined) {
+    known = JSON.stringify(schema).length;
+    if (Object.isFrozen(schema)) sizes.set(schema, known);
+  }
+  return known;
+}
+
+function linksOf(schema: object): Links {
+  let known = links.get(schema);
   if (!known) {
     const refs: string[] = [];
-    const occurrences = refsIn(schema, refs, new Set());
-    known = { bytes: JSON.stringify(schema).length, refs, occurrences };
-    if (Object.isFrozen(schema)) measured.set(schema, known);
+    known = { occurrences: refsIn(schema, refs, new Set()), refs };
+    if (Object.isFrozen(schema)) links.set(schema, known);
   }
   return known;
 }
@@ -78,50 +89,60 @@ function cut(node: unknown, kept: Set<string>): unknown {
   return out;
 }
 
+/** What a schema converter holds for one schema: the definitions it reached. */
+interface Converted {
+  readonly defs: ReadonlyMap<string, JsonSchema>;
+  withDefs(schema: JsonSchema): JsonSchema;
+}
+
 /**
- * The schema as it is when it fits in `maxBytes` serialized, else cut to fit (see above) with
- * the part left out said in `dropped`. `which` names the schema in that note.
+ * `root` with the definitions `converter` reached, as `$defs`, when that fits in `maxBytes`
+ * serialized; else cut to fit (see above), the part left out said in `dropped`. `which` names
+ * the schema in that note. Measured before `$defs` is built, so a schema cut never builds the
+ * whole (Stripe's 484 definitions, for each of 280 tools).
  */
 export function withinBudget(
-  schema: JsonSchema,
+  root: JsonSchema,
+  converter: Converted,
   maxBytes: number,
   which: 'inputSchema' | 'outputSchema',
   dropped: DroppedPart[],
 ): JsonSchema {
-  const defs = schema.$defs as Record<string, JsonSchema> | undefined;
-  if (defs === undefined) return schema;
-  const { $defs: _defs, ...root } = schema;
-  const top = measure(root);
-  const names = Object.keys(defs);
-  const cost = (name: string) => measure(defs[name] as JsonSchema).bytes + name.length + 4;
-  let total = top.bytes + 12;
-  for (const name of names) total += cost(name);
-  if (total <= maxBytes) return schema;
+  const defs = converter.defs;
+  if (defs.size === 0) return root;
+  const rootBytes = bytesOf(root);
+  const cost = (name: string) => bytesOf(defs.get(name) as JsonSchema) + name.length + 4;
+  let total = rootBytes + 12;
+  for (const name of defs.keys()) total += cost(name);
+  if (total <= maxBytes) return converter.withDefs(root);
   // Each definition's cost counts its references as if all were cut, so what is kept fits.
-  const room = maxBytes - 12 - top.bytes - top.occurrences * CUT_GROWTH;
+  const top = linksOf(root);
+  const room = maxBytes - 12 - rootBytes - top.occurrences * CUT_GROWTH;
   const kept = nearest(
     top.refs,
     defs,
-    (name) => cost(name) + measure(defs[name] as JsonSchema).occurrences * CUT_GROWTH,
+    (name) => cost(name) + linksOf(defs.get(name) as JsonSchema).occurrences * CUT_GROWTH,
     room,
   );
   const out = cut(root, kept) as JsonSchema;
   if (kept.size > 0) {
     const keep = (definition: JsonSchema) =>
-      measure(definition).refs.every((r) => kept.has(r)) ? definition : cut(definition, kept);
-    out.$defs = Object.fromEntries(names.filter((n) => kept.has(n)).map((n) => [n, keep(defs[n] as JsonSchema)]));
+      linksOf(definition).refs.every((r) => kept.has(r)) ? definition : cut(definition, kept);
+    out.$defs = Object.fromEntries([...kept].sort(byCodeUnit).map((n) => [n, keep(defs.get(n) as JsonSchema)]));
   }
   dropped.push({
-    part: `${which}: ${names.length - kept.size} of its ${names.length} definitions`,
+    part: `${which}: ${defs.size - kept.size} of its ${defs.size} definitions`,
     reason: `the schema is ${Math.ceil(total / 1024)} KB with all of them; the definitions nearest its root are kept up to ${Math.ceil(maxBytes / 1024)} KB and the rest take any value (MAX_SCHEMA_BYTES)`,
   });
   return out;
 }
 
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Breadth first from the root: the nearest definitions first, each while it still fits. */
 function nearest(
   from: readonly string[],
-  defs: Record<string, JsonSchema>,
+  defs: ReadonlyMap<string, JsonSchema>,
   cost: (name: string) => number,
   room: number,
 ): Set<string> {
@@ -130,10 +151,10 @@ function nearest(
   const queue = [...from];
   const queued = new Set(queue);
   for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-    if (!(name in defs) || used + cost(name) > room) continue;
+    if (!defs.has(name) || used + cost(name) > room) continue;
     kept.add(name);
     used += cost(name);
-    for (const next of measure(defs[name] as JsonSchema).refs) {
+    for (const next of linksOf(defs.get(name) as JsonSchema).refs) {
       if (!queued.has(next)) {
         queued.add(next);
         queue.push(next);
