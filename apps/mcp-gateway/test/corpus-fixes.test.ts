@@ -262,6 +262,25 @@ describe('request bodies as Kubernetes describes them', () => {
       },
     }).tools;
     expect(both[0]?.binding.body?.mediaType).toBe('application/json');
+    // A wildcard beside a concrete type is that type's; a wildcard whose schema cannot be read is bytes.
+    const beside = (content: Record<string, unknown>) =>
+      openApiToTools({
+        ...document,
+        paths: {
+          '/y': {
+            post: { operationId: 'y', requestBody: { content }, responses: { '200': { description: 'OK' } } },
+          },
+        },
+      }).tools[0]?.binding.body;
+    const file = { type: 'object', properties: { file: { type: 'string', format: 'binary' } } };
+    expect(beside({ 'multipart/form-data': { schema: file }, '*/*': { schema: patch } })).toMatchObject({
+      encoding: 'multipart',
+    });
+    expect(beside({ 'application/octet-stream': {}, '*/*': { schema: patch } })).toMatchObject({ encoding: 'binary' });
+    expect(beside({ '*/*': { schema: { $ref: 'other.yaml#/Thing' } } })).toMatchObject({
+      encoding: 'binary',
+      mediaType: '*/*',
+    });
   });
 
   it('a mock made from the document (Prism) accepts the create and the patch as the gateway sends them', async () => {

@@ -50,7 +50,7 @@ function convertOperation(
   ctx: OperationContext,
   names: NameRegistry,
   authOverride: UpstreamAuth | undefined,
-  maxSchemaBytes: number,
+  { maxSchemaBytes, outputSchemas }: { maxSchemaBytes: number; outputSchemas: boolean },
 ): Tool | undefined {
   if (ctx.x.hidden) return undefined;
   const auth = authOverride ? [authOverride] : securityFor(ctx.document, ctx.operation);
@@ -92,7 +92,7 @@ function convertOperation(
   };
   if (text.title) tool.title = text.title;
   // A job's result is another resource than the 202's body: no output schema to promise.
-  if (output.schema && !task) {
+  if (output.schema && !task && outputSchemas) {
     tool.outputSchema = withinBudget(output.schema, ctx.output, maxSchemaBytes, 'outputSchema', ctx.dropped);
   }
   return tool;
@@ -145,6 +145,8 @@ export function openApiToTools(
     auth?: UpstreamAuth | undefined;
     /** Each tool's input and output schema at most this many bytes of JSON (schema-budget.ts). */
     maxSchemaBytes?: number | undefined;
+    /** false: no outputSchema made (OUTPUT_SCHEMAS=off), so none is cut and reported either. */
+    outputSchemas?: boolean | undefined;
   } = {},
 ): LoadResult {
   if (typeof document !== 'object' || document === null) throw new SpecError('the OpenAPI document is not an object');
@@ -185,7 +187,10 @@ export function openApiToTools(
       };
       try {
         const ctx = operationContext({ document: doc, openapi30, method, path, pathItem, operation }, patterns);
-        const tool = convertOperation(ctx, names, options.auth, options.maxSchemaBytes ?? DEFAULT_MAX_SCHEMA_BYTES);
+        const tool = convertOperation(ctx, names, options.auth, {
+          maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_MAX_SCHEMA_BYTES,
+          outputSchemas: options.outputSchemas !== false,
+        });
         if (tool) {
           tools.push(tool);
           for (const { part, reason } of ctx.dropped) skipped.push({ ...where, part, reason });

@@ -8,8 +8,8 @@
 //   `{data (base64), filename?, mediaType?}`, an array of files an array of those.
 // - Text: one `body` string. Bytes: one `body` string of base64.
 // - Any type (`*/*`, as Kubernetes' 292 create and replace bodies are) with a schema that
-//   describes a structure is sent as JSON: the type the schema speaks of. Bytes only when the
-//   schema is a string or a file, or there is none.
+//   describes a structure, and no concrete type beside it, is sent as JSON: the type the schema
+//   speaks of. Bytes when the schema is a string or a file, or there is none or it cannot be read.
 // - Of several JSON types, plain JSON first, then a merge patch (an object, as a schema of
 //   fields describes), and a JSON Patch (`application/json-patch+json`, a list of operations)
 //   only when nothing else is offered: Kubernetes offers all three for one Patch object.
@@ -79,7 +79,13 @@ function jsonRank(type: string): number {
 
 /** A schema of a structure (an object, an array, a union of them), not of bytes or text. */
 function describesStructure(ctx: OperationContext, source: unknown): boolean {
-  const schema = deref(ctx.document, source) as JsonSchema | undefined;
+  let schema: JsonSchema | undefined;
+  try {
+    schema = deref(ctx.document, source) as JsonSchema | undefined;
+  } catch {
+    // A schema it cannot read (an external or cyclic $ref) is no reason to refuse the bytes.
+    return false;
+  }
   if (typeof schema !== 'object' || schema === null) return false;
   if (isFile(schema) || schema.type === 'string') return false;
   return (
@@ -101,9 +107,13 @@ export function requestBodyOf(ctx: OperationContext): RequestBody | undefined {
     content?: Record<string, { schema?: unknown }>;
   };
   const content = requestBody.content ?? {};
+  const bareOf = (type: string) => type.split(';')[0]?.trim().toLowerCase() ?? '';
+  // A wildcard is read as JSON only when it is all there is: beside a concrete type (a
+  // multipart upload, bytes), that type says what the operation takes.
+  const onlyWildcards = Object.keys(content).every((type) => isWildcard(bareOf(type)));
   const offered = Object.keys(content).map((type) => {
-    const bare = type.split(';')[0]?.trim().toLowerCase() ?? '';
-    const json = isWildcard(bare) && describesStructure(ctx, content[type]?.schema);
+    const bare = bareOf(type);
+    const json = onlyWildcards && isWildcard(bare) && describesStructure(ctx, content[type]?.schema);
     return { type, bare, encoding: json ? ('json' as const) : encodingOf(bare) };
   });
   const json = offered.filter((o) => o.encoding === 'json').sort((a, b) => jsonRank(a.bare) - jsonRank(b.bare));

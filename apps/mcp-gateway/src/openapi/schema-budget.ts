@@ -16,12 +16,18 @@ const DEFS = '#/$defs/';
 
 /** Keys whose values are data, not schemas: a `$ref` inside them is not a reference. */
 const VALUES = new Set(['enum', 'const', 'default', 'examples', 'example']);
+/** Keys whose values map names (of properties, patterns, definitions) to schemas. */
+const NAMED = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+/** Keywords whose meaning depends on what their subschemas evaluate: gone from a cut schema. */
+const UNEVALUATED = new Set(['unevaluatedProperties', 'unevaluatedItems']);
 
 interface Links {
   /** The definitions it refers to, each once. */
   refs: string[];
   /** How many references it holds: each cut one grows by at most CUT_GROWTH bytes. */
   occurrences: number;
+  /** It holds unevaluatedProperties or unevaluatedItems somewhere. */
+  unevaluated: boolean;
 }
 
 /** `"$ref":"#/$defs/X"` becomes `"description":"X (not described here: MAX_SCHEMA_BYTES)"`: 38 bytes more. */
@@ -36,30 +42,29 @@ const links = new WeakMap<object, Links>();
 
 const nameOf = (ref: string) => ref.slice(DEFS.length).replaceAll('~1', '/').replaceAll('~0', '~');
 
-/** Adds the definitions `node` refers to to `out` (each once); returns how many references it holds. */
-function refsIn(node: unknown, out: string[], seen: Set<string>): number {
-  if (Array.isArray(node)) return node.reduce((n: number, item) => n + refsIn(item, out, seen), 0);
-  if (typeof node !== 'object' || node === null) return 0;
-  let occurrences = 0;
+/** Bytes of UTF-8, as the limit says (a description in Chinese is three a character). */
+const utf8Bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+
+/**
+ * Calls `visit` on every schema in `schema` (itself, its subschemas in applicators and in
+ * name maps such as `properties`), never on data (`enum`, `default`, ...) or names.
+ */
+function eachSchema(schema: unknown, visit: (node: Record<string, unknown>) => void): void {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return;
+  const node = schema as Record<string, unknown>;
+  visit(node);
   for (const [key, value] of Object.entries(node)) {
-    if (key === '$ref' && typeof value === 'string' && value.startsWith(DEFS)) {
-      occurrences++;
-      const name = nameOf(value);
-      if (!seen.has(name)) {
-        seen.add(name);
-        out.push(name);
-      }
-    } else if (!VALUES.has(key) && key !== '$defs') {
-      occurrences += refsIn(value, out, seen);
-    }
+    if (VALUES.has(key) || typeof value !== 'object' || value === null) continue;
+    if (NAMED.has(key)) for (const sub of Object.values(value)) eachSchema(sub, visit);
+    else if (Array.isArray(value)) for (const sub of value) eachSchema(sub, visit);
+    else eachSchema(value, visit);
   }
-  return occurrences;
 }
 
 function bytesOf(schema: object): number {
   let known = sizes.get(schema);
   if (known === undefined) {
-    known = JSON.stringify(schema).length;
+    known = utf8Bytes(schema);
     if (Object.isFrozen(schema)) sizes.set(schema, known);
   }
   return known;
@@ -68,25 +73,69 @@ function bytesOf(schema: object): number {
 function linksOf(schema: object): Links {
   let known = links.get(schema);
   if (!known) {
-    const refs: string[] = [];
-    known = { occurrences: refsIn(schema, refs, new Set()), refs };
+    const found: Links = { refs: [], occurrences: 0, unevaluated: false };
+    const seen = new Set<string>();
+    eachSchema(schema, (node) => {
+      if (typeof node.$ref === 'string' && node.$ref.startsWith(DEFS)) {
+        found.occurrences++;
+        const name = nameOf(node.$ref);
+        if (!seen.has(name)) {
+          seen.add(name);
+          found.refs.push(name);
+        }
+      }
+      if ('unevaluatedProperties' in node || 'unevaluatedItems' in node) found.unevaluated = true;
+    });
+    known = found;
     if (Object.isFrozen(schema)) links.set(schema, known);
   }
   return known;
 }
 
-/** `schema` with references to definitions not `kept` made into schemas of any value. */
-function cut(node: unknown, kept: Set<string>): unknown {
-  if (Array.isArray(node)) return node.map((item) => cut(item, kept));
-  if (typeof node !== 'object' || node === null) return node;
-  const source = node as Record<string, unknown>;
-  if (typeof source.$ref === 'string' && source.$ref.startsWith(DEFS) && !kept.has(nameOf(source.$ref))) {
-    const { $ref, ...siblings } = source;
-    return { description: `${nameOf($ref)} (not described here: MAX_SCHEMA_BYTES)`, ...siblings };
+/** Which definitions a cut tool keeps, and which of those change when copied (see cut). */
+interface Kept {
+  kept: Set<string>;
+  /** Kept, but copied looser: something it reaches is cut, or it has unevaluated* to drop. */
+  looser: Set<string>;
+}
+
+/**
+ * A copy of `schema` with each reference to a definition not kept made a schema of any value,
+ * and `changed` when it came out looser. Only ever looser than the schema it copies: a looser
+ * part under `not` drops the `not` (not-anything would refuse everything), under `if` drops
+ * `if`, `then` and `else`, and `unevaluatedProperties` and `unevaluatedItems` are dropped (what
+ * counts as evaluated changes when a subschema is cut).
+ */
+function cut(schema: unknown, k: Kept): { out: unknown; changed: boolean } {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { out: schema, changed: false };
+  const source = schema as Record<string, unknown>;
+  const ref = typeof source.$ref === 'string' && source.$ref.startsWith(DEFS) ? nameOf(source.$ref) : undefined;
+  if (ref !== undefined && !k.kept.has(ref)) {
+    const { $ref: _ref, ...siblings } = source;
+    const rest = cut(siblings, k).out as Record<string, unknown>;
+    return { out: { description: `${ref} (not described here: MAX_SCHEMA_BYTES)`, ...rest }, changed: true };
   }
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(source)) out[key] = VALUES.has(key) ? value : cut(value, kept);
-  return out;
+  let changed = ref !== undefined && k.looser.has(ref);
+  const sub = (value: unknown) => {
+    const done = cut(value, k);
+    changed ||= done.changed;
+    return done.out;
+  };
+  for (const [key, value] of Object.entries(source)) {
+    if (UNEVALUATED.has(key)) changed = true;
+    else if (VALUES.has(key) || typeof value !== 'object' || value === null) out[key] = value;
+    else if (NAMED.has(key)) out[key] = Object.fromEntries(Object.entries(value).map(([n, v]) => [n, sub(v)]));
+    else if (Array.isArray(value)) out[key] = value.map(sub);
+    else out[key] = sub(value);
+  }
+  if (out.not !== undefined && cut(source.not, k).changed) delete out.not;
+  if (out.if !== undefined && cut(source.if, k).changed) {
+    delete out.if;
+    delete out.then;
+    delete out.else;
+  }
+  return { out, changed };
 }
 
 /** What a schema converter holds for one schema: the definitions it reached. */
@@ -111,7 +160,7 @@ export function withinBudget(
   const defs = converter.defs;
   if (defs.size === 0) return root;
   const rootBytes = bytesOf(root);
-  const cost = (name: string) => bytesOf(defs.get(name) as JsonSchema) + name.length + 4;
+  const cost = (name: string) => bytesOf(defs.get(name) as JsonSchema) + utf8Bytes(name) + 2;
   let total = rootBytes + 12;
   for (const name of defs.keys()) total += cost(name);
   if (total <= maxBytes) return converter.withDefs(root);
@@ -124,11 +173,26 @@ export function withinBudget(
     (name) => cost(name) + linksOf(defs.get(name) as JsonSchema).occurrences * CUT_GROWTH,
     room,
   );
-  const out = cut(root, kept) as JsonSchema;
+  // A kept definition comes out looser when anything it reaches is cut or looser (to a fixed point).
+  const looser = new Set<string>();
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const name of kept) {
+      if (looser.has(name)) continue;
+      const { refs, unevaluated } = linksOf(defs.get(name) as JsonSchema);
+      if (unevaluated || refs.some((r) => !kept.has(r) || looser.has(r))) {
+        looser.add(name);
+        grew = true;
+      }
+    }
+  }
+  const k = { kept, looser };
+  const out = cut(root, k).out as JsonSchema;
   if (kept.size > 0) {
-    const keep = (definition: JsonSchema) =>
-      linksOf(definition).refs.every((r) => kept.has(r)) ? definition : cut(definition, kept);
-    out.$defs = Object.fromEntries([...kept].sort(byCodeUnit).map((n) => [n, keep(defs.get(n) as JsonSchema)]));
+    // Shared as it is unless it comes out looser.
+    const keep = (name: string) =>
+      looser.has(name) ? (cut(defs.get(name), k).out as JsonSchema) : (defs.get(name) as JsonSchema);
+    out.$defs = Object.fromEntries([...kept].sort(byCodeUnit).map((n) => [n, keep(n)]));
   }
   dropped.push({
     part: `${which}: ${defs.size - kept.size} of its ${defs.size} definitions`,

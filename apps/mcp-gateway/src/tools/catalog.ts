@@ -101,15 +101,18 @@ export async function buildCatalog(
     const label = source.name === undefined ? '' : `${source.name}: `;
     let loaded: ReturnType<typeof openApiToTools>;
     try {
-      loaded = openApiToTools(documents[i], { auth: source.auth, maxSchemaBytes: options.maxSchemaBytes });
+      loaded = openApiToTools(documents[i], {
+        auth: source.auth,
+        maxSchemaBytes: options.maxSchemaBytes,
+        outputSchemas: options.outputSchemas !== false,
+      });
     } catch (error) {
       throw Object.assign(new Error(`${label}${(error as Error).message}`), { name: (error as Error).name });
     }
     titles.push(source.name ?? loaded.title);
     problems.push(...loaded.problems.map((p) => `${label}${p}`));
     skipped.push(...loaded.skipped);
-    const tools =
-      options.outputSchemas === false ? loaded.tools.map(({ outputSchema: _dropped, ...tool }) => tool) : loaded.tools;
+    const tools = loaded.tools;
     const selection = selectTools(tools, source.selection);
     if (selection.kept.length === 0 && tools.length > 0) {
       throw new SelectionError(

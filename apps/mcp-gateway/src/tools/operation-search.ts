@@ -100,7 +100,12 @@ const METHOD_BOOST = 1.6;
  * recall@5 0.62 -> 0.70 and MRR 0.46 -> 0.50 on the 377 tasks (the held-out third 0.63 -> 0.67),
  * 0.45 -> 0.50 and 0.33 -> 0.36 on the blind 150; better in every API. 1/(1 + k x words) for k from 0.25 to 3 scored within 0.02.
  */
-const breadthOf = (tool: Tool) => 1 / Math.max(1, splitWords(tool.name).filter((w) => !STOP_WORDS.has(w)).length);
+function breadthOf(tool: Tool): number {
+  // Without the upstream's prefix a gateway of several gives its tools (`github.repos_get`).
+  const prefix = tool.binding.upstream === undefined ? '' : `${tool.binding.upstream}.`;
+  const name = prefix && tool.name.startsWith(prefix) ? tool.name.slice(prefix.length) : tool.name;
+  return 1 / Math.max(1, splitWords(name).filter((w) => !STOP_WORDS.has(w)).length);
+}
 
 /** `listCoreV1Pod`, `conversations_setPurpose`, `<p>Creates a <a href=...>charge</a></p>` -> words. */
 export function splitWords(text: string): string[] {
