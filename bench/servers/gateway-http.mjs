@@ -1,6 +1,6 @@
 // Our gateway over Streamable HTTP, as `mcp-gateway` serves it (bearer token, memory sessions);
-// traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set; OUTPUT_SCHEMAS=off and
-// TOOLS_MODE=dynamic as the command reads them (comparison 12); OAuth with MCP_GATEWAY_AUTH=oauth (13);
+// traced, as `mcp-gateway` is, when OTEL_EXPORTER_OTLP_ENDPOINT is set; OUTPUT_SCHEMAS=off,
+// TOOLS_MODE=dynamic and METRICS=off as the command reads them (comparison 12); OAuth with MCP_GATEWAY_AUTH=oauth (13);
 // the upstream called as the user with UPSTREAM_IDENTITY=exchange, OAUTH_EXCHANGE_CLIENT_SECRET and UPSTREAM_AUDIENCE (14);
 // room for every keyed write with IDEMPOTENCY_MAX_KEYS_PER_CALLER (15).
 // Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
@@ -15,6 +15,7 @@ const gateway = await createGateway({
   tracer: tracing?.tracer('agentwire.gateway'),
   ...(process.env.OUTPUT_SCHEMAS === 'off' ? { outputSchemas: false } : {}),
   ...(process.env.TOOLS_MODE ? { toolsMode: process.env.TOOLS_MODE } : {}),
+  ...(process.env.METRICS === 'off' ? { metrics: false } : {}),
   ...(openapi ? { openapi } : {}),
   // Comparison 15: room for every keyed write of a run.
   ...(process.env.IDEMPOTENCY_MAX_KEYS_PER_CALLER

@@ -76,6 +76,8 @@ export interface GatewayConfig {
   listenLimits: { max: number; perCaller: number };
   /** METRICS_PORT: /metrics on its own port without the token; unset, on the main port behind it. */
   metricsPort: number | undefined;
+  /** METRICS=off: no Prometheus metrics (nothing counted, no /metrics). */
+  metrics: boolean;
   batchLimits: BatchLimits;
   maxResponseBytes: number;
   /** Which operations become tools (TOOLS_INCLUDE, TOOLS_EXCLUDE, TOOLS_READ_ONLY). */
@@ -132,7 +134,7 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760), MAX_SCHEMA_BYTES (65536),
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), MAX_LISTEN_STREAMS (1000),
   MAX_LISTEN_STREAMS_PER_CALLER (16), LOG_LEVEL,
-  METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it),
+  METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it), METRICS (on|off),
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
   UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
@@ -277,6 +279,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         per: quotaPerOf(env.QUOTA_PER),
       }
     : undefined;
+  if (env.METRICS === 'off' && env.METRICS_PORT) {
+    throw new ConfigError('METRICS_PORT serves /metrics, which METRICS=off turns off: set one of them, not both');
+  }
   return {
     transport,
     demoLogToStdout: flags['demo-log-to-stdout'] === true,
@@ -318,6 +323,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       perCaller: integerOf('MAX_LISTEN_STREAMS_PER_CALLER', env.MAX_LISTEN_STREAMS_PER_CALLER, 16, 1, 100_000),
     },
     metricsPort: env.METRICS_PORT ? integerOf('METRICS_PORT', env.METRICS_PORT, 0, 1, 65_535) : undefined,
+    metrics: onOff('METRICS', env.METRICS, true),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),

@@ -68,6 +68,8 @@ export interface GatewayOptions {
   descriptionMax?: number | undefined;
   /** Decoded bytes of files and binary bodies one tool call may send. Default 10 MiB. */
   maxUploadBytes?: number | undefined;
+  /** false: no Prometheus metrics (METRICS=off): tool calls are not counted and /metrics is not served. Default true. */
+  metrics?: boolean | undefined;
   /** Each tool's input and output schema at most this many bytes of JSON (schema-budget.ts). Default 64 KiB. */
   maxSchemaBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
@@ -147,8 +149,11 @@ export interface Gateway {
   sources: string[];
   /** The (first) upstream's client. */
   client: HttpClient;
-  /** Tool calls, upstream attempts, retry budgets, the list's size: served at /metrics over HTTP. */
-  metrics: GatewayMetrics;
+  /**
+   * Tool calls, upstream attempts, retry budgets, the list's size: served at /metrics over HTTP.
+   * Undefined when `metrics: false` (METRICS=off): nothing counted, no /metrics.
+   */
+  metrics: GatewayMetrics | undefined;
   /** What /health reports: the tools served, the mode, and what the list costs when counted. */
   health(): Promise<Record<string, unknown>>;
   /** The OAuth scopes the tools' operations declare (an OAuth gateway checks them per call). */
@@ -228,7 +233,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     admit: admissionOf(upstreams, quotaStore),
     tools: current.tools,
     upstream: new UpstreamRouter(sources),
-    observer: metrics,
+    // Off, a call is not counted at all (tool-calls.ts runs it without the observer's wrapper).
+    observer: options.metrics === false ? undefined : metrics,
     tasks: options.tasks,
     writes: options.writes,
     approvals: options.approvals,
@@ -330,7 +336,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
     client: (sources[0] as Source).client,
-    metrics,
+    metrics: options.metrics === false ? undefined : metrics,
     close: async () => {
       await Promise.all(sources.map((s) => s.client.close()));
       await quotaStore.close();

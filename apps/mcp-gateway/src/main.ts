@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     descriptionMax: config.descriptionMax,
     maxUploadBytes: config.maxUploadBytes,
     maxSchemaBytes: config.maxSchemaBytes,
+    metrics: config.metrics,
     maxResponseBytes: config.maxResponseBytes,
     selection: config.selection,
     upstreamAuth: config.upstreamAuth,

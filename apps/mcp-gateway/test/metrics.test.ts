@@ -72,4 +72,24 @@ describe('/metrics', () => {
     expect(await scrape.text()).toContain('mcp_gateway_tools_listed 19');
     expect((await fetch(own.replace('/metrics', '/mcp'))).status).toBe(404);
   });
+
+  it('with METRICS=off, counts nothing and serves no /metrics; the calls go on as before', async () => {
+    const api = await startToyApi();
+    const { startHttpGatewayFor } = await import('./support/stack.js');
+    const gw = await startHttpGatewayFor({ upstreamUrl: api.url, upstreamApiKey: api.key, metrics: false });
+    expect(gw.gateway).toBeDefined();
+    expect(gw.gateway?.metrics).toBeUndefined();
+    const called = await modernCall(gw, 'office_days', { employee_id: 'e-05' });
+    expect(called.result?.isError).toBe(false);
+    const scrape = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.token}` } });
+    expect(scrape.status).toBe(404);
+    // The setting, and the one combination it refuses, by name.
+    const { readConfig } = await import('../src/config.js');
+    const base = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
+    expect([readConfig([], base).metrics, readConfig([], { ...base, METRICS: 'off' }).metrics]).toEqual([true, false]);
+    expect(() => readConfig([], { ...base, METRICS: 'no' })).toThrow("METRICS must be on or off, got 'no'");
+    expect(() => readConfig([], { ...base, METRICS: 'off', METRICS_PORT: '9464' })).toThrow(
+      'METRICS_PORT serves /metrics, which METRICS=off turns off',
+    );
+  });
 });

@@ -82,7 +82,8 @@ export interface MetricsRegistry {
 /** What the transport serves: the MCP core, the metrics, and what /health reports. */
 export interface HttpGateway {
   server: McpServer;
-  metrics: MetricsRegistry;
+  /** Undefined when the metrics are off (METRICS=off): no gauges, no /metrics. */
+  metrics: MetricsRegistry | undefined;
   /** The tools served and what their list costs (counted once, in a child process). */
   health(): Promise<Record<string, unknown>>;
   /** The OAuth scopes the tools declare (OAuth mode names them in challenges and checks them). */
@@ -208,27 +209,28 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
 
   // Prometheus: behind the token like every route but /health, unless a separate metrics port
   // is configured (then only there, without the token: bind it where only Prometheus reaches).
-  gateway.metrics.gauge('mcp_gateway_sessions', 'Sessions open now (all replicas, with a shared store).', () =>
-    store.count(),
-  );
-  gateway.metrics.gauge('mcp_gateway_open_streams', 'GET streams this replica holds open.', () => ctx.getStreams.size);
-  gateway.metrics.gauge(
-    'mcp_gateway_listen_streams',
-    'subscriptions/listen streams this replica holds open.',
-    () => ctx.listens.size,
-  );
-  gateway.metrics.gauge(
-    'mcp_gateway_open_connections',
-    'Client connections open on this replica.',
-    () =>
-      new Promise<number>((resolve) =>
-        app.server.listening ? app.server.getConnections((error, n) => resolve(error ? 0 : n)) : resolve(0),
-      ),
-  );
-  if (options.metricsPort === undefined) {
-    app.get('/metrics', async (_request, reply) =>
-      reply.type(gateway.metrics.contentType).send(await gateway.metrics.text()),
+  const metrics = gateway.metrics;
+  if (metrics) {
+    metrics.gauge('mcp_gateway_sessions', 'Sessions open now (all replicas, with a shared store).', () =>
+      store.count(),
     );
+    metrics.gauge('mcp_gateway_open_streams', 'GET streams this replica holds open.', () => ctx.getStreams.size);
+    metrics.gauge(
+      'mcp_gateway_listen_streams',
+      'subscriptions/listen streams this replica holds open.',
+      () => ctx.listens.size,
+    );
+    metrics.gauge(
+      'mcp_gateway_open_connections',
+      'Client connections open on this replica.',
+      () =>
+        new Promise<number>((resolve) =>
+          app.server.listening ? app.server.getConnections((error, n) => resolve(error ? 0 : n)) : resolve(0),
+        ),
+    );
+    if (options.metricsPort === undefined) {
+      app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+    }
   }
 
   app.get('/health', async () => ({ ok: true, ...(await gateway.health()), sessions: store.kind }));
@@ -308,7 +310,11 @@ export async function listenHttp(gateway: HttpGateway, options: HttpOptions): Pr
     new Promise<number>((resolve, reject) =>
       app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
     );
-  const metricsServer = options.metricsPort === undefined ? undefined : await serveMetrics(gateway, options);
+  if (options.metricsPort !== undefined && !gateway.metrics) {
+    throw new Error('metricsPort is set, but the gateway has no metrics to serve (METRICS=off)');
+  }
+  const metricsServer =
+    options.metricsPort === undefined || !gateway.metrics ? undefined : await serveMetrics(gateway.metrics, options);
   return {
     url: `http://${host}:${port}`,
     ...(metricsServer ? { metricsUrl: metricsServer.url } : {}),
@@ -323,15 +329,15 @@ export async function listenHttp(gateway: HttpGateway, options: HttpOptions): Pr
 }
 
 /** /metrics alone on its own port, without the token: for a network only Prometheus reaches. */
-async function serveMetrics(gateway: HttpGateway, options: HttpOptions) {
+async function serveMetrics(metrics: MetricsRegistry, options: HttpOptions) {
   const { createServer } = await import('node:http');
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('only GET /metrics here\n');
       return;
     }
-    gateway.metrics.text().then(
-      (text) => response.writeHead(200, { 'content-type': gateway.metrics.contentType }).end(text),
+    metrics.text().then(
+      (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
       () => response.writeHead(500).end(),
     );
   });
