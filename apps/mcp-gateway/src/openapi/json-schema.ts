@@ -60,6 +60,9 @@ export class PatternChecks {
   }
 }
 
+/** Names in code unit order, not localeCompare's: the same order every run, at a tenth of the cost. */
+export const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 export class SpecError extends Error {
   override readonly name = 'SpecError';
 }
@@ -210,8 +213,7 @@ export class SchemaConverter {
   /** Adds `$defs` with exactly the definitions used. */
   withDefs(schema: JsonSchema): JsonSchema {
     if (this.defs.size === 0) return schema;
-    // By code unit, not localeCompare: the same order every run, at a tenth of the cost.
-    return { ...schema, $defs: Object.fromEntries([...this.defs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+    return { ...schema, $defs: Object.fromEntries([...this.defs].sort(([a], [b]) => byCodeUnit(a, b))) };
   }
 
   #walk(node: unknown, depth: number): unknown {

@@ -68,13 +68,12 @@ const PREFERENCE: readonly BodyEncoding[] = ['json', 'form', 'multipart', 'text'
 
 const isWildcard = (type: string) => type === '*/*' || type === 'application/*';
 
-/** Which of several JSON types to send: lower first. */
+/** Which of several JSON types to send: lower first (a wildcard read as JSON is alone). */
 function jsonRank(type: string): number {
   if (type === 'application/json') return 0;
-  if (isWildcard(type)) return 1;
-  if (type === 'application/merge-patch+json') return 2;
-  if (type === 'application/json-patch+json') return 4;
-  return 3;
+  if (type === 'application/merge-patch+json') return 1;
+  if (type === 'application/json-patch+json') return 3;
+  return 2;
 }
 
 /** A schema of a structure (an object, an array, a union of them), not of bytes or text. */

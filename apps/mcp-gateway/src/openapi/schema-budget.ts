@@ -5,7 +5,7 @@
 // many as fit) and a reference to any other becomes a schema that takes any value, named by
 // its description. The gateway checks less deep inside such a value; the upstream still checks
 // all of it, and the model still learns the shape of what is near the top.
-import type { DroppedPart, JsonSchema } from './json-schema.js';
+import { byCodeUnit, type DroppedPart, type JsonSchema } from './json-schema.js';
 
 export const DEFAULT_MAX_SCHEMA_BYTES = 64 * 1024;
 /** The range MAX_SCHEMA_BYTES may be set in. */
@@ -200,8 +200,6 @@ export function withinBudget(
   });
   return out;
 }
-
-const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Breadth first from the root: the nearest definitions first, each while it still fits. */
 function nearest(

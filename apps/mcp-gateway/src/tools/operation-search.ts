@@ -94,11 +94,11 @@ const METHOD_BOOST = 1.6;
 
 /**
  * How broad an operation is, to multiply its score by: 1 over the number of words in its name
- * (`reply_to_email` has two).
- * A name that takes eight words to say what it does names something narrower than one that
- * takes two, and people ask for the broad ones far more often. Measured (pnpm retrieval):
- * recall@5 0.62 -> 0.70 and MRR 0.46 -> 0.50 on the 377 tasks (the held-out third 0.63 -> 0.67),
- * 0.45 -> 0.50 and 0.33 -> 0.36 on the blind 150; better in every API. 1/(1 + k x words) for k from 0.25 to 3 scored within 0.02.
+ * (`reply_to_email` has two). A name that takes eight words to say what it does names something
+ * narrower than one that takes two, and people ask for the broad ones far more often.
+ * Measured (pnpm retrieval): recall@5 0.62 -> 0.70 and MRR 0.46 -> 0.50 on the 377 tasks (the
+ * held-out third 0.63 -> 0.67), 0.45 -> 0.50 and 0.33 -> 0.36 on the blind 150; better in every
+ * API. 1/(1 + k x words) for k from 0.25 to 3 scored within 0.02.
  */
 function breadthOf(tool: Tool): number {
   // Without the upstream's prefix a gateway of several gives its tools (`github.repos_get`).
