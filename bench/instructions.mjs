@@ -1,0 +1,242 @@
+// Instructions per call: a server's user-space work per call counted, not timed. Each side runs
+// under Valgrind's callgrind (one thread: `node --single-threaded`, so the optimizing compiler
+// and the garbage collector count on it too), warms up with counting off, then counts the
+// instructions of a fixed number of calls made one at a time over one connection. The work of
+// the program itself (the table's "program" column: everything but the optimizing compiler and
+// the GC) repeats to within 1% from run to run, where CPU time per call moves 10% on this shared
+// machine: a 1.05x goal can be read at all. The GC is shown apart because it comes in lumps (a
+// full collection falls inside some windows and not others), the compiler because it is the
+// warm-up's tail. What counts leave out: the kernel (the socket system calls, the same on both
+// sides), cache misses, and the other processes.
+// Usage: node bench/instructions.mjs [--sides a,b,...] [--payload office_days|emails-2|emails-50]
+//          [--calls 1000] [--warm 10000] [--before REPO_DIR]   (the GET sides ignore --payload)
+//   sides: passthrough, gateway, metrics-off, tracing-none, tracing-sampled, tracing-on
+//          (tools/call), toy-api and bare (GET /emails); the first side is the one the others
+//          are compared with. With --before, each side runs from that build and from this one.
+//   (needs valgrind; run `pnpm build` first; about 40 s a side)
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { Pool, request } from 'undici';
+import { callBody, mcpHeaders } from './lib/shared-servers.mjs';
+import { BENCH_DIR, startProcess } from './lib/util.mjs';
+
+const { values } = parseArgs({
+  options: {
+    sides: {
+      type: 'string',
+      default: 'passthrough,gateway,metrics-off,tracing-none,tracing-sampled,tracing-on,bare,toy-api',
+    },
+    payload: { type: 'string', default: 'office_days' },
+    calls: { type: 'string', default: '1000' },
+    warm: { type: 'string', default: '10000' },
+    before: { type: 'string' },
+  },
+});
+const PAYLOADS = {
+  office_days: callBody,
+  'emails-2': JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'list_emails', arguments: { limit: 2 } },
+  }),
+  'emails-50': JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'list_emails', arguments: { limit: 50 } },
+  }),
+};
+const body = PAYLOADS[values.payload];
+if (!body) throw new Error(`--payload must be one of ${Object.keys(PAYLOADS).join(', ')}; got "${values.payload}"`);
+const calls = Number(values.calls);
+const warm = Number(values.warm);
+for (const [name, n] of [
+  ['--calls', calls],
+  ['--warm', warm],
+]) {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of calls, at least 1`);
+}
+if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('valgrind is not installed');
+
+const key = 'k'.repeat(32);
+const token = 't'.repeat(32);
+const api = await startProcess('servers/toy-api.mjs', [key]);
+const sink = await startProcess('servers/otlp-sink.mjs');
+const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.line, OTEL_BSP_MAX_QUEUE_SIZE: '65536' };
+const gateway = (env) => ({ script: 'servers/gateway-http.mjs', args: [api.line, key, token], session: true, env });
+// The bare route answers the toy API's own JSON, from a file.
+const emailsFile = join(mkdtempSync(join(tmpdir(), 'agentwire-instructions-')), 'emails.json');
+const emails = await request(`${api.line}/emails`, { headers: { authorization: `Bearer ${key}` } });
+writeFileSync(emailsFile, await emails.body.text());
+const SIDES = {
+  passthrough: { script: 'servers/passthrough.mjs', args: [api.line, key] },
+  gateway: gateway({}),
+  'metrics-off': gateway({ METRICS: 'off' }),
+  'tracing-none': gateway({ ...traced, OTEL_TRACES_SAMPLER: 'always_off' }),
+  'tracing-sampled': gateway({
+    ...traced,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1',
+  }),
+  'tracing-on': gateway(traced),
+  'toy-api': { script: 'servers/toy-api.mjs', args: [key], get: '/emails' },
+  bare: { script: 'servers/bare-json.mjs', args: [emailsFile], get: '/emails' },
+};
+
+/** The kind of work a function of the profile does: the optimizing compiler, the GC, or the rest. */
+function kindOf(symbol) {
+  if (/v8::internal::(compiler|maglev|turboshaft)::|OptimizedCompilationJob|Maglev|Turbofan/.test(symbol)) {
+    return 'compiler';
+  }
+  if (/v8::internal::(Heap|Scavenger|MarkCompact|Sweeper|MinorMarkCompact|heap::)|Marking|Evacuat/.test(symbol)) {
+    return 'gc';
+  }
+  return 'rest';
+}
+
+/** Sums a callgrind dump by kind (callgrind_annotate lists every function's own count). */
+function countsOf(file) {
+  const out = spawnSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', file], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  }).stdout;
+  const counts = { total: 0, compiler: 0, gc: 0, rest: 0 };
+  for (const line of out.split('\n')) {
+    const m = /^\s*([\d,]+) \([^)]*\)\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const n = Number(m[1].replaceAll(',', ''));
+    if (m[2].includes('PROGRAM TOTALS')) counts.total = n;
+    else counts[kindOf(m[2])] += n;
+  }
+  return counts;
+}
+
+async function post(url, headers, payload) {
+  const r = await request(url, { method: 'POST', headers, body: payload });
+  return { status: r.statusCode, headers: r.headers, text: await r.body.text() };
+}
+
+/** One side: its server under callgrind, warmed up, then `calls` calls counted. */
+async function measure(label, side, repo) {
+  const dir = mkdtempSync(join(tmpdir(), 'agentwire-instructions-'));
+  const benchDir = repo ? join(resolve(repo), 'bench') : BENCH_DIR;
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
+      process.execPath,
+      '--single-threaded',
+      join(benchDir, side.script),
+      ...side.args,
+    ],
+    { cwd: benchDir, env: { ...process.env, ...(side.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  child.stderr.on('data', (c) => {
+    log = (log + c).slice(-4000);
+  });
+  const [url] = await Promise.race([
+    once(createInterface({ input: child.stdout }), 'line'),
+    once(child, 'exit').then(() => {
+      throw new Error(`${label}: the server exited before it was ready\n${log}`);
+    }),
+  ]);
+  const headers = { ...mcpHeaders, authorization: `Bearer ${token}` };
+  if (side.session) {
+    const init = await post(
+      url,
+      headers,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      }),
+    );
+    headers['mcp-session-id'] = init.headers['mcp-session-id'];
+    headers['mcp-protocol-version'] = '2025-11-25';
+    await post(url, headers, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  }
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: 1 });
+  const call = side.get
+    ? { path: side.get, method: 'GET', headers: { authorization: `Bearer ${key}` } }
+    : { path: target.pathname, method: 'POST', headers, body };
+  const run = async (n) => {
+    for (let i = 0; i < n; i++) {
+      const r = await pool.request(call);
+      const text = await r.body.text();
+      if (r.statusCode !== 200 || text.includes('"isError":true')) {
+        throw new Error(`${label}: ${r.statusCode} ${text.slice(0, 200)}`);
+      }
+    }
+  };
+  const control = (flag) => spawnSync('callgrind_control', [flag, String(child.pid)], { encoding: 'utf8' });
+  await run(warm);
+  control('--instr=on');
+  await run(calls);
+  control('--dump');
+  await pool.close();
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  const dump = readdirSync(dir).find((f) => /\.\d+$/.test(f));
+  if (!dump) throw new Error(`${label}: callgrind wrote no dump`);
+  const counts = countsOf(join(dir, dump));
+  const per = (n) => n / calls / 1000;
+  return { label, k: per(counts.total), compiler: per(counts.compiler), gc: per(counts.gc), rest: per(counts.rest) };
+}
+
+const rows = [];
+try {
+  for (const name of values.sides.split(',')) {
+    const side = SIDES[name];
+    if (!side) throw new Error(`unknown side "${name}"; sides: ${Object.keys(SIDES).join(', ')}`);
+    const builds = values.before ? [['before', values.before], ['after']] : [[undefined]];
+    for (const [build, repo] of builds) {
+      const label = build ? `${name} (${build})` : name;
+      process.stderr.write(`${label}: ${warm} calls to warm up, ${calls} counted...\n`);
+      rows.push(await measure(label, side, repo));
+    }
+  }
+} finally {
+  await api.stop();
+  await sink.stop();
+}
+
+const first = rows[0];
+const k = (n) => `${n.toFixed(0)} k`;
+console.log(`\nInstructions per call, ${values.payload}, ${calls} calls counted after ${warm} to warm up (callgrind)`);
+console.log('| side | program | GC | optimizing compiler | in all | program vs the first side |');
+console.log('|---|---|---|---|---|---|');
+for (const r of rows) {
+  console.log(
+    `| ${r.label} | ${k(r.rest)} | ${k(r.gc)} | ${k(r.compiler)} | ${k(r.k)} | ${(r.rest / first.rest).toFixed(3)}x |`,
+  );
+}
+
+// Issue 41's goals, read on the program's instructions, for the pairs this run measured.
+const GOALS = [
+  ['gateway', 'passthrough', 1.3, 'the gateway vs the passthrough'],
+  ['gateway', 'metrics-off', 1.05, 'metrics on vs off'],
+  ['tracing-none', 'gateway', 1.05, 'tracing loaded, nothing sampled, vs tracing off'],
+  ['tracing-on', 'gateway', 1.3, 'tracing, every span exported, vs off'],
+  ['toy-api', 'bare', 1.3, 'the toy API vs bare Fastify, GET /emails'],
+];
+const byLabel = new Map(rows.map((r) => [r.label, r]));
+const goalRows = GOALS.filter(([a, b]) => byLabel.has(a) && byLabel.has(b));
+if (goalRows.length > 0) {
+  console.log('\n| goal | ratio | at most | met |');
+  console.log('|---|---|---|---|');
+  for (const [a, b, most, what] of goalRows) {
+    const ratio = byLabel.get(a).rest / byLabel.get(b).rest;
+    console.log(`| ${what} | ${ratio.toFixed(3)}x | ${most}x | ${ratio <= most ? 'yes' : '**no**'} |`);
+  }
+}
