@@ -185,6 +185,12 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   });
   app.decorateRequest('caller', null);
   app.setValidatorCompiler(createValidatorCompiler());
+  // Answers are written with JSON.stringify, not the schema's fast-json-stringify: on strings
+  // (an email's body) the native one does the escaping that the other does in JavaScript. GET
+  // /emails: 70 -> 58 µs of CPU (node bench/own-cpu-ab.mjs), 347 -> 320 k instructions
+  // (bench/instructions.mjs). The schema no longer drops an undocumented field on the way out,
+  // so test/openapi.test.ts holds every answer to its documented schema.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   useJsonBodyParser(app as unknown as FastifyInstance);
 
   // Hooks on every request are synchronous (a callback, no promise): each async hook costs a
