@@ -10,6 +10,7 @@ import type { Dispatcher } from 'undici';
 import { endAttemptSpan, headersWithContext, startAttemptSpan } from './attempt-span.js';
 import { type Call, callFailure, remainingMs, type Wait } from './call.js';
 import type { ClientSettings } from './client-options.js';
+import { isoTime } from './clock.js';
 import type { ConcurrencyLimiter } from './concurrency-limit.js';
 import type { HttpClientError } from './errors/client-error.js';
 import {
@@ -152,7 +153,7 @@ export async function sendAttempt(
     const ids = span?.spanContext();
     const entry: AttemptRecord = {
       kind: 'attempt',
-      time: new Date(startedAt).toISOString(),
+      time: isoTime(startedAt),
       layer: settings.layer,
       method: call.method,
       path: call.path,
