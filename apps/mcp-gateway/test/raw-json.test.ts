@@ -24,6 +24,17 @@ describe('serializeMessage', () => {
     );
   });
 
+  it('parses back the same when the result comes before other members, holds only structuredContent, or ends in an empty result of its own', () => {
+    const value = { ok: true };
+    keepRawJson(value, '{"ok":true}');
+    const messages = [
+      { result: { structuredContent: value, isError: false }, jsonrpc: '2.0', id: 3 },
+      { jsonrpc: '2.0', id: 4, result: { structuredContent: value } },
+      { jsonrpc: '2.0', id: 5, result: { structuredContent: value, _meta: { nested: { result: {} } } } },
+    ];
+    for (const m of messages) expect(JSON.parse(serializeMessage(m))).toEqual(JSON.parse(JSON.stringify(m)));
+  });
+
   it('writes the remembered text in place of the value (its exact digits too), and the rest as usual', () => {
     const value = JSON.parse('{"id": 9007199254740993}');
     keepRawJson(value, '{"id": 9007199254740993}');
