@@ -1,12 +1,11 @@
 // Instructions per call: a server's user-space work per call counted, not timed. Each side runs
-// under Valgrind's callgrind (one thread: `node --single-threaded`, so the optimizing compiler
-// and the garbage collector count on it too), warms up with counting off, then counts the
-// instructions of a fixed number of calls made one at a time over one connection. The work of
-// the program itself (the table's "program" column: everything but the optimizing compiler and
-// the GC) repeats to within 1% from run to run, where CPU time per call moves 10% on this shared
-// machine: a 1.05x goal can be read at all. The GC is shown apart because it comes in lumps (a
-// full collection falls inside some windows and not others), the compiler because it is the
-// warm-up's tail. What counts leave out: the kernel (the socket system calls, the same on both
+// under Valgrind's callgrind (one thread: `node --single-threaded`, so the compilers and the
+// garbage collector count on it too), warms up with counting off, then counts the instructions
+// of a fixed number of calls made one at a time over one connection. The work of the program
+// itself (the table's "program" column: everything but compiling and the GC) repeats to within
+// 1% from run to run, where CPU time per call moves 10% on this shared machine: a 1.05x goal can
+// be read at all. The GC is shown apart because it comes in lumps (a full collection falls
+// inside some windows and not others), compiling because it is the warm-up's tail. What counts leave out: the kernel (the socket system calls, the same on both
 // sides), cache misses, and the other processes.
 // Usage: node bench/instructions.mjs [--sides a,b,...] [--payload office_days|emails-2|emails-50]
 //          [--calls 1000] [--warm 10000] [--before REPO_DIR]   (the GET sides ignore --payload)
@@ -89,9 +88,13 @@ const SIDES = {
   bare: { script: 'servers/bare-json.mjs', args: [emailsFile], get: '/emails' },
 };
 
-/** The kind of work a function of the profile does: the optimizing compiler, the GC, or the rest. */
+/** The kind of work a function of the profile does: compiling (parser, bytecode, optimizers), the GC, or the rest. */
 function kindOf(symbol) {
-  if (/v8::internal::(compiler|maglev|turboshaft)::|OptimizedCompilationJob|Maglev|Turbofan/.test(symbol)) {
+  if (
+    /v8::internal::(compiler|maglev|turboshaft|interpreter)::|OptimizedCompilationJob|Maglev|Turbofan|v8::internal::(Parser|Scanner|Compiler)::/.test(
+      symbol,
+    )
+  ) {
     return 'compiler';
   }
   if (/v8::internal::(Heap|Scavenger|MarkCompact|Sweeper|MinorMarkCompact|heap::)|Marking|Evacuat/.test(symbol)) {
@@ -134,6 +137,12 @@ async function measure(label, side, repo) {
       `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
       process.execPath,
       '--single-threaded',
+      // Work the clock starts, not the calls: V8 flushes the bytecode of functions idle for a
+      // while (to compile it again when next called) and collects garbage when the process looks
+      // idle. Under callgrind a call takes 20 to 60 times longer, and longer still on a busy
+      // machine, so left on they add work in proportion to the wall time a run takes.
+      '--no-flush-bytecode',
+      '--no-memory-reducer',
       join(benchDir, side.script),
       ...side.args,
     ],
@@ -214,7 +223,7 @@ try {
 const first = rows[0];
 const k = (n) => `${n.toFixed(0)} k`;
 console.log(`\nInstructions per call, ${values.payload}, ${calls} calls counted after ${warm} to warm up (callgrind)`);
-console.log('| side | program | GC | optimizing compiler | in all | program vs the first side |');
+console.log('| side | program | GC | compilers | in all | program vs the first side |');
 console.log('|---|---|---|---|---|---|');
 for (const r of rows) {
   console.log(
