@@ -15,9 +15,9 @@
 //   (needs valgrind; run `pnpm build` first; about 40 s a side)
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
@@ -199,6 +199,7 @@ async function measure(label, side, repo) {
   const dump = readdirSync(dir).find((f) => /\.\d+$/.test(f));
   if (!dump) throw new Error(`${label}: callgrind wrote no dump`);
   const counts = countsOf(join(dir, dump));
+  rmSync(dir, { recursive: true, force: true });
   const per = (n) => n / calls / 1000;
   return { label, k: per(counts.total), compiler: per(counts.compiler), gc: per(counts.gc), rest: per(counts.rest) };
 }
@@ -218,6 +219,7 @@ try {
 } finally {
   await api.stop();
   await sink.stop();
+  rmSync(dirname(emailsFile), { recursive: true, force: true });
 }
 
 const first = rows[0];

@@ -279,7 +279,8 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         per: quotaPerOf(env.QUOTA_PER),
       }
     : undefined;
-  if (env.METRICS === 'off' && env.METRICS_PORT) {
+  const metrics = onOff('METRICS', env.METRICS, true);
+  if (!metrics && env.METRICS_PORT) {
     throw new ConfigError('METRICS_PORT serves /metrics, which METRICS=off turns off: set one of them, not both');
   }
   return {
@@ -323,7 +324,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       perCaller: integerOf('MAX_LISTEN_STREAMS_PER_CALLER', env.MAX_LISTEN_STREAMS_PER_CALLER, 16, 1, 100_000),
     },
     metricsPort: env.METRICS_PORT ? integerOf('METRICS_PORT', env.METRICS_PORT, 0, 1, 65_535) : undefined,
-    metrics: onOff('METRICS', env.METRICS, true),
+    metrics,
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),

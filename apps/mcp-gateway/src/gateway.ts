@@ -227,14 +227,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     async () => (await current.listCost()).listTokens,
   );
   metrics.gauge('mcp_gateway_tools_listed', 'Tools in tools/list.', () => current.tools.listed.length);
+  // Off (METRICS=off), a call is not counted at all (tool-calls.ts runs it without the observer's
+  // wrapper) and there is no /metrics.
+  const counted = options.metrics === false ? undefined : metrics;
   const quotaStore = options.quotaStore ?? new MemoryQuotaStore();
   const calls = new ToolCalls({
     access: new AccessPolicy(new Map(upstreams.flatMap((u) => (u.rules ? [[u.name, u.rules] as const] : [])))),
     admit: admissionOf(upstreams, quotaStore),
     tools: current.tools,
     upstream: new UpstreamRouter(sources),
-    // Off, a call is not counted at all (tool-calls.ts runs it without the observer's wrapper).
-    observer: options.metrics === false ? undefined : metrics,
+    observer: counted,
     tasks: options.tasks,
     writes: options.writes,
     approvals: options.approvals,
@@ -336,7 +338,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     },
     sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
     client: (sources[0] as Source).client,
-    metrics: options.metrics === false ? undefined : metrics,
+    metrics: counted,
     close: async () => {
       await Promise.all(sources.map((s) => s.client.close()));
       await quotaStore.close();
