@@ -8,14 +8,17 @@
 // inside some windows and not others), compiling because it is the warm-up's tail. What counts leave out: the kernel (the socket system calls, the same on both
 // sides), cache misses, and the other processes.
 // Usage: node bench/instructions.mjs [--sides a,b,...] [--payload office_days|emails-2|emails-50]
-//          [--calls 1000] [--warm 10000] [--before REPO_DIR]   (the GET sides ignore --payload)
+//          [--calls 1000] [--warm 10000] [--before REPO_DIR] [--keep DIR]
+//          (the GET sides ignore --payload; --keep saves each side's callgrind dump there, as
+//          LABEL.callgrind, with V8's map of the code it compiled, LABEL.perf-map, for
+//          `node bench/instructions-diff.mjs A B` to say which functions the work is in)
 //   sides: passthrough, gateway, metrics-off, tracing-none, tracing-sampled, tracing-on
 //          (tools/call), toy-api and bare (GET /emails); the first side is the one the others
 //          are compared with. With --before, each side runs from that build and from this one.
 //   (needs valgrind; run `pnpm build` first; about 40 s a side)
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -34,6 +37,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '1000' },
     warm: { type: 'string', default: '10000' },
     before: { type: 'string' },
+    keep: { type: 'string' },
   },
 });
 const PAYLOADS = {
@@ -143,6 +147,8 @@ async function measure(label, side, repo) {
       // machine, so left on they add work in proportion to the wall time a run takes.
       '--no-flush-bytecode',
       '--no-memory-reducer',
+      // With --keep: where V8 put each compiled function, to name the JIT code in the dump.
+      ...(values.keep ? ['--perf-basic-prof'] : []),
       join(benchDir, side.script),
       ...side.args,
     ],
@@ -199,6 +205,14 @@ async function measure(label, side, repo) {
   const dump = readdirSync(dir).find((f) => /\.\d+$/.test(f));
   if (!dump) throw new Error(`${label}: callgrind wrote no dump`);
   const counts = countsOf(join(dir, dump));
+  if (values.keep) {
+    mkdirSync(values.keep, { recursive: true });
+    const name = join(values.keep, label.replace(/[^\w-]+/g, '-'));
+    copyFileSync(join(dir, dump), `${name}.callgrind`);
+    const map = `/tmp/perf-${child.pid}.map`;
+    copyFileSync(map, `${name}.perf-map`);
+    rmSync(map, { force: true });
+  }
   rmSync(dir, { recursive: true, force: true });
   const per = (n) => n / calls / 1000;
   return { label, k: per(counts.total), compiler: per(counts.compiler), gc: per(counts.gc), rest: per(counts.rest) };
