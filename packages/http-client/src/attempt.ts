@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import type { Span } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
-import { endAttemptSpan, headersWithContext, startAttemptSpan } from './attempt-span.js';
+import { endAttemptSpan, headersWithContext, sampledIds, startAttemptSpan } from './attempt-span.js';
 import { type Call, callFailure, remainingMs, type Wait } from './call.js';
 import type { ClientSettings } from './client-options.js';
 import { isoTime } from './clock.js';
@@ -150,7 +150,7 @@ export async function sendAttempt(
     }
     settings.budget?.chargeBytes(bytesSent + bytesReceived);
     if (span) endAttemptSpan(span, status, errorType, requestId);
-    const ids = span?.spanContext();
+    const ids = span && sampledIds(span);
     const entry: AttemptRecord = {
       kind: 'attempt',
       time: isoTime(startedAt),

@@ -34,7 +34,7 @@ export interface AttemptRecord {
   resumedFrom?: string;
   /** A hedge: an extra attempt sent this many ms after the one it races (same attempt number). */
   hedgeAfterMs?: number;
-  /** The attempt's span, when the client traces: joins this line with the trace. */
+  /** The attempt's span, when the client traces and the span is sampled: joins this line with the trace. */
   traceId?: string;
   spanId?: string;
 }

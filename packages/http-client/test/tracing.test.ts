@@ -134,8 +134,54 @@ describe('tracing', () => {
     const unsampled = trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: 'b'.repeat(16), traceFlags: 0 });
     await http.get('/x', { traceContext: unsampled });
     expect(exporter.getFinishedSpans()).toEqual([]);
-    expect(String(server.requests[0]?.headers.traceparent)).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
-    expect(ledger.attempts[0]?.traceId).toBe(traceId);
+    // The caller's own span goes on as the parent: no span was made for the attempt.
+    expect(server.requests[0]?.headers.traceparent).toBe(`00-${traceId}-${'b'.repeat(16)}-00`);
+    // No trace backend has this span: the ledger line names none.
+    expect(ledger.attempts[0]?.status).toBe(200);
+    expect(ledger.attempts[0]?.traceId).toBeUndefined();
+    expect(ledger.attempts[0]?.spanId).toBeUndefined();
+  });
+
+  it('keeps no child of an unsampled parent even with a sampler that ignores parents', async () => {
+    exporter.reset();
+    const server = await startServer((_req, res) => json(res, 200, { ok: true }));
+    // AlwaysOn on its own would keep the attempt, under a parent no one recorded.
+    const alwaysOn = new TracerProvider({
+      sampler: new AlwaysOnSampler(),
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
+    }).getTracer('test');
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: server.url, ledger, tracer: alwaysOn });
+    const unsampled = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: 'c'.repeat(32),
+      spanId: 'd'.repeat(16),
+      traceFlags: 0,
+    });
+    await http.get('/x', { traceContext: unsampled });
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    expect(server.requests[0]?.headers.traceparent).toBe(`00-${'c'.repeat(32)}-${'d'.repeat(16)}-00`);
+    // A sampled parent still gets a child per attempt from the same tracer, with its ids in the ledger.
+    const sampled = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: 'e'.repeat(32),
+      spanId: 'f'.repeat(16),
+      traceFlags: 1,
+    });
+    await http.get('/x', { traceContext: sampled });
+    const [span] = exporter.getFinishedSpans();
+    expect(span?.parentSpanContext?.spanId).toBe('f'.repeat(16));
+    expect(server.requests[1]?.headers.traceparent).toBe(`00-${'e'.repeat(32)}-${span?.spanContext().spanId}-01`);
+    expect(ledger.attempts[1]?.spanId).toBe(span?.spanContext().spanId);
+    // An all-zero parent is no parent: the attempt starts its own trace, and this sampler keeps it.
+    const invalid = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '0'.repeat(32),
+      spanId: '0'.repeat(16),
+      traceFlags: 0,
+    });
+    await http.get('/x', { traceContext: invalid });
+    const spans = exporter.getFinishedSpans();
+    expect(spans).toHaveLength(2);
+    expect(spans[1]?.parentSpanContext).toBeUndefined();
+    expect(ledger.attempts[2]?.traceId).toBe(spans[1]?.spanContext().traceId);
   });
 
   it('makes no span and sends no traceparent without a tracer, even inside an active span', async () => {

@@ -17,7 +17,13 @@ export function tracing(tracer: Tracer, served: (name: string) => boolean): Requ
       request,
       ctx.headers,
       served,
-      (traceContext) => next({ ...ctx, traceContext }),
+      (traceContext) => {
+        // Set on the request's own context, not on a copy: every load from a spread copy missed
+        // V8's inline caches (bench/instructions.mjs, tracing with nothing sampled: 455 -> 440 k
+        // instructions per call).
+        ctx.traceContext = traceContext;
+        return next(ctx);
+      },
       ctx.caller?.subject,
     );
 }
@@ -47,7 +53,9 @@ export async function inRequestSpan(
       ...(subject ? { 'enduser.id': subject.slice(0, 255) } : {}),
     });
   }
-  // Handed on explicitly (to the upstream calls), so no context manager is needed.
+  // Handed on explicitly (to the upstream calls), so no context manager is needed. A span that
+  // records nothing has nothing to settle: no closure, no extra promise (bench/instructions.mjs).
+  if (!span.isRecording()) return run(otelApi().trace.setSpan(parent, span));
   return settleSpan(span, async () => {
     const outcome = await run(otelApi().trace.setSpan(parent, span));
     if (span.isRecording()) describeOutcome(span, outcome);
