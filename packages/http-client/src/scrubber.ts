@@ -102,8 +102,26 @@ export class Scrubber {
     return cleaned.changed ? { text: JSON.stringify(cleaned.value), value: cleaned.value } : { text, value };
   }
 
+  /** Whether a text holds a secret in any of its forms. */
+  #holds(text: string): boolean {
+    for (const form of this.#forms) if (text.includes(form)) return true;
+    return false;
+  }
+
   headers(headers: IncomingHttpHeaders): IncomingHttpHeaders {
     if (!this.active) return headers;
+    // Copied only when a value holds a secret, which almost none do: a copy keyed by every
+    // header's name cost the gateway a few thousand instructions a call (bench/instructions.mjs:
+    // 415 -> 411 k).
+    let dirty = false;
+    for (const value of Object.values(headers)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value) ? value.some((v) => this.#holds(v)) : this.#holds(value)) {
+        dirty = true;
+        break;
+      }
+    }
+    if (!dirty) return headers;
     const out: IncomingHttpHeaders = {};
     for (const [name, value] of Object.entries(headers)) {
       out[name] = Array.isArray(value)

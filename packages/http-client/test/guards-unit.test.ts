@@ -218,6 +218,20 @@ describe('Scrubber', () => {
     });
   });
 
+  it('returns headers with no secret as they are, and copies them when any value holds one', () => {
+    const scrubber = new Scrubber(['abc']);
+    const clean = { a: 'x', b: ['y', 'z'], c: undefined };
+    expect(scrubber.headers(clean)).toBe(clean);
+    // Only in the second value of a list, after an undefined one: still found, the rest kept.
+    const late = { a: 'x', c: undefined, b: ['y', 'q abc'] };
+    const cleaned = scrubber.headers(late);
+    expect(cleaned).not.toBe(late);
+    expect(cleaned).toEqual({ a: 'x', c: undefined, b: ['y', `q ${REDACTED}`] });
+    expect(late.b[1]).toBe('q abc');
+    // Percent-encoded, as in a reflected URL.
+    expect(new Scrubber(['a b']).headers({ location: '/x?k=a%20b' })).toEqual({ location: `/x?k=${REDACTED}` });
+  });
+
   it('is inactive with no secrets, and then returns headers as they are', () => {
     const none = new Scrubber(['']);
     expect(none.active).toBe(false);
