@@ -39,7 +39,7 @@ export function startAttemptSpan(tracer: Tracer, layer: string, call: Call, atte
   // (the samplers we use decide on the trace id and the parent, never on attributes). Bench 11:
   // with no span kept this skipped the URL parse and the object per attempt.
   if (!span.isRecording()) return span;
-  const url = new URL(call.url);
+  const url = call.target;
   span.setAttributes({
     'http.request.method': call.method,
     'url.template': call.route,

@@ -230,7 +230,7 @@ export async function sendAttempt(
   let requestId: string | undefined;
   let handedOver = false;
   try {
-    const response = await loadUndici().request(call.url, {
+    const response = await loadUndici().request(call.target, {
       method: call.method as Dispatcher.HttpMethod,
       headers: span ? headersWithContext(call, span) : call.headers,
       body: call.body ?? null,
