@@ -109,7 +109,6 @@ export class Scrubber {
   }
 
   headers(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-    if (!this.active) return headers;
     // Copied only when a value holds a secret, which almost none do: a copy keyed by every
     // header's name cost the gateway a few thousand instructions a call (bench/instructions.mjs:
     // 415 -> 411 k).

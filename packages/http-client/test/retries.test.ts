@@ -88,6 +88,22 @@ describe('retries', () => {
     expect(ledger.attempts[0]?.errorType).toBe('connection_error');
   });
 
+  it('retries a body cut off after its headers, counting the bytes that came', async () => {
+    const server = await startServer((req, res, n) => {
+      if (n > 0) return json(res, 200, { done: true });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"partial":', () => setTimeout(() => req.socket.destroy(), 20));
+    });
+    const { http, ledger } = client(server.url, 'k');
+    const response = await http.get('/');
+    expect(response.attempts).toBe(2);
+    expect(response.data).toEqual({ done: true });
+    expect(ledger.attempts.map((a) => [a.status, a.errorType, a.bytesReceived])).toEqual([
+      [200, 'connection_error', '{"partial":'.length],
+      [200, null, '{"done":true}'.length],
+    ]);
+  });
+
   it('does not retry a POST without an Idempotency-Key', async () => {
     const server = await startServer((_req, res) => json(res, 503, {}));
     const { http } = client(server.url, 'k');
