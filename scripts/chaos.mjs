@@ -1052,13 +1052,18 @@ async function check(results, triageRepliesBefore, sick) {
   );
   const retried = calls.filter((c) => c.outcome === 'ok' && c.attempts > 1);
   const triageOutlived = triageRuns.filter((r) => r.code === 4 && storeDown(r.started, TRIAGE_DEADLINE_S));
-  const triageFailed = triageRuns.filter((r) => r.code !== 0 && !triageOutlived.includes(r));
+  // The same for a triage run: its reply's first request cut mid-way holds the key, and the run
+  // stops on the 409, saying so; the reply is stored at most once all the same (check 1).
+  const triageHeld = triageRuns.filter(
+    (r) => r.code === 1 && /^reply_to_email: .*still being processed/.test(r.stoppedBy ?? ''),
+  );
+  const triageFailed = triageRuns.filter((r) => r.code !== 0 && !triageOutlived.includes(r) && !triageHeld.includes(r));
   add(
     'every tool call succeeded, retrying retryable errors inside its deadline',
     failed.length === 0 && triageFailed.length === 0,
     `${calls.length} calls, ${retried.length} needed retries (at most ${Math.max(0, ...calls.map((c) => c.attempts))} attempts, ` +
       `longest ${Math.max(0, ...calls.map((c) => c.ended - c.started)).toFixed(1)} s of ${CALL_DEADLINE_MS / 1000} s), ` +
-      `${held.length} replies ended unknown (key held by the lease of a cut request), ` +
+      `${held.length} replies and ${triageHeld.length} triage runs ended unknown (key held by the lease of a cut request), ` +
       `${unknownStarts.length} keyless export starts cut upstream (outcome unknown, said so, started again), ` +
       `${outlived.length} calls and ${triageOutlived.length} triage runs outlived by the Redis outage (Redis answered again ${
         redis?.back === undefined ? 'never' : `${(redis.back - redis.t).toFixed(1)} s after the restart began`
