@@ -63,6 +63,11 @@ export interface ToyApiOptions {
   tracerProvider?: TracerProvider | undefined;
   /** Accept an authorization server's access tokens too, with a scope per route (oauth.ts). */
   oauth?: ToyOAuthOptions | undefined;
+  /**
+   * How long an Idempotency-Key's claim holds without renewal (a live request renews it every
+   * third of it); default IDEMPOTENCY_LEASE_MS (10 s).
+   */
+  idempotencyLeaseMs?: number | undefined;
   /** The most notes kept (TOY_API_MAX_NOTES); default MAX_NOTES (10 000). */
   maxNotes?: number | undefined;
 }
@@ -323,9 +328,10 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
       if (!request.caller) throw new Error('route reached without authentication');
       return request.caller;
     };
-    const idempotency = createIdempotency(store, callerOf as (r: FastifyRequest) => Caller, () =>
-      metrics.replays.inc(),
-    );
+    const idempotency = createIdempotency(store, callerOf as (r: FastifyRequest) => Caller, {
+      onReplay: () => metrics.replays.inc(),
+      leaseMs: options.idempotencyLeaseMs,
+    });
     // Prometheus text format, behind the API key like every route but /health.
     api.get('/metrics', { config: { faults: false }, schema: { hide: true } }, async (_request, reply) =>
       reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),

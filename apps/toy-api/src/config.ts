@@ -1,6 +1,8 @@
 // Reads the toy API's settings from the environment, refusing to start without a key.
 import { readLogLevel, secretProblem } from '@agentwire/schemas';
+import { IDEMPOTENCY_LEASE_MS } from './idempotency.js';
 import { MAX_NOTES } from './routes/notes.js';
+
 export interface ToyApiConfig {
   apiKey: string;
   readOnlyKey: string | undefined;
@@ -20,6 +22,8 @@ export interface ToyApiConfig {
   oauthJwksUri: string | undefined;
   /** TOY_API_MAX_NOTES: the most notes kept (POST /notes answers 409 past it). */
   maxNotes: number;
+  /** TOY_API_IDEMPOTENCY_LEASE_MS: how soon a dead replica's Idempotency-Key claims free. */
+  idempotencyLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -54,10 +58,17 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
   if (!Number.isInteger(maxNotes) || maxNotes < 1 || maxNotes > 10_000_000) {
     throw new ConfigError(`TOY_API_MAX_NOTES must be an integer from 1 to 10000000, got '${env.TOY_API_MAX_NOTES}'`);
   }
+  const idempotencyLeaseMs = Number(env.TOY_API_IDEMPOTENCY_LEASE_MS || IDEMPOTENCY_LEASE_MS);
+  if (!Number.isInteger(idempotencyLeaseMs) || idempotencyLeaseMs < 300 || idempotencyLeaseMs > 600_000) {
+    throw new ConfigError(
+      `TOY_API_IDEMPOTENCY_LEASE_MS must be an integer from 300 to 600000 (ms), got '${env.TOY_API_IDEMPOTENCY_LEASE_MS}'`,
+    );
+  }
   return {
     apiKey,
     readOnlyKey,
     maxNotes,
+    idempotencyLeaseMs,
     host: env.HOST || '127.0.0.1',
     port,
     redisUrl: env.REDIS_URL || undefined,

@@ -2,6 +2,11 @@
 // a duplicate after it finished gets the stored response replayed; a duplicate while it is
 // still running gets 409; the same key with a different body gets 422. A handler with an effect
 // stores it through commitWrite(): the effect and the key's answer in one step of the store.
+//
+// A claim holds its key for a short lease that the live request renews every third of it until
+// the key is answered or let go. A replica that dies mid-request stops renewing, so its keys
+// free within one lease and a client's retry runs the request (nothing was stored: the effect
+// and the answer are one step), instead of getting 409 for as long as a long flat lease lasts.
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from './auth.js';
@@ -15,7 +20,10 @@ import type {
 } from './store/state-store.js';
 
 const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
-const LEASE_MS = 60 * 1000;
+/** How long a claim holds its key without a renewal: a dead replica's keys free this soon. */
+export const IDEMPOTENCY_LEASE_MS = 10 * 1000;
+/** How long a live request keeps renewing; past it the lease runs out as a dead one's does. */
+export const IDEMPOTENCY_MAX_HOLD_MS = 5 * 60 * 1000;
 const KEY_SYNTAX = /^[\x21-\x7e]{1,255}$/;
 
 interface Claim {
@@ -26,6 +34,13 @@ interface Claim {
   handlerStarted: boolean;
   /** The key was answered (or its answer written with the effect) or let go; nothing more to do. */
   settled: boolean;
+  /** Renews the lease while the request lives; cleared once the key is answered or let go. */
+  renewal: NodeJS.Timeout | undefined;
+}
+
+function stopRenewing(claim: Claim): void {
+  clearInterval(claim.renewal);
+  claim.renewal = undefined;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -61,11 +76,44 @@ function logStep(request: FastifyRequest, idempotencyKey: string, step: string, 
   else request.log.warn({ idempotencyKey, idempotency: step, err }, 'idempotency');
 }
 
+export interface IdempotencyOptions {
+  /** Called for each replayed answer (a metric). */
+  onReplay?: (() => void) | undefined;
+  /** The lease, IDEMPOTENCY_LEASE_MS unless set (tests). */
+  leaseMs?: number | undefined;
+}
+
 export function createIdempotency(
   store: StateStore,
   callerOf: (request: FastifyRequest) => Caller,
-  onReplay: () => void = () => undefined,
+  options: IdempotencyOptions = {},
 ) {
+  const { onReplay = () => undefined, leaseMs = IDEMPOTENCY_LEASE_MS } = options;
+
+  /** Renews the claim every third of the lease, until it is stopped or IDEMPOTENCY_MAX_HOLD_MS. */
+  function keepClaim(request: FastifyRequest, claim: Claim): void {
+    const claimedAt = Date.now();
+    const renew = () => {
+      if (Date.now() - claimedAt >= IDEMPOTENCY_MAX_HOLD_MS) {
+        stopRenewing(claim);
+        logStep(request, claim.clientKey, 'renewals stopped: held for the longest a request may');
+        return;
+      }
+      store.renewIdempotent(claim.lease, leaseMs).then(
+        (held) => {
+          if (held || !claim.renewal) return;
+          // Run out (the store was out of reach for a whole lease) and perhaps taken by a retry:
+          // this request's write will find the token changed and store nothing.
+          stopRenewing(claim);
+          logStep(request, claim.clientKey, 'lease lost');
+        },
+        (err: unknown) => request.log.warn({ err }, 'idempotency renewal failed'),
+      );
+    };
+    claim.renewal = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
+    claim.renewal.unref();
+  }
+
   async function preHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const idempotencyKey = readKey(request);
     if (idempotencyKey === undefined) return;
@@ -75,18 +123,26 @@ export function createIdempotency(
       .update(JSON.stringify(request.body ?? null))
       .digest('hex');
     const lease: IdempotencyLease = { key, token: randomUUID(), fingerprint };
-    const begun = await store.beginIdempotent(lease, LEASE_MS);
+    const begun = await store.beginIdempotent(lease, leaseMs);
     logStep(request, idempotencyKey, begun.kind);
     switch (begun.kind) {
       case 'started': {
-        const claim: Claim = { lease, clientKey: idempotencyKey, handlerStarted: false, settled: false };
+        const claim: Claim = {
+          lease,
+          clientKey: idempotencyKey,
+          handlerStarted: false,
+          settled: false,
+          renewal: undefined,
+        };
         claims.set(request, claim);
+        keepClaim(request, claim);
         // A request that dies before its handler starts (client gone, connection fault) frees its
         // key, and its handler then does nothing (startHandler). Once the handler has started,
         // onSend records the outcome, whether or not the client is still there.
         const release = () => {
           if (!claim.settled && !claim.handlerStarted) {
             claim.settled = true;
+            stopRenewing(claim);
             store.abandonIdempotent(lease).then(
               () => logStep(request, idempotencyKey, 'released: the client left'),
               (err: unknown) => request.log.warn({ err }, 'idempotency release failed'),
@@ -170,8 +226,10 @@ export function createIdempotency(
     claim.settled = true;
     let outcome: CommitOutcome;
     try {
+      // Renewals go on while the write runs: the request is alive until it answers.
       outcome = await write(commit);
     } catch (error) {
+      stopRenewing(claim);
       logStep(request, claim.clientKey, 'write failed', error);
       await store.abandonIdempotent(claim.lease).then(
         () => logStep(request, claim.clientKey, 'released unless stored'),
@@ -179,6 +237,7 @@ export function createIdempotency(
       );
       throw error;
     }
+    stopRenewing(claim);
     logStep(request, claim.clientKey, outcome);
     if (outcome === 'lost') {
       throw new EnvelopeError(
@@ -199,16 +258,19 @@ export function createIdempotency(
     claim.settled = true;
     const final = claim.handlerStarted && reply.statusCode < 500 && !NOT_FINAL.has(reply.statusCode);
     if (!final || typeof payload !== 'string') {
+      stopRenewing(claim);
       await store.abandonIdempotent(claim.lease);
       logStep(request, claim.clientKey, 'released');
       return payload;
     }
     const contentType = String(reply.getHeader('content-type') ?? JSON_TYPE);
-    const answered = await store.finishIdempotent({
-      lease: claim.lease,
-      response: { status: reply.statusCode, body: payload, contentType },
-      ttlMs: RECORD_TTL_MS,
-    });
+    const answered = await store
+      .finishIdempotent({
+        lease: claim.lease,
+        response: { status: reply.statusCode, body: payload, contentType },
+        ttlMs: RECORD_TTL_MS,
+      })
+      .finally(() => stopRenewing(claim));
     logStep(request, claim.clientKey, answered === 'stored' ? 'answered' : 'lost');
     return payload;
   }

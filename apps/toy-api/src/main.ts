@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     redisPrefix: config.redisPrefix,
     admin: config.admin,
     maxNotes: config.maxNotes,
+    idempotencyLeaseMs: config.idempotencyLeaseMs,
     oauth: config.oauthIssuer
       ? { issuer: config.oauthIssuer, resource: config.oauthResource, jwksUri: config.oauthJwksUri }
       : undefined,

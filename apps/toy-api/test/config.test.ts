@@ -18,6 +18,7 @@ describe('readConfig', () => {
       admin: false,
       logLevel: 'info',
       maxNotes: 10_000,
+      idempotencyLeaseMs: 10_000,
     });
   });
 
@@ -31,6 +32,12 @@ describe('readConfig', () => {
     expect(() => readConfig({ TOY_API_KEY: key, TOY_API_MAX_NOTES: '0' })).toThrow(
       "TOY_API_MAX_NOTES must be an integer from 1 to 10000000, got '0'",
     );
+    for (const lease of ['299', '600001', '1.5', 'ten']) {
+      expect(() => readConfig({ TOY_API_KEY: key, TOY_API_IDEMPOTENCY_LEASE_MS: lease })).toThrow(
+        `TOY_API_IDEMPOTENCY_LEASE_MS must be an integer from 300 to 600000 (ms), got '${lease}'`,
+      );
+    }
+    expect(readConfig({ TOY_API_KEY: key, TOY_API_IDEMPOTENCY_LEASE_MS: '300' }).idempotencyLeaseMs).toBe(300);
     expect(() => readConfig({ TOY_API_KEY: key, PORT: 'http' })).toThrow(
       "PORT must be an integer from 0 to 65535, got 'http'",
     );

@@ -1,27 +1,56 @@
 // commitWrite, in process (the idempotency hooks on a small real Fastify server, the in-memory
 // store): the effect and the key's answer in one step, what happens when the write fails or the
-// lease went to another request, and the log line each step of a key writes. The toy-API
-// processes of reply-exactly-once.test.ts show the same against Redis.
+// lease went to another request, how a live request keeps its lease (fake timers: the clock and
+// the renewal interval), and the log line each step of a key writes. The toy-API processes of
+// reply-exactly-once.test.ts show the same against Redis.
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Reply } from '@agentwire/schemas';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toErrorResponse } from '../src/envelope-error.js';
-import { createIdempotency } from '../src/idempotency.js';
+import { createIdempotency, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_MAX_HOLD_MS } from '../src/idempotency.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 
-type Mode = 'store' | 'fail' | 'stolen' | 'not-found' | 'crash';
+/** `hold`: stores as `store` does, once the test opens the gate (the handler is "still running"). */
+type Mode = 'store' | 'fail' | 'stolen' | 'not-found' | 'crash' | 'hold';
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
+  // A test that failed with a handler still held must not hold the close up too.
+  app?.server.closeAllConnections();
   await app?.close();
   app = undefined;
 });
 
-async function startServer() {
+/** Waits, on real time, until `done` holds (the fake clock does not move meanwhile). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; !done(); i++) {
+    if (i > 10_000) throw new Error('gave up waiting');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** A handler in `hold` mode that has started, and the gate that lets it go on. */
+function gate() {
+  let entered!: () => void;
+  let open!: () => void;
+  const inside = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { entered, inside, open, opened };
+}
+
+async function startServer(leaseMs?: number) {
   const store = new MemoryStore();
-  const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1', subject: 'api-key' }));
+  const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1', subject: 'api-key' }), {
+    leaseMs,
+  });
+  const held = gate();
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -60,6 +89,10 @@ async function startServer() {
       };
       if (mode === 'not-found') return reply.code(404).send({ error: { type: 'not_found_error', message: 'no' } });
       if (mode === 'crash') throw new Error('the handler broke');
+      if (mode === 'hold') {
+        held.entered();
+        await held.opened;
+      }
       return idempotency.commitWrite(request, reply, 201, stored, async (commit) => {
         if (mode === 'fail') throw new Error('the store went away mid-write');
         if (mode === 'stolen' && commit) {
@@ -90,7 +123,7 @@ async function startServer() {
   /** The steps logged for a key, in order: [step, level]. */
   const steps = (key: string) =>
     lines.filter((l) => l.msg === 'idempotency' && l.idempotencyKey === key).map((l) => [l.idempotency, l.level]);
-  return { send, store, steps, lines };
+  return { send, store, steps, lines, held };
 }
 
 describe('commitWrite', () => {
@@ -170,5 +203,110 @@ describe('commitWrite', () => {
       ['started', 30],
       ['released', 30],
     ]);
+  });
+});
+
+describe('the lease of a live request', () => {
+  const LEASE = 1000;
+  /** Only the clock and the renewal interval are fake: sockets and the server run as usual. */
+  const fakeClock = () => vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
+
+  it(`is ${IDEMPOTENCY_LEASE_MS} ms unless set, renewed every third of it`, async () => {
+    fakeClock();
+    const server = await startServer();
+    const key = randomUUID();
+    const first = server.send('hold', key);
+    await server.held.inside;
+    // Without renewals the claim would have run out twice over: a duplicate still gets 409.
+    await vi.advanceTimersByTimeAsync(2 * IDEMPOTENCY_LEASE_MS);
+    expect((await server.send('hold', key)).status).toBe(409);
+    expect(vi.getTimerCount()).toBe(1);
+    server.held.open();
+    expect((await first).status).toBe(201);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('holds the key while the handler runs, however long, and stops renewing once the key is answered', async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const key = randomUUID();
+    const first = server.send('hold', key);
+    await server.held.inside;
+    await vi.advanceTimersByTimeAsync(10 * LEASE);
+    const duplicate = await server.send('hold', key);
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body.error.message).toMatch(/still being processed/);
+    server.held.open();
+    expect(await first).toMatchObject({ status: 201, replayed: false });
+    // Answered: nothing renews it any more, and the stored answer outlives many leases.
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(10 * LEASE);
+    expect(await server.send('hold', key)).toMatchObject({ status: 201, replayed: true });
+    expect(await server.store.listReplies('m-0001')).toHaveLength(1);
+    expect(server.steps(key)).toEqual([
+      ['started', 30],
+      ['in_flight', 30],
+      ['stored', 30],
+      ['replay', 30],
+    ]);
+  });
+
+  it('stops renewing once the request lets its key go (the handler failed), so the retry runs at once', async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const key = randomUUID();
+    expect((await server.send('crash', key)).status).toBe(500);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(await server.send('store', key)).toMatchObject({ status: 201, replayed: false });
+  });
+
+  it(`stops renewing after ${IDEMPOTENCY_MAX_HOLD_MS} ms: one lease later the key is free, and the stuck request stores nothing`, async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const key = randomUUID();
+    const stuck = server.send('hold', key);
+    await server.held.inside;
+    // The renewal after the longest hold finds it passed, and stops.
+    await vi.advanceTimersByTimeAsync(IDEMPOTENCY_MAX_HOLD_MS + LEASE / 3);
+    expect(vi.getTimerCount()).toBe(0);
+    expect((await server.send('hold', key)).status).toBe(409);
+    await vi.advanceTimersByTimeAsync(LEASE);
+    const retry = server.send('hold', key);
+    await until(() => server.steps(key).at(-1)?.[0] === 'started');
+    server.held.open();
+    expect((await stuck).status).toBe(409);
+    const stored = await retry;
+    expect(stored).toMatchObject({ status: 201, replayed: false });
+    expect(await server.store.listReplies('m-0001')).toEqual([
+      { ...stored.body, created_at: 'now', written_by: 'api-key' },
+    ]);
+    expect(server.steps(key).map(([step]) => step)).toEqual([
+      'started',
+      'renewals stopped: held for the longest a request may',
+      'in_flight',
+      'started',
+      'lost',
+      'stored',
+    ]);
+  });
+
+  it('notices at its next renewal that its lease ran out and another request took the key, and stores nothing', async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const key = randomUUID();
+    const first = server.send('hold', key);
+    await server.held.inside;
+    // The process stood still for two leases (a long pause, a store out of reach): no renewal ran.
+    vi.setSystemTime(Date.now() + 2 * LEASE);
+    const second = server.send('hold', key);
+    await until(() => server.steps(key).length === 2);
+    await vi.advanceTimersByTimeAsync(LEASE);
+    expect(vi.getTimerCount()).toBe(1);
+    server.held.open();
+    expect((await first).status).toBe(409);
+    expect(await second).toMatchObject({ status: 201, replayed: false });
+    expect(await server.store.listReplies('m-0001')).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(server.steps(key).map(([step]) => step)).toEqual(['started', 'started', 'lease lost', 'lost', 'stored']);
   });
 });

@@ -1,9 +1,11 @@
 // The store's half of exactly once, on both stores: every write for an Idempotency-Key checks
 // the lease's token, a write run twice (its answer lost, then resent) changes nothing the second
-// time, and the reply and the key's answer are stored together or not at all.
+// time, the reply and the key's answer are stored together or not at all, and only the live
+// request that holds a claim can renew it.
 import { randomUUID } from 'node:crypto';
 import type { Reply } from '@agentwire/schemas';
-import { describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { IdempotencyCommit, IdempotencyLease, StateStore } from '../src/store/state-store.js';
 import { STORES, startApi } from './support/toy-api.js';
 
@@ -30,6 +32,10 @@ function commitOf(lease: IdempotencyLease, reply: Reply): IdempotencyCommit {
     ttlMs: LEASE_MS,
   };
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 async function storeOf(kind: (typeof STORES)[number]): Promise<StateStore> {
   return (await startApi(kind)).app.toy.store;
@@ -92,5 +98,54 @@ describe.each(STORES)('idempotency leases (%s store)', (kind) => {
     expect(await store.addReply(reply)).toBe('stored');
     expect(await store.addReply(replyOf('no key'))).toBe('stored');
     expect((await store.listReplies('m-0007')).map((r) => r.body)).toEqual(['no key', 'no key']);
+  });
+
+  it('renews a claim only for the request that holds it, and only until the key is answered or let go', async () => {
+    const store = await storeOf(kind);
+    const lease = leaseOf(randomUUID());
+    expect(await store.renewIdempotent(lease, LEASE_MS)).toBe(false);
+    await store.beginIdempotent(lease, LEASE_MS);
+    expect(await store.renewIdempotent(lease, LEASE_MS)).toBe(true);
+    expect(await store.renewIdempotent({ ...lease, token: randomUUID() }, LEASE_MS)).toBe(false);
+    const reply = replyOf('answered');
+    await store.finishIdempotent(commitOf(lease, reply));
+    expect(await store.renewIdempotent(lease, 1)).toBe(false);
+    expect((await store.beginIdempotent(leaseOf(lease.key), LEASE_MS)).kind).toBe('replay');
+
+    const dropped = leaseOf(randomUUID());
+    await store.beginIdempotent(dropped, LEASE_MS);
+    await store.abandonIdempotent(dropped);
+    expect(await store.renewIdempotent(dropped, LEASE_MS)).toBe(false);
+    expect(await store.beginIdempotent(leaseOf(dropped.key), LEASE_MS)).toEqual({ kind: 'started' });
+  });
+});
+
+describe('a renewal moves the end of a claim to one lease from now', () => {
+  it('in memory', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const store = await storeOf('memory');
+    const lease = leaseOf(randomUUID());
+    await store.beginIdempotent(lease, 1000);
+    vi.setSystemTime(Date.now() + 900);
+    expect(await store.renewIdempotent(lease, 1000)).toBe(true);
+    vi.setSystemTime(Date.now() + 900);
+    expect(await store.beginIdempotent(leaseOf(lease.key), 1000)).toEqual({ kind: 'in_flight' });
+    vi.setSystemTime(Date.now() + 100);
+    expect(await store.beginIdempotent(leaseOf(lease.key), 1000)).toEqual({ kind: 'started' });
+  });
+
+  it("in Redis (the key's own expiry)", async () => {
+    const api = await startApi('redis');
+    const redis = new Redis(process.env.REDIS_URL ?? '');
+    try {
+      const lease = leaseOf(randomUUID());
+      await api.app.toy.store.beginIdempotent(lease, 1000);
+      const [recordKey] = await redis.keys(`*idem:${lease.key}`);
+      expect(await redis.pttl(recordKey ?? '')).toBeLessThanOrEqual(1000);
+      expect(await api.app.toy.store.renewIdempotent(lease, 60_000)).toBe(true);
+      expect(await redis.pttl(recordKey ?? '')).toBeGreaterThan(59_000);
+    } finally {
+      redis.disconnect();
+    }
   });
 });

@@ -1,6 +1,7 @@
 // Regression tests for the chaos run's "stored 2x": a reply with an Idempotency-Key is stored
 // exactly once even when the write's answer from Redis is lost (Redis restarting, a network cut)
-// or the replica dies right after its write reached Redis. Real toy-api processes (the shipped
+// or the replica dies right after its write reached Redis, and is stored by a retry soon after
+// a replica died before its write (its claim's lease, no longer renewed, runs out). Real toy-api processes (the shipped
 // dist/main.js and its Redis settings), a real Redis, and a proxy between them that drops the
 // answer to the write (test/support/redis-fault-proxy.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -23,9 +24,21 @@ interface Replica {
   log: () => string;
 }
 
-async function startReplica(redisUrl: string, key: string, prefix: string): Promise<Replica> {
+async function startReplica(
+  redisUrl: string,
+  key: string,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<Replica> {
   const child = spawn(process.execPath, [BIN], {
-    env: { PATH: process.env.PATH ?? '', TOY_API_KEY: key, PORT: '0', REDIS_URL: redisUrl, REDIS_PREFIX: prefix },
+    env: {
+      PATH: process.env.PATH ?? '',
+      TOY_API_KEY: key,
+      PORT: '0',
+      REDIS_URL: redisUrl,
+      REDIS_PREFIX: prefix,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   cleanups.push(() => child.kill('SIGKILL'));
@@ -56,7 +69,7 @@ async function setUp() {
   const key = `key-${randomBytes(8).toString('hex')}`;
   const stored = async () =>
     (await redis.lrange(`${prefix}replies:m-0007`, 0, -1)).map((line) => JSON.parse(line) as { id: string });
-  return { redisUrl, proxy, prefix, key, stored };
+  return { redisUrl, redis, proxy, prefix, key, stored };
 }
 
 function sendReply(replica: Replica, apiKey: string, idempotencyKey: string) {
@@ -123,6 +136,59 @@ describe('a reply with an Idempotency-Key is stored exactly once', () => {
     const retryBody = await retry.json();
     expect({ status: retry.status, body: retryBody }).toEqual({ status: 201, body: (await stored())[0] });
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await stored()).toHaveLength(1);
+  });
+
+  it('when the replica died before its write: its claim, no longer renewed, frees within a lease, and a retry stores it', async () => {
+    const { redisUrl, redis, prefix, key, stored } = await setUp();
+    const lease = { TOY_API_IDEMPOTENCY_LEASE_MS: '600' };
+    const dying = await startReplica(redisUrl, key, prefix, { ...lease, TOY_API_ADMIN: '1' });
+    const other = await startReplica(redisUrl, key, prefix, lease);
+    // The dying replica's handler is held up before its write, long past many leases.
+    const faults = await fetch(`${dying.url}/admin/faults`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'delay', delay_ms: 30_000 }],
+      }),
+    });
+    expect(faults.status).toBe(200);
+    const idempotencyKey = randomUUID();
+    const first = sendReply(dying, key, idempotencyKey).catch((error: Error) => error);
+
+    // While the replica lives it renews the claim: the key's time to live goes back up.
+    const [claim] = await expect
+      .poll(() => redis.keys(`${prefix}idem:*${idempotencyKey}`), { timeout: 5000 })
+      .toHaveLength(1)
+      .then(() => redis.keys(`${prefix}idem:*${idempotencyKey}`));
+    let lowest = Number.POSITIVE_INFINITY;
+    await expect
+      .poll(async () => {
+        const ttl = await redis.pttl(claim ?? '');
+        const renewed = ttl > lowest;
+        lowest = Math.min(lowest, ttl);
+        return renewed;
+      })
+      .toBe(true);
+    expect((await sendReply(other, key, idempotencyKey)).status).toBe(409);
+
+    dying.child.kill('SIGKILL');
+    await once(dying.child, 'exit');
+    expect(await first).toBeInstanceOf(Error);
+    // Nothing renews it now: within a lease the key is free, and the retry runs the write once.
+    let retry: Response | undefined;
+    await expect
+      .poll(
+        async () => {
+          retry = await sendReply(other, key, idempotencyKey);
+          return retry.status;
+        },
+        { timeout: 5000, interval: 100 },
+      )
+      .toBe(201);
+    expect(retry?.headers.get('idempotent-replayed')).toBeNull();
+    expect(await stored()).toEqual([await retry?.json()]);
+    expect((await sendReply(other, key, idempotencyKey)).headers.get('idempotent-replayed')).toBe('true');
     expect(await stored()).toHaveLength(1);
   });
 });

@@ -59,6 +59,14 @@ export class MemoryStore implements StateStore {
     return { kind: 'started' };
   }
 
+  async renewIdempotent(lease: IdempotencyLease, leaseMs: number): Promise<boolean> {
+    const now = Date.now();
+    const existing = this.#live(lease.key, now);
+    if (!existing || existing.record.token !== lease.token || existing.record.response) return false;
+    existing.expiresAt = now + leaseMs;
+    return true;
+  }
+
   async finishIdempotent(commit: IdempotencyCommit): Promise<CommitOutcome> {
     return this.#commit(commit);
   }

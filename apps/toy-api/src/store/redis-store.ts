@@ -68,6 +68,15 @@ local held = cjson.decode(current)
 if held.token ~= ARGV[1] or held.response ~= nil then return 0 end
 return redis.call('DEL', KEYS[1])`;
 
+// Extends the key's expiry if it is still this token's lease without an answer.
+// KEYS: record. ARGV: token, lease ms.
+const RENEW = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local held = cjson.decode(current)
+if held.token ~= ARGV[1] or held.response ~= nil then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
+
 // KEYS: replies list, reply ids, [record]. ARGV: reply id, reply, [token, final record, ttl ms].
 const ADD_REPLY = `${COMMIT}
 if #KEYS == 3 and not commit(KEYS[3], ARGV[3], ARGV[4], ARGV[5]) then return 0 end
@@ -100,6 +109,10 @@ export class RedisStore implements StateStore {
     const existing = await this.#redis.eval(BEGIN, 1, this.#recordKey(lease), JSON.stringify(fresh), leaseMs);
     if (typeof existing !== 'string') return { kind: 'started' };
     return resolveBegin(JSON.parse(existing) as IdempotencyRecord, lease);
+  }
+
+  async renewIdempotent(lease: IdempotencyLease, leaseMs: number): Promise<boolean> {
+    return (await this.#redis.eval(RENEW, 1, this.#recordKey(lease), lease.token, leaseMs)) === 1;
   }
 
   async finishIdempotent(commit: IdempotencyCommit): Promise<CommitOutcome> {

@@ -50,8 +50,14 @@ export interface StateStore {
    */
   countFlaky(caller: string, params: string, failTimes: number): Promise<number>;
   resetFlaky(caller: string): Promise<void>;
-  /** Claims a key for a request (leaseMs bounds how long a crashed request can hold it). */
+  /** Claims a key for a request for leaseMs: how long a crashed request (no renewals) can hold it. */
   beginIdempotent(lease: IdempotencyLease, leaseMs: number): Promise<IdempotencyBegin>;
+  /**
+   * Keeps a live request's claim: the key is held leaseMs more from now, if it is still this
+   * token's and unanswered. False when it is not (answered, let go, or run out and taken by
+   * another request): the caller stops renewing.
+   */
+  renewIdempotent(lease: IdempotencyLease, leaseMs: number): Promise<boolean>;
   /** Stores the key's final answer for a request that wrote nothing else. */
   finishIdempotent(commit: IdempotencyCommit): Promise<CommitOutcome>;
   /** Lets the key go without a stored response, so a retry runs the request again. */
