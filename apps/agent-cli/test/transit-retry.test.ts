@@ -1,9 +1,15 @@
 // The agent's repeat of a tool call lost in transit, with its waits recorded (no sleeping):
-// backoffDelay's growth, at most three repeats, only transit failures, never past the deadline.
+// backoffDelay's growth, at most three repeats (a write whose key is held: until the deadline),
+// only transit failures, never past the deadline.
 import { APIError } from '@agentwire/http-client';
 import { describe, expect, it } from 'vitest';
 import { TaskError } from '../src/triage/backend.js';
-import { isLostInTransit, MAX_TRANSIT_RETRIES, repeatLostInTransit } from '../src/triage/transit-retry.js';
+import {
+  isLostInTransit,
+  MAX_HELD_KEY_RETRIES,
+  MAX_TRANSIT_RETRIES,
+  repeatLostInTransit,
+} from '../src/triage/transit-retry.js';
 
 /** A work function that fails with `error` `failures` times, then answers. */
 function failing(failures: number, error: unknown) {
@@ -90,6 +96,59 @@ describe('repeatLostInTransit', () => {
     ).rejects.toBe(lost);
     expect(waits).toEqual([200, 400]);
     expect(f.calls()).toBe(3);
+  });
+
+  it('repeats a write whose key is held (upstream 409) until the deadline, not three times', async () => {
+    const held = new TaskError('reply_to_email: a request with this Idempotency-Key is still being processed', {
+      retryable: true,
+      upstreamStatus: 409,
+    });
+    // The key frees 10 s in (the API's lease): the repeat after that is answered.
+    let clock = 0;
+    const waits: number[] = [];
+    const work = async () => {
+      if (clock < 10_000) throw held;
+      return 'stored';
+    };
+    const options = {
+      deadline: 20_000,
+      now: () => clock,
+      random: () => 0,
+      sleep: async (ms: number) => {
+        waits.push(ms);
+        clock += ms;
+      },
+    };
+    await expect(repeatLostInTransit(work, options)).resolves.toBe('stored');
+    expect(waits.length).toBeGreaterThan(MAX_TRANSIT_RETRIES);
+    expect(waits.slice(0, 4)).toEqual([200, 400, 800, 1000]);
+
+    // Held past the deadline: the last error, and no wait past it.
+    clock = 0;
+    waits.length = 0;
+    await expect(repeatLostInTransit(async () => Promise.reject(held), options)).rejects.toBe(held);
+    expect(clock).toBeLessThan(20_000);
+    expect(clock + 1000).toBeGreaterThanOrEqual(20_000);
+
+    // Without a deadline, three repeats, as for any other retryable result.
+    const f = failing(10, held);
+    await expect(repeatLostInTransit(f.work, { sleep: async () => undefined })).rejects.toBe(held);
+    expect(f.calls()).toBe(MAX_TRANSIT_RETRIES + 1);
+    // And never more than MAX_HELD_KEY_RETRIES, however far the deadline.
+    const far = failing(1000, held);
+    await expect(
+      repeatLostInTransit(far.work, { deadline: Number.MAX_SAFE_INTEGER, sleep: async () => undefined }),
+    ).rejects.toBe(held);
+    expect(far.calls()).toBe(MAX_HELD_KEY_RETRIES + 1);
+  });
+
+  it('repeats other retryable results three times, even with a deadline far off', async () => {
+    const unavailable = new TaskError('upstream 503', { retryable: true, upstreamStatus: 503 });
+    const f = failing(10, unavailable);
+    await expect(
+      repeatLostInTransit(f.work, { deadline: Number.MAX_SAFE_INTEGER, sleep: async () => undefined }),
+    ).rejects.toBe(unavailable);
+    expect(f.calls()).toBe(MAX_TRANSIT_RETRIES + 1);
   });
 
   it('reads the http-client: a retryable 5xx is lost in transit, a 4xx is not', () => {

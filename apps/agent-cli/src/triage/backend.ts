@@ -24,10 +24,17 @@ export class TaskError extends Error {
   /** The caller may not do this (a 403, or the gateway's refusal): another user, or scope, might. */
   readonly refused: boolean;
 
-  constructor(message: string, options: { retryable?: boolean; refused?: boolean } = {}) {
+  /** The upstream API's HTTP status behind a failed tool call, when the gateway reported one. */
+  readonly upstreamStatus: number | undefined;
+
+  constructor(
+    message: string,
+    options: { retryable?: boolean; refused?: boolean; upstreamStatus?: number | null | undefined } = {},
+  ) {
     super(message);
     this.retryable = options.retryable ?? false;
     this.refused = options.refused ?? false;
+    this.upstreamStatus = options.upstreamStatus ?? undefined;
   }
 }
 

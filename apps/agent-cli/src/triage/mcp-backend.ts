@@ -311,6 +311,7 @@ export class McpBackend implements TriageBackend {
       throw new TaskError(`${name}: ${result.content?.map((c) => c.text ?? '').join(' ') ?? 'failed'}`, {
         retryable: upstream?.retryable === true,
         refused: refusal?.reason === 'not_allowed',
+        upstreamStatus: upstream?.status,
       });
     }
     return result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null');

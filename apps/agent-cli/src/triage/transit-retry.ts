@@ -3,6 +3,12 @@
 // upstream failure may pass (a retryable error result). Only for calls that are safe to repeat
 // (reads, and writes that carry an idempotency key); waits grow as the http-client's own do
 // (backoffDelay, with jitter), and none runs past the run's deadline.
+//
+// One retryable result is repeated for as long as the deadline allows, not three times: a 409
+// from the API, a write whose Idempotency-Key is still held by an earlier request of ours. That
+// request was cut (its replica died) or is still running; either way the key is answered or
+// freed within the API's lease (the toy API's is 10 s, renewed only by a live request), and the
+// repeat then replays the answer or runs the write once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BackoffOptions, backoffDelay, isHttpClientError } from '@agentwire/http-client';
 import { AnswerStreamCut } from './answer-watch.js';
@@ -11,6 +17,13 @@ import { TaskError } from './backend.js';
 /** About 200, 400 and 800 ms before the three repeats. */
 export const TRANSIT_BACKOFF: BackoffOptions = { baseMs: 200, capMs: 1000, jitter: 0.25 };
 export const MAX_TRANSIT_RETRIES = 3;
+/** Repeats of a write whose key is held (409), while the deadline allows; without one, three. */
+export const MAX_HELD_KEY_RETRIES = 60;
+
+/** A retryable result for an upstream 409: the call's idempotency key is held by another request. */
+function isKeyHeld(error: unknown): boolean {
+  return error instanceof TaskError && error.retryable && error.upstreamStatus === 409;
+}
 
 /** The call may not have reached the gateway, or its answer was lost. */
 export function isLostInTransit(error: unknown, depth = 0): boolean {
@@ -34,7 +47,10 @@ export interface TransitRetryOptions {
   now?: (() => number) | undefined;
 }
 
-/** Runs `work`, and again after a transit failure, up to MAX_TRANSIT_RETRIES times while the deadline allows. */
+/**
+ * Runs `work`, and again after a transit failure, up to MAX_TRANSIT_RETRIES times while the
+ * deadline allows (a held key: up to MAX_HELD_KEY_RETRIES, which only a deadline lets it reach).
+ */
 export async function repeatLostInTransit<T>(work: () => Promise<T>, options: TransitRetryOptions = {}): Promise<T> {
   const { deadline, beforeRetry, random = Math.random, now = Date.now } = options;
   const wait = options.sleep ?? sleep;
@@ -43,7 +59,8 @@ export async function repeatLostInTransit<T>(work: () => Promise<T>, options: Tr
       return await work();
     } catch (error) {
       const retryableResult = error instanceof TaskError && error.retryable;
-      if (retry >= MAX_TRANSIT_RETRIES || !(isLostInTransit(error) || retryableResult)) throw error;
+      const limit = isKeyHeld(error) && deadline !== undefined ? MAX_HELD_KEY_RETRIES : MAX_TRANSIT_RETRIES;
+      if (retry >= limit || !(isLostInTransit(error) || retryableResult)) throw error;
       const ms = backoffDelay(retry, TRANSIT_BACKOFF, random);
       if (deadline !== undefined && now() + ms >= deadline) throw error;
       await wait(ms);
