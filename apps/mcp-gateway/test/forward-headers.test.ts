@@ -1,27 +1,11 @@
-// forwardHeaders: a caller's headers copied upstream only where the upstream's config lists them,
-// and never credentials or the gateway's own headers, whatever the list says.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '@agentwire/toy-api';
 import { describe, expect, it } from 'vitest';
 import { readUpstreamsConfig } from '../src/upstream/config-file.js';
-import { onCleanup, startHttpGatewayFor } from './support/stack.js';
+import { startHttpGatewayFor, startRecordingToyApi } from './support/stack.js';
 
-async function recording() {
-  const key = `toy-${randomBytes(12).toString('hex')}`;
-  const app = await buildApp({ apiKey: key });
-  const seen: Array<Record<string, string | string[] | undefined>> = [];
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.url !== '/openapi.json') seen.push({ ...request.headers });
-    done();
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  onCleanup(() => app.close());
-  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, key, seen };
-}
+const recording = () => startRecordingToyApi((request) => ({ ...request.headers }));
 
 describe('forwardHeaders', () => {
   it('copies a listed header to its own upstream only; Authorization, Cookie and Mcp-Session-Id never, even when listed', async () => {

@@ -5,14 +5,12 @@
 // across the replicas while the other caller's is untouched.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATEWAY_CLIENT_ID, loadOrCreateKeys, signInDemoUser, startAuthServer } from '@agentwire/auth-server';
-import { buildApp } from '@agentwire/toy-api';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { onCleanup, spawnGateway } from './support/stack.js';
+import { onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const QUOTA = 4;
@@ -43,16 +41,13 @@ describe('two users, one gateway, three replicas', () => {
       gatewayClientSecret: exchangeSecret,
     });
     onCleanup(() => auth.close());
-    const apiKey = `toy-${randomBytes(12).toString('hex')}`;
-    const api = await buildApp({ apiKey, oauth: { issuer: auth.issuer } });
-    const seen: string[] = [];
-    api.addHook('onRequest', (request, _reply, done) => {
-      if (request.url !== '/openapi.json') seen.push(String(request.headers.authorization));
-      done();
+    const {
+      url: apiUrl,
+      key: apiKey,
+      seen,
+    } = await startRecordingToyApi((request) => String(request.headers.authorization), {
+      oauth: { issuer: auth.issuer },
     });
-    await api.listen({ host: '127.0.0.1', port: 0 });
-    onCleanup(() => api.close());
-    const apiUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
     // The replicas stand behind one public URL: every token names it.
     const resource = 'http://mcp.replicas.test/mcp';
     resources[resource] = ALL;

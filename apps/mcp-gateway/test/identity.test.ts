@@ -13,13 +13,12 @@ import {
   signInDemoUser,
   startAuthServer,
 } from '@agentwire/auth-server';
-import { buildApp } from '@agentwire/toy-api';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthSettingsOf } from '../src/config.js';
 import { createGateway, type GatewayOptions, serveHttp } from '../src/gateway.js';
 import { readUpstreamsConfig, UpstreamsConfigError } from '../src/upstream/config-file.js';
-import { onCleanup, spawnGateway } from './support/stack.js';
+import { onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const PASSWORD = randomBytes(8).toString('hex');
@@ -50,27 +49,18 @@ interface Seen {
 
 /** The toy API with OAuth on, recording what every request carried. */
 async function recordingApi(apiScopes: string[] = ALL) {
-  const key = `toy-${randomBytes(12).toString('hex')}`;
-  const app = await buildApp({ apiKey: key, oauth: { issuer: auth.issuer } });
-  const seen: Seen[] = [];
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.url !== '/openapi.json') {
-      seen.push({
-        authorization: String(request.headers.authorization),
-        tenant: request.headers['x-tenant'] as string | undefined,
-        cookie: request.headers.cookie,
-        session: request.headers['mcp-session-id'] as string | undefined,
-        url: request.url,
-      });
-    }
-    done();
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  onCleanup(() => app.close());
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  resources[url] = apiScopes;
-  return { url, key, seen, app };
+  const api = await startRecordingToyApi(
+    (request): Seen => ({
+      authorization: String(request.headers.authorization),
+      tenant: request.headers['x-tenant'] as string | undefined,
+      cookie: request.headers.cookie,
+      session: request.headers['mcp-session-id'] as string | undefined,
+      url: request.url,
+    }),
+    { oauth: { issuer: auth.issuer } },
+  );
+  resources[api.url] = apiScopes;
+  return api;
 }
 
 async function gatewayFor(options: Partial<GatewayOptions> & { upstreamUrl: string }) {

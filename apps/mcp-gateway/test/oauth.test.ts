@@ -6,7 +6,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuthServer, loadOrCreateKeys, SCRIPT_CLIENT_ID, startAuthServer } from '@agentwire/auth-server';
-import { buildApp } from '@agentwire/toy-api';
 import {
   ClientCredentialsProvider as ClientCredentialsV2,
   Client as ClientV2,
@@ -20,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oauthSettingsOf } from '../src/config.js';
 import { createGateway, serveHttp } from '../src/gateway.js';
 import type { OAuthSettings } from '../src/transports/http/oauth.js';
-import { onCleanup, spawnGateway } from './support/stack.js';
+import { onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
 
 const SCOPES = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const SECRET = randomBytes(16).toString('hex');
@@ -47,20 +46,12 @@ function settings(extra: Partial<OAuthSettings> = {}): OAuthSettings {
 }
 
 /** The toy API, recording the Authorization header of every request it gets. */
-async function recordingApi(oauth = false) {
-  const key = `toy-${randomBytes(12).toString('hex')}`;
+function recordingApi(oauth = false) {
   // With OAuth on, its OpenAPI document declares each operation's scope (the tools learn them).
-  const app = await buildApp({ apiKey: key, ...(oauth ? { oauth: { issuer: auth.issuer } } : {}) });
-  const seen: string[] = [];
-  app.addHook('onRequest', (request, _reply, done) => {
-    seen.push(String(request.headers.authorization));
-    done();
+  return startRecordingToyApi((request) => String(request.headers.authorization), {
+    withDocument: true,
+    ...(oauth ? { oauth: { issuer: auth.issuer } } : {}),
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  onCleanup(() => app.close());
-  const address = app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  return { url, key, seen };
 }
 
 async function oauthGateway(

@@ -2,10 +2,8 @@
 // its children, and the trace context sent on to the API. A caller's trace that was not sampled
 // stays unsampled all the way down, with no span made and no span id in the report.
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { startTracing, type Tracing } from '@agentwire/telemetry';
-import { buildApp } from '@agentwire/toy-api';
 import {
   AlwaysOnSampler,
   InMemorySpanExporter,
@@ -14,7 +12,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { modernCall, onCleanup, startHttpGatewayFor } from './support/stack.js';
+import { modernCall, startHttpGatewayFor, startRecordingToyApi } from './support/stack.js';
 
 const exporter = new InMemorySpanExporter();
 let tracing: Tracing;
@@ -32,16 +30,7 @@ afterAll(() => tracing.shutdown());
 
 /** The toy API, keeping the traceparent of every request the gateway sends it. */
 async function tracedStack() {
-  const key = `toy-${randomBytes(12).toString('hex')}`;
-  const app = await buildApp({ apiKey: key });
-  const sent: string[] = [];
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (request.url !== '/openapi.json') sent.push(String(request.headers.traceparent));
-    done();
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  onCleanup(() => app.close());
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const { url, key, seen: sent } = await startRecordingToyApi((request) => String(request.headers.traceparent));
   const gw = await startHttpGatewayFor({ upstreamUrl: url, upstreamApiKey: key, tracer: provider.getTracer('gw') });
   const call = (traceparent: string) => modernCall(gw, 'list_employees', {}, {}, { headers: { traceparent } });
   return { sent, call };

@@ -43,22 +43,19 @@ export async function inRequestSpan(
   // A name the caller made up does not name the span.
   const target = tool === undefined ? '' : served(tool) ? ` ${tool}` : ' (unknown tool)';
   const span = tracer.startSpan(`${request.method}${target}`, { kind: otelApi().SpanKind.SERVER }, parent);
-  // Attributes only for a span that is kept (the samplers decide on the trace, not on them):
-  // a sampled-out request makes no attribute object (bench 11, none kept).
-  if (span.isRecording()) {
-    span.setAttributes({
-      'mcp.method.name': request.method,
-      'jsonrpc.request.id': String(request.id),
-      ...(tool !== undefined && served(tool) ? { 'gen_ai.tool.name': tool } : {}),
-      ...(subject ? { 'enduser.id': subject.slice(0, 255) } : {}),
-    });
-  }
   // Handed on explicitly (to the upstream calls), so no context manager is needed. A span that
-  // records nothing has nothing to settle: no closure, no extra promise (bench/instructions.mjs).
+  // records nothing (the samplers decide on the trace) gets no attributes and has nothing to
+  // settle: no attribute object, no closure, no extra promise (bench/instructions.mjs, bench 11).
   if (!span.isRecording()) return run(otelApi().trace.setSpan(parent, span));
+  span.setAttributes({
+    'mcp.method.name': request.method,
+    'jsonrpc.request.id': String(request.id),
+    ...(tool !== undefined && served(tool) ? { 'gen_ai.tool.name': tool } : {}),
+    ...(subject ? { 'enduser.id': subject.slice(0, 255) } : {}),
+  });
   return settleSpan(span, async () => {
     const outcome = await run(otelApi().trace.setSpan(parent, span));
-    if (span.isRecording()) describeOutcome(span, outcome);
+    describeOutcome(span, outcome);
     return outcome;
   });
 }

@@ -6,13 +6,14 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { type App, buildApp } from '@agentwire/toy-api';
+import { type App, buildApp, type ToyApiOptions } from '@agentwire/toy-api';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FastifyRequest } from 'fastify';
 import { afterEach, expect } from 'vitest';
 import { createGateway, type GatewayOptions, type ServeHttpOptions, serveHttp } from '../../src/gateway.js';
 import type { HttpServer } from '../../src/transports/http.js';
@@ -57,6 +58,36 @@ export async function startToyApi(): Promise<ToyApi> {
       if (r.status !== 200) throw new Error(await r.text());
     },
   };
+}
+
+export interface RecordingToyApi<T> {
+  url: string;
+  key: string;
+  app: App;
+  /** What `keep` took from each request, in order of arrival. */
+  seen: T[];
+}
+
+/**
+ * The toy API on loopback (built with `options`), keeping what `keep` takes from each request
+ * it gets: what the gateway sent it. The gateway's GET of /openapi.json is left out unless
+ * `withDocument` is set.
+ */
+export async function startRecordingToyApi<T>(
+  keep: (request: FastifyRequest) => T,
+  options: Partial<ToyApiOptions> & { withDocument?: boolean } = {},
+): Promise<RecordingToyApi<T>> {
+  const { withDocument = false, ...buildOptions } = options;
+  const key = `toy-${randomBytes(12).toString('hex')}`;
+  const app = await buildApp({ apiKey: key, ...buildOptions });
+  const seen: T[] = [];
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (withDocument || request.url !== '/openapi.json') seen.push(keep(request));
+    done();
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  cleanups.push(() => app.close());
+  return { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, key, app, seen };
 }
 
 export interface HttpGateway {
