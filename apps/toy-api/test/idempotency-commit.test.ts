@@ -13,7 +13,8 @@ import { createIdempotency, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_MAX_HOLD_MS } from
 import { MemoryStore } from '../src/store/memory-store.js';
 
 /** `hold`: stores as `store` does, once the test opens the gate (the handler is "still running"). */
-type Mode = 'store' | 'fail' | 'stolen' | 'not-found' | 'crash' | 'hold';
+/** `hold-not-found`: answers 404 itself (kept by onSend), once the gate opens. */
+type Mode = 'store' | 'fail' | 'stolen' | 'not-found' | 'crash' | 'hold' | 'hold-not-found';
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -87,12 +88,14 @@ async function startServer(leaseMs?: number) {
         created_at: 'now',
         written_by: 'api-key',
       };
-      if (mode === 'not-found') return reply.code(404).send({ error: { type: 'not_found_error', message: 'no' } });
-      if (mode === 'crash') throw new Error('the handler broke');
-      if (mode === 'hold') {
+      if (mode === 'hold' || mode === 'hold-not-found') {
         held.entered();
         await held.opened;
       }
+      if (mode === 'not-found' || mode === 'hold-not-found') {
+        return reply.code(404).send({ error: { type: 'not_found_error', message: 'no' } });
+      }
+      if (mode === 'crash') throw new Error('the handler broke');
       return idempotency.commitWrite(request, reply, 201, stored, async (commit) => {
         if (mode === 'fail') throw new Error('the store went away mid-write');
         if (mode === 'stolen' && commit) {
@@ -251,6 +254,18 @@ describe('the lease of a live request', () => {
     ]);
   });
 
+  it('renews three times a lease, no more', async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const renewals = vi.spyOn(server.store, 'renewIdempotent');
+    const first = server.send('hold', randomUUID());
+    await server.held.inside;
+    await vi.advanceTimersByTimeAsync(10 * LEASE);
+    expect(renewals).toHaveBeenCalledTimes(30);
+    server.held.open();
+    await first;
+  });
+
   it('stops renewing once the request lets its key go (the handler failed), so the retry runs at once', async () => {
     fakeClock();
     const server = await startServer(LEASE);
@@ -258,6 +273,26 @@ describe('the lease of a live request', () => {
     expect((await server.send('crash', key)).status).toBe(500);
     expect(vi.getTimerCount()).toBe(0);
     expect(await server.send('store', key)).toMatchObject({ status: 201, replayed: false });
+  });
+
+  it("stops renewing once the handler's own answer is kept (a 404), and keeps nothing when its lease was lost", async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const kept = randomUUID();
+    expect((await server.send('not-found', kept)).status).toBe(404);
+    expect(vi.getTimerCount()).toBe(0);
+
+    const lost = randomUUID();
+    const first = server.send('hold-not-found', lost);
+    await server.held.inside;
+    vi.setSystemTime(Date.now() + 2 * LEASE);
+    const second = server.send('hold-not-found', lost);
+    await until(() => server.steps(lost).length === 2);
+    server.held.open();
+    expect((await first).status).toBe(404);
+    expect((await second).status).toBe(404);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(server.steps(lost).map(([step]) => step)).toEqual(['started', 'started', 'lost', 'answered']);
   });
 
   it(`stops renewing after ${IDEMPOTENCY_MAX_HOLD_MS} ms: one lease later the key is free, and the stuck request stores nothing`, async () => {
