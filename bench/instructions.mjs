@@ -13,8 +13,10 @@
 //          LABEL.callgrind, with V8's map of the code it compiled, LABEL.perf-map, for
 //          `node bench/instructions-diff.mjs A B` to say which functions the work is in)
 //   sides: passthrough, gateway, metrics-off, tracing-none, tracing-sampled, tracing-on
-//          (tools/call), toy-api and bare (GET /emails); the first side is the one the others
-//          are compared with. With --before, each side runs from that build and from this one.
+//          (tools/call over HTTP), stdio-floor and gateway-stdio (tools/call of office_days over
+//          stdio: a line in, a line out), toy-api and bare (GET /emails); the first side is the
+//          one the others are compared with. With --before, each side runs from that build and
+//          from this one.
 //   (needs valgrind; run `pnpm build` first; about 40 s a side)
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -31,7 +33,8 @@ const { values } = parseArgs({
   options: {
     sides: {
       type: 'string',
-      default: 'passthrough,gateway,metrics-off,tracing-none,tracing-sampled,tracing-on,bare,toy-api',
+      default:
+        'passthrough,gateway,metrics-off,tracing-none,tracing-sampled,tracing-on,bare,toy-api,stdio-floor,gateway-stdio',
     },
     payload: { type: 'string', default: 'office_days' },
     calls: { type: 'string', default: '1000' },
@@ -72,6 +75,7 @@ const token = 't'.repeat(32);
 const api = await startProcess('servers/toy-api.mjs', [key]);
 const sink = await startProcess('servers/otlp-sink.mjs');
 const traced = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.line, OTEL_BSP_MAX_QUEUE_SIZE: '65536' };
+const upstreamEnv = { UPSTREAM_URL: api.line, UPSTREAM_API_KEY: key };
 const gateway = (env) => ({ script: 'servers/gateway-http.mjs', args: [api.line, key, token], session: true, env });
 // The bare route answers the toy API's own JSON, from a file.
 const emailsFile = join(mkdtempSync(join(tmpdir(), 'agentwire-instructions-')), 'emails.json');
@@ -88,6 +92,10 @@ const SIDES = {
     OTEL_TRACES_SAMPLER_ARG: '0.1',
   }),
   'tracing-on': gateway(traced),
+  // Over stdio the calls go down the server's stdin, one line each (office_days: the floor
+  // answers nothing else).
+  'stdio-floor': { script: 'servers/stdio-floor.mjs', args: [], stdio: true, env: upstreamEnv },
+  'gateway-stdio': { script: '../apps/mcp-gateway/dist/main.js', args: ['--stdio'], stdio: true, env: upstreamEnv },
   'toy-api': { script: 'servers/toy-api.mjs', args: [key], get: '/emails' },
   bare: { script: 'servers/bare-json.mjs', args: [emailsFile], get: '/emails' },
 };
@@ -129,41 +137,9 @@ async function post(url, headers, payload) {
   return { status: r.statusCode, headers: r.headers, text: await r.body.text() };
 }
 
-/** One side: its server under callgrind, warmed up, then `calls` calls counted. */
-async function measure(label, side, repo) {
-  const dir = mkdtempSync(join(tmpdir(), 'agentwire-instructions-'));
-  const benchDir = repo ? join(resolve(repo), 'bench') : BENCH_DIR;
-  const child = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
-      process.execPath,
-      '--single-threaded',
-      // Work the clock starts, not the calls: V8 flushes the bytecode of functions idle for a
-      // while (to compile it again when next called) and collects garbage when the process looks
-      // idle. Under callgrind a call takes 20 to 60 times longer, and longer still on a busy
-      // machine, so left on they add work in proportion to the wall time a run takes.
-      '--no-flush-bytecode',
-      '--no-memory-reducer',
-      // With --keep: where V8 put each compiled function, to name the JIT code in the dump.
-      ...(values.keep ? ['--perf-basic-prof'] : []),
-      join(benchDir, side.script),
-      ...side.args,
-    ],
-    { cwd: benchDir, env: { ...process.env, ...(side.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let log = '';
-  child.stderr.on('data', (c) => {
-    log = (log + c).slice(-4000);
-  });
-  const [url] = await Promise.race([
-    once(createInterface({ input: child.stdout }), 'line'),
-    once(child, 'exit').then(() => {
-      throw new Error(`${label}: the server exited before it was ready\n${log}`);
-    }),
-  ]);
+/** An HTTP side: the URL from its first line, a session when it keeps them, one connection. */
+async function httpCalls(label, side, child, exited) {
+  const [url] = await Promise.race([once(createInterface({ input: child.stdout }), 'line'), exited]);
   const headers = { ...mcpHeaders, authorization: `Bearer ${token}` };
   if (side.session) {
     const init = await post(
@@ -194,12 +170,85 @@ async function measure(label, side, repo) {
       }
     }
   };
+  run.close = () => pool.close();
+  return run;
+}
+
+/** A stdio side: initialize, then each call a line down its stdin and its answer a line back. */
+async function stdioCalls(label, child, exited) {
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  let id = 0;
+  const send = async (method, params) => {
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params })}\n`);
+    for (;;) {
+      const next = await Promise.race([lines.next(), exited]);
+      if (next.done) throw new Error(`${label}: stdout closed`);
+      const message = JSON.parse(next.value);
+      if (message.id === id) return message;
+    }
+  };
+  const init = await send('initialize', {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'bench', version: '1' },
+  });
+  if (init.error) throw new Error(`${label}: initialize failed: ${JSON.stringify(init.error)}`);
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  const run = async (n) => {
+    for (let i = 0; i < n; i++) {
+      const answer = await send('tools/call', { name: 'office_days', arguments: { employee_id: 'e-05' } });
+      if (answer.error || answer.result?.isError) {
+        throw new Error(`${label}: ${JSON.stringify(answer).slice(0, 200)}`);
+      }
+    }
+  };
+  run.close = async () => undefined;
+  return run;
+}
+
+/** One side: its server under callgrind, warmed up, then `calls` calls counted. */
+async function measure(label, side, repo) {
+  const dir = mkdtempSync(join(tmpdir(), 'agentwire-instructions-'));
+  const benchDir = repo ? join(resolve(repo), 'bench') : BENCH_DIR;
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
+      process.execPath,
+      '--single-threaded',
+      // Work the clock starts, not the calls: V8 flushes the bytecode of functions idle for a
+      // while (to compile it again when next called) and collects garbage when the process looks
+      // idle. Under callgrind a call takes 20 to 60 times longer, and longer still on a busy
+      // machine, so left on they add work in proportion to the wall time a run takes.
+      '--no-flush-bytecode',
+      '--no-memory-reducer',
+      // With --keep: where V8 put each compiled function, to name the JIT code in the dump.
+      ...(values.keep ? ['--perf-basic-prof'] : []),
+      join(benchDir, side.script),
+      ...side.args,
+    ],
+    {
+      cwd: benchDir,
+      env: { ...process.env, ...(side.env ?? {}) },
+      stdio: [side.stdio ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    },
+  );
+  let log = '';
+  child.stderr.on('data', (c) => {
+    log = (log + c).slice(-4000);
+  });
+  const exited = once(child, 'exit').then(() => {
+    throw new Error(`${label}: the server exited\n${log}`);
+  });
+  const run = side.stdio ? await stdioCalls(label, child, exited) : await httpCalls(label, side, child, exited);
   const control = (flag) => spawnSync('callgrind_control', [flag, String(child.pid)], { encoding: 'utf8' });
   await run(warm);
   control('--instr=on');
   await run(calls);
   control('--dump');
-  await pool.close();
+  await run.close();
   child.kill('SIGKILL');
   await once(child, 'exit');
   const dump = readdirSync(dir).find((f) => /\.\d+$/.test(f));
@@ -254,6 +303,7 @@ const GOALS = [
   ['tracing-none', 'gateway', 1.05, 'tracing loaded, nothing sampled, vs tracing off'],
   ['tracing-on', 'gateway', 1.3, 'tracing, every span exported, vs off'],
   ['toy-api', 'bare', 1.3, 'the toy API vs bare Fastify, GET /emails'],
+  ['gateway-stdio', 'stdio-floor', 1.3, 'the gateway over stdio vs the stdio floor'],
 ];
 const byLabel = new Map(rows.map((r) => [r.label, r]));
 const goalRows = GOALS.filter(([a, b]) => byLabel.has(a) && byLabel.has(b));
