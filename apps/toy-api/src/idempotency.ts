@@ -101,7 +101,9 @@ export function createIdempotency(
       }
       store.renewIdempotent(claim.lease, leaseMs).then(
         (held) => {
-          if (held || !claim.renewal) return;
+          // Settled: the key's answer is being written (a renewal that lands after it finds the
+          // key answered), and the write itself says whether the lease was still this request's.
+          if (held || claim.settled || !claim.renewal) return;
           // Run out (the store was out of reach for a whole lease) and perhaps taken by a retry:
           // this request's write will find the token changed and store nothing.
           stopRenewing(claim);

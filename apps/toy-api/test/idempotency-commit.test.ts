@@ -14,7 +14,8 @@ import { MemoryStore } from '../src/store/memory-store.js';
 
 /** `hold`: stores as `store` does, once the test opens the gate (the handler is "still running"). */
 /** `hold-not-found`: answers 404 itself (kept by onSend), once the gate opens. */
-type Mode = 'store' | 'fail' | 'stolen' | 'not-found' | 'crash' | 'hold' | 'hold-not-found';
+/** `slow-write`: the write itself waits for the gate. */
+type Mode = 'store' | 'fail' | 'stolen' | 'not-found' | 'crash' | 'hold' | 'hold-not-found' | 'slow-write';
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -98,6 +99,10 @@ async function startServer(leaseMs?: number) {
       if (mode === 'crash') throw new Error('the handler broke');
       return idempotency.commitWrite(request, reply, 201, stored, async (commit) => {
         if (mode === 'fail') throw new Error('the store went away mid-write');
+        if (mode === 'slow-write') {
+          held.entered();
+          await held.opened;
+        }
         if (mode === 'stolen' && commit) {
           // The lease ran out and another request with the key claimed it meanwhile.
           await store.abandonIdempotent(commit.lease);
@@ -293,6 +298,38 @@ describe('the lease of a live request', () => {
     expect((await second).status).toBe(404);
     expect(vi.getTimerCount()).toBe(0);
     expect(server.steps(lost).map(([step]) => step)).toEqual(['started', 'started', 'lost', 'answered']);
+  });
+
+  it('keeps renewing while the write runs', async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const key = randomUUID();
+    const first = server.send('slow-write', key);
+    await server.held.inside;
+    await vi.advanceTimersByTimeAsync(10 * LEASE);
+    expect((await server.send('slow-write', key)).status).toBe(409);
+    server.held.open();
+    expect((await first).status).toBe(201);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('leaves a lease lost during the write for the write to report', async () => {
+    fakeClock();
+    const server = await startServer(LEASE);
+    const key = randomUUID();
+    const stuck = server.send('slow-write', key);
+    await server.held.inside;
+    // The process stood still for two leases during the write: a retry takes the key, and the
+    // next renewal finds it gone. The write says so ('lost'), not the renewal.
+    vi.setSystemTime(Date.now() + 2 * LEASE);
+    const retry = server.send('slow-write', key);
+    await until(() => server.steps(key).length === 2);
+    await vi.advanceTimersByTimeAsync(LEASE);
+    server.held.open();
+    expect((await stuck).status).toBe(409);
+    expect((await retry).status).toBe(201);
+    expect(server.steps(key).map(([step]) => step)).toEqual(['started', 'started', 'lost', 'stored']);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it(`stops renewing after ${IDEMPOTENCY_MAX_HOLD_MS} ms: one lease later the key is free, and the stuck request stores nothing`, async () => {
