@@ -3,7 +3,8 @@
 // While 24 agents work through the balancer (legacy sessions holding GET streams, stateless
 // 2026-07-28 clients, agents replying to emails with idempotency keys, `agent triage` runs,
 // agents exporting emails as tasks they poll through any replica, and 20 agents writing notes,
-// a write the API does not dedupe, with keys the gateway dedupes by), it kills a gateway replica and starts it again, kills a toy-API replica, and
+// a write the API does not dedupe, with keys the gateway dedupes by), it kills a gateway replica and starts it again, kills a toy-API replica
+// (holding replies in their handler first, so that some die with their keys claimed), and
 // restarts Redis, one after another. Then it checks what must hold and prints what each fault
 // cost. Exit 0 when every check holds, 1 when one does not (each says which and why).
 //
@@ -731,6 +732,14 @@ async function compose(...args) {
   await run('bash', ['-c', `${COMPOSE} ${args.join(' ')}`], { timeout: 60_000 });
 }
 
+/** Fault rules on one toy API replica only: its admin endpoint, from inside its container. */
+async function replicaFaults(service, config) {
+  const put =
+    "fetch('http://127.0.0.1:8080/admin/faults',{method:'PUT',headers:{authorization:'Bearer '+process.env.TOY_API_KEY," +
+    "'content-type':'application/json'},body:process.argv[1]}).then((r)=>{if(r.status!==200)process.exit(1)})";
+  await compose('exec', '-T', service, 'node', '-e', `"${put}"`, `'${JSON.stringify(config)}'`);
+}
+
 async function fault(name, action) {
   const t = now();
   const back = await action();
@@ -789,6 +798,16 @@ async function faultPlan() {
   victimKilledAt = now();
   await at(SECONDS * 0.3);
   await fault(`start ${VICTIM} again`, () => compose('start', VICTIM));
+  // Replies that reach toy-api-2 from here on wait in its handler, their keys claimed, until the
+  // kill: each leaves a key held by a request that died before its write. Their retries get 409
+  // until the dead request's lease runs out (10 s, no longer renewed), then store the reply once.
+  // (The rule takes about 2 s to set: a `docker exec` of node.)
+  await at(SECONDS * 0.4);
+  await fault('toy-api-2 holds replies in their handler', () =>
+    replicaFaults('toy-api-2', {
+      rules: [{ method: 'POST', path: '/emails/{email_id}/reply', action: 'delay', delay_ms: 30_000, times: 1000 }],
+    }),
+  );
   await at(SECONDS * 0.48);
   await fault('SIGKILL toy-api-2 (left down)', () => compose('kill', '-s', 'SIGKILL', 'toy-api-2'));
   const redis = await redisNow(); // looked up before the fault, so that the fault is on time
@@ -1046,6 +1065,14 @@ async function check(results, triageRepliesBefore, sick) {
   const failed = calls.filter((c) => c.outcome !== 'ok' && !outlived.includes(c) && !unknownStarts.includes(c));
   const retried = calls.filter((c) => c.outcome === 'ok' && c.attempts > 1);
   const triageOutlived = triageRuns.filter((r) => r.code === 4 && storeDown(r.started, TRIAGE_DEADLINE_S));
+  // Replies whose key a request cut by the kill still held (toy-api-2 holds replies in their
+  // handler before it dies): how many met a 409 for it, and how many of those got through anyway.
+  const heldKeys = new Set(
+    attempts.filter((a) => a.tool === 'reply_to_email' && /still being processed/.test(a.why ?? '')).map((a) => a.key),
+  );
+  const heldFailed = calls.filter(
+    (c) => c.tool === 'reply_to_email' && c.outcome !== 'ok' && /still being processed/.test(c.why ?? ''),
+  ).length;
   // The same for a triage run: the agent repeats a reply whose key is held (409) until its
   // deadline, so a key freed by the lease lets it finish.
   const triageFailed = triageRuns.filter((r) => r.code !== 0 && !triageOutlived.includes(r));
@@ -1054,7 +1081,9 @@ async function check(results, triageRepliesBefore, sick) {
     failed.length === 0 && triageFailed.length === 0,
     `${calls.length} calls, ${retried.length} needed retries (at most ${Math.max(0, ...calls.map((c) => c.attempts))} attempts, ` +
       `longest ${Math.max(0, ...calls.map((c) => c.ended - c.started)).toFixed(1)} s of ${CALL_DEADLINE_MS / 1000} s), ` +
-      `${calls.filter((c) => c.tool === 'reply_to_email' && c.attempts > 1).length} replies repeated until they got through, ` +
+      `${heldKeys.size} replies met their key held by a request the kill cut (${
+        heldKeys.size - heldFailed
+      } got through after its lease), ` +
       `${unknownStarts.length} keyless export starts cut upstream (outcome unknown, said so, started again), ` +
       `${outlived.length} calls and ${triageOutlived.length} triage runs outlived by the Redis outage (Redis answered again ${
         redis?.back === undefined ? 'never' : `${(redis.back - redis.t).toFixed(1)} s after the restart began`
