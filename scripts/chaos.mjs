@@ -196,7 +196,8 @@ async function sessionAgent(i) {
   await rpc({ jsonrpc: '2.0', id: 1, method: 'logging/setLevel', params: { level: 'debug' } }, headers);
   const created = now();
 
-  const stream = { ids: [], cuts: [], resumedOk: 0, resumedBad: [] };
+  // ids in arrival order, and when each arrived (`at`, run seconds), to tell a loss's story.
+  const stream = { ids: [], at: [], cuts: [], resumedOk: 0, resumedBad: [] };
   const reading = readStream(agent, headers, stream);
   let okCalls = 0;
   let okAfterFaults = 0;
@@ -301,6 +302,7 @@ async function readStream(agent, headers, stream) {
         }
         first = false;
         stream.ids.push(id);
+        stream.at.push(now());
         lastId = id;
       },
       () => stream.stop,
@@ -1127,9 +1129,27 @@ async function check(results, triageRepliesBefore, sick) {
     const ids = s.stream.ids;
     const dup = ids.length - new Set(ids).size;
     const stored = s.storedIds;
-    const missing = stored ? stored.filter((id) => !ids.includes(id)).length : -1;
+    const lost = stored ? stored.filter((id) => !ids.includes(id)) : [];
+    const missing = stored ? lost.length : -1;
     if (dup > 0 || missing !== 0 || s.stream.resumedBad.length > 0) {
       bad.push(`${s.agent}: ${dup} repeated, ${missing} missing, ${s.stream.resumedBad.length} bad resumes`);
+      // Its story, for the log: each missing id with what arrived around it and when, the cuts.
+      for (const id of lost.slice(0, 5)) {
+        const at = stored.indexOf(id);
+        const around = [stored[at - 1], stored[at + 1]].map((near) => {
+          const i = ids.indexOf(near);
+          return near === undefined
+            ? 'none'
+            : `${near} ${i === -1 ? 'not received' : `at ${s.stream.at[i].toFixed(2)} s`}`;
+        });
+        console.log(
+          `chaos: ${s.agent} missed ${id} (${at + 1} of ${stored.length} stored; before it ${around[0]}, after it ${around[1]})`,
+        );
+      }
+      for (const cut of s.stream.cuts) {
+        console.log(`chaos: ${s.agent} stream cut at ${cut.t.toFixed(2)} s after ${cut.lastId} (${cut.how})`);
+      }
+      for (const r of s.stream.resumedBad) console.log(`chaos: ${s.agent} resumed after ${r.after} with ${r.got}`);
     }
   }
   add(
