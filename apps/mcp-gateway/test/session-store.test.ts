@@ -149,7 +149,7 @@ describe("a session's GET stream events in Redis", () => {
 });
 
 /** A gateway on a Redis store, a second replica's store on the same keys, and one session's GET stream. */
-async function streamOnRedis(label: string) {
+async function streamOnRedis(label: string, driver: (redis: import('ioredis').Redis) => void = () => undefined) {
   const { Redis } = await import('ioredis');
   const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
   const { startHttpGateway, startToyApi } = await import('./support/stack.js');
@@ -158,6 +158,7 @@ async function streamOnRedis(label: string) {
   // The subscriber (a duplicate of this connection) comes back 400 ms after it is cut: a window
   // in which an event is published to nobody.
   const redis = new Redis(process.env.REDIS_URL ?? '', { connectionName: name, retryStrategy: () => 400 });
+  driver(redis);
   const store = new RedisSessionStore({ redis, prefix, quitOnClose: true });
   const other = new RedisSessionStore({ redis: new Redis(process.env.REDIS_URL ?? ''), prefix, quitOnClose: true });
   const admin = new Redis(process.env.REDIS_URL ?? '');
@@ -205,6 +206,7 @@ async function streamOnRedis(label: string) {
   return {
     prefix,
     name,
+    store,
     sessionId,
     other,
     admin,
@@ -227,10 +229,7 @@ describe('a GET stream across a lost Redis subscription', () => {
   it('gets the events published while the subscription was down, read from the store when it is back', async () => {
     const t = await streamOnRedis('resync-test');
     // Cut this gateway's subscriber only (the test Redis is shared), then publish into the gap.
-    const clients = (await t.admin.call('CLIENT', 'LIST')) as string;
-    const subscriber = clients.split('\n').find((line) => line.includes(`name=${t.name}`) && /\bsub=[1-9]/.test(line));
-    expect(subscriber).toBeDefined();
-    await t.admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber ?? '')?.[1] ?? '');
+    await killSubscriber(t);
     await t.other.appendEvent(t.sessionId, t.note(2));
     await t.readUntil('-2\n');
     // Live delivery is back too, and nothing came twice.
@@ -244,15 +243,78 @@ describe('a GET stream across a lost Redis subscription', () => {
     const t = await streamOnRedis('gap-test');
     // Event 2 is stored, but its publication never reaches this replica (as when the subscriber
     // was being made or remade when it went out): written here without a PUBLISH.
-    const key = (part: string) => `${t.prefix}session:${t.sessionId}:${part}`;
-    expect(await t.admin.hincrby(key('ids'), 'n', 1)).toBe(2);
-    const epoch = await t.admin.hget(key('ids'), 'epoch');
-    await t.admin.rpush(key('events'), JSON.stringify({ id: `${epoch}-2`, message: t.note(2) }));
+    await storeUnheard(t, 2);
     await t.other.appendEvent(t.sessionId, t.note(3));
     await t.readUntil('-3\n');
     expect(t.ids()).toEqual([1, 2, 3]);
     // Live again, in order.
     await t.other.appendEvent(t.sessionId, t.note(4));
+    await t.readUntil('-4\n');
+    expect(t.ids()).toEqual([1, 2, 3, 4]);
+    await t.close();
+  });
+});
+
+/** Kills the gateway's subscriber connection (the test Redis is shared: found by its name). */
+async function killSubscriber(t: Awaited<ReturnType<typeof streamOnRedis>>): Promise<void> {
+  const clients = (await t.admin.call('CLIENT', 'LIST')) as string;
+  const subscriber = clients.split('\n').find((line) => line.includes(`name=${t.name}`) && /\bsub=[1-9]/.test(line));
+  expect(subscriber).toBeDefined();
+  await t.admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber ?? '')?.[1] ?? '');
+}
+
+/** Stores event n of the session without publishing it: an event no subscriber heard. */
+async function storeUnheard(t: Awaited<ReturnType<typeof streamOnRedis>>, n: number): Promise<void> {
+  const key = (part: string) => `${t.prefix}session:${t.sessionId}:${part}`;
+  expect(await t.admin.hincrby(key('ids'), 'n', 1)).toBe(n);
+  const epoch = await t.admin.hget(key('ids'), 'epoch');
+  await t.admin.rpush(key('events'), JSON.stringify({ id: `${epoch}-${n}`, message: t.note(n) }));
+}
+
+describe('a GET stream whose subscription comes back during a read of the store', () => {
+  it('reads the store once more after that read, so an event stored after it and heard by nobody still comes', async () => {
+    // The store's reads (LRANGE) run on Redis at once; this one's answer is held back until the
+    // test lets it go, as a slow network or a busy process would.
+    let holdNext = false;
+    let answerHeld!: () => void;
+    const held = new Promise<void>((resolve) => {
+      answerHeld = resolve;
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const t = await streamOnRedis('read-resync', (redis) => {
+      const lrange = redis.lrange.bind(redis) as (...args: unknown[]) => Promise<string[]>;
+      Object.assign(redis, {
+        lrange: async (...args: unknown[]) => {
+          const answer = await lrange(...args);
+          if (holdNext) {
+            holdNext = false;
+            answerHeld();
+            await released;
+          }
+          return answer;
+        },
+      });
+    });
+    // A gap: event 2 stored unheard, event 3 heard; the stream reads the store, answer held.
+    holdNext = true;
+    await storeUnheard(t, 2);
+    await t.other.appendEvent(t.sessionId, t.note(3));
+    await held;
+    // Meanwhile the subscription drops, event 4 is stored and heard by nobody, and the
+    // subscription comes back (its resync) while the read's answer is still on its way.
+    const resynced = new Promise<void>((resolve) => {
+      const stop = t.store.onResync(() => {
+        stop();
+        resolve();
+      });
+    });
+    await killSubscriber(t);
+    await storeUnheard(t, 4);
+    await resynced;
+    release();
     await t.readUntil('-4\n');
     expect(t.ids()).toEqual([1, 2, 3, 4]);
     await t.close();

@@ -50,10 +50,19 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   const inOrder = (a: StoredEvent, b: StoredEvent) =>
     compareEventIds(parseEventId(a.id) ?? NO_ID, parseEventId(b.id) ?? NO_ID);
   // While the store is read (the replay, a resync, a gap), live events are held, then sent in
-  // order after what was read.
+  // order after what was read. A resync or a gap that comes during a read is not dropped: the
+  // store is read once more when this read ends (the read may have run while the subscription
+  // was down, before events it then missed were stored).
   let reading = true;
+  let readAgain = false;
   const held: StoredEvent[] = [];
   const endReading = () => {
+    if (readAgain && lastSent !== undefined) {
+      readAgain = false;
+      read('second read');
+      return;
+    }
+    readAgain = false;
     reading = false;
     for (const event of held.splice(0).sort(inOrder)) deliver(event);
   };
@@ -61,9 +70,16 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   // ends and the client resumes with Last-Event-ID. (A stream opened without Last-Event-ID
   // that has sent nothing yet has no position to read from; it goes on with live events.)
   const catchUp = (why: string) => {
-    if (reading || lastSent === undefined) return;
+    if (lastSent === undefined) return;
+    if (reading) {
+      readAgain = true;
+      return;
+    }
     reading = true;
-    ctx.store.eventsAfter(sessionId, formatEventId(lastSent)).then(
+    read(why);
+  };
+  const read = (why: string) => {
+    ctx.store.eventsAfter(sessionId, formatEventId(lastSent ?? NO_ID)).then(
       (events) => {
         for (const event of events) deliver(event);
         endReading();
