@@ -219,6 +219,19 @@ describe('the lease of a live request', () => {
   /** Only the clock and the renewal interval are fake: sockets and the server run as usual. */
   const fakeClock = () => vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] });
 
+  /**
+   * Sends `mode` with `key`; while its handler is held, two leases pass with no renewal (the
+   * process stood still), and a second request with the key claims it. Both then wait at the gate.
+   */
+  async function leaseTakenOver(server: Awaited<ReturnType<typeof startServer>>, mode: Mode, key: string) {
+    const first = server.send(mode, key);
+    await server.held.inside;
+    vi.setSystemTime(Date.now() + 2 * LEASE);
+    const second = server.send(mode, key);
+    await until(() => server.steps(key).length === 2);
+    return { first, second };
+  }
+
   it(`is ${IDEMPOTENCY_LEASE_MS} ms unless set, renewed every third of it`, async () => {
     fakeClock();
     const server = await startServer();
@@ -288,11 +301,7 @@ describe('the lease of a live request', () => {
     expect(vi.getTimerCount()).toBe(0);
 
     const lost = randomUUID();
-    const first = server.send('hold-not-found', lost);
-    await server.held.inside;
-    vi.setSystemTime(Date.now() + 2 * LEASE);
-    const second = server.send('hold-not-found', lost);
-    await until(() => server.steps(lost).length === 2);
+    const { first, second } = await leaseTakenOver(server, 'hold-not-found', lost);
     server.held.open();
     expect((await first).status).toBe(404);
     expect((await second).status).toBe(404);
@@ -317,13 +326,9 @@ describe('the lease of a live request', () => {
     fakeClock();
     const server = await startServer(LEASE);
     const key = randomUUID();
-    const stuck = server.send('slow-write', key);
-    await server.held.inside;
-    // The process stood still for two leases during the write: a retry takes the key, and the
-    // next renewal finds it gone. The write says so ('lost'), not the renewal.
-    vi.setSystemTime(Date.now() + 2 * LEASE);
-    const retry = server.send('slow-write', key);
-    await until(() => server.steps(key).length === 2);
+    // The lease runs out during the write and a retry takes the key; the next renewal finds it
+    // gone. The write says so ('lost'), not the renewal.
+    const { first: stuck, second: retry } = await leaseTakenOver(server, 'slow-write', key);
     await vi.advanceTimersByTimeAsync(LEASE);
     server.held.open();
     expect((await stuck).status).toBe(409);
@@ -366,12 +371,8 @@ describe('the lease of a live request', () => {
     fakeClock();
     const server = await startServer(LEASE);
     const key = randomUUID();
-    const first = server.send('hold', key);
-    await server.held.inside;
-    // The process stood still for two leases (a long pause, a store out of reach): no renewal ran.
-    vi.setSystemTime(Date.now() + 2 * LEASE);
-    const second = server.send('hold', key);
-    await until(() => server.steps(key).length === 2);
+    // A long pause, a store out of reach: no renewal ran for two leases.
+    const { first, second } = await leaseTakenOver(server, 'hold', key);
     await vi.advanceTimersByTimeAsync(LEASE);
     expect(vi.getTimerCount()).toBe(1);
     server.held.open();
