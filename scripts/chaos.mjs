@@ -843,6 +843,8 @@ async function oneCall() {
       _meta: {
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientCapabilities': {},
+        // The upstream report on a success too: its attempts are counted below.
+        'agentwire.dev/upstream': true,
       },
     },
   };

@@ -15,7 +15,7 @@ import {
   MAX_TASK_POLL_MS,
   MIN_TASK_POLL_MS,
 } from './tools/tasks.js';
-import type { UpstreamAuth } from './tools/tool.js';
+import type { UpstreamAuth, UpstreamReportMode } from './tools/tool.js';
 import { DEFAULT_MAX_WRITE_RESULT_BYTES, DEFAULT_MAX_WRITES_PER_CALLER, DEFAULT_WRITE_TTL_MS } from './tools/writes.js';
 import type { OAuthSettings } from './transports/http/oauth.js';
 import { type ExchangeSettings, forwardHeaderProblem } from './upstream/caller.js';
@@ -78,6 +78,8 @@ export interface GatewayConfig {
   metricsPort: number | undefined;
   /** METRICS=off: no Prometheus metrics (nothing counted, no /metrics). */
   metrics: boolean;
+  /** UPSTREAM_REPORT: a successful result's upstream report only to a call that asks (on-request), or always. */
+  upstreamReport: UpstreamReportMode;
   batchLimits: BatchLimits;
   maxResponseBytes: number;
   /** Which operations become tools (TOOLS_INCLUDE, TOOLS_EXCLUDE, TOOLS_READ_ONLY). */
@@ -135,6 +137,7 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), MAX_LISTEN_STREAMS (1000),
   MAX_LISTEN_STREAMS_PER_CALLER (16), LOG_LEVEL,
   METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it), METRICS (on|off),
+  UPSTREAM_REPORT (on-request|always: the upstream report in a successful result's _meta),
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
   UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
@@ -325,6 +328,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     },
     metricsPort: env.METRICS_PORT ? integerOf('METRICS_PORT', env.METRICS_PORT, 0, 1, 65_535) : undefined,
     metrics,
+    upstreamReport: upstreamReportOf(env.UPSTREAM_REPORT),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
@@ -544,6 +548,12 @@ function onOff(name: string, value: string | undefined, fallback: boolean): bool
   if (value === 'on') return true;
   if (value === 'off') return false;
   throw new ConfigError(`${name} must be on or off, got '${value}'`);
+}
+
+function upstreamReportOf(value: string | undefined): UpstreamReportMode {
+  if (value === undefined || value === '') return 'on-request';
+  if (value === 'on-request' || value === 'always') return value;
+  throw new ConfigError(`UPSTREAM_REPORT must be on-request or always, got '${value}'`);
 }
 
 function outputSchemasOf(value: string | undefined): boolean | 'unlisted' {

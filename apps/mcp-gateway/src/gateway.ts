@@ -33,7 +33,7 @@ import { isMetaTool, type ToolRegistry } from './tools/registry.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './tools/result-limits.js';
 import { SELECT_ALL, type SelectionReport, type ToolSelection } from './tools/selection.js';
 import type { TaskOptions } from './tools/tasks.js';
-import type { ToolsMode, UpstreamAuth } from './tools/tool.js';
+import type { ToolsMode, UpstreamAuth, UpstreamReportMode } from './tools/tool.js';
 import { type ToolCallOptions, ToolCalls } from './tools/tool-calls.js';
 import type { WriteOptions } from './tools/writes.js';
 import type { ToolScopes } from './transports/http/oauth.js';
@@ -70,6 +70,8 @@ export interface GatewayOptions {
   maxUploadBytes?: number | undefined;
   /** false: no Prometheus metrics (METRICS=off): tool calls are not counted and /metrics is not served. Default true. */
   metrics?: boolean | undefined;
+  /** When a successful result carries the upstream report (UPSTREAM_REPORT). Default on-request. */
+  upstreamReport?: UpstreamReportMode | undefined;
   /** Each tool's input and output schema at most this many bytes of JSON (schema-budget.ts). Default 64 KiB. */
   maxSchemaBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
@@ -240,6 +242,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tasks: options.tasks,
     writes: options.writes,
     approvals: options.approvals,
+    upstreamReport: options.upstreamReport,
     defaultDeadlineMs: options.defaultDeadlineMs || undefined,
     resultLimits: {
       maxBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,

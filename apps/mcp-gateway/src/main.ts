@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     maxUploadBytes: config.maxUploadBytes,
     maxSchemaBytes: config.maxSchemaBytes,
     metrics: config.metrics,
+    upstreamReport: config.upstreamReport,
     maxResponseBytes: config.maxResponseBytes,
     selection: config.selection,
     upstreamAuth: config.upstreamAuth,

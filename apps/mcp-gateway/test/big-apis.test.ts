@@ -106,6 +106,7 @@ describe("GitHub's REST API", () => {
     const called = (await client.callTool({
       name: CALL_TOOL,
       arguments: { name: 'issues_create', arguments: { owner: 'octocat', repo: 'hello-world', title: 'Found a bug' } },
+      _meta: { [UPSTREAM_REPORT_KEY]: true },
     })) as Result & { _meta?: Record<string, { status?: number }> };
     expect(called.isError).toBeFalsy();
     // Prism checked the request against the document and answered as the operation does.
@@ -243,6 +244,7 @@ describe("GitHub's REST API", () => {
     const issue = (await client.callTool({
       name: 'github.issues_create',
       arguments: { owner: 'octocat', repo: 'hello-world', title: 'From the toy' },
+      _meta: { [UPSTREAM_REPORT_KEY]: true },
     })) as Result & { _meta?: Record<string, { status?: number }> };
     expect(issue._meta?.[UPSTREAM_REPORT_KEY]?.status).toBe(201);
   }, 60_000);
@@ -291,6 +293,7 @@ describe("GitHub's REST API", () => {
     const issue = (await client.callTool({
       name: 'github.call_operation',
       arguments: { name: 'github.issues_create', arguments: { owner: 'o', repo: 'r', title: 'Both modes' } },
+      _meta: { [UPSTREAM_REPORT_KEY]: true },
     })) as Result & { _meta?: Record<string, { status?: number }> };
     expect(issue._meta?.[UPSTREAM_REPORT_KEY]?.status).toBe(201);
     const days = (await client.callTool({ name: 'toy.office_days', arguments: { employee_id: 'e-05' } })) as Result;

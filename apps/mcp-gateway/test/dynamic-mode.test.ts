@@ -44,6 +44,7 @@ describe('dynamic mode', () => {
     const result = (await client.callTool({
       name: CALL_TOOL,
       arguments: { name: 'list_emails', arguments: { limit: 1 } },
+      _meta: { [UPSTREAM_REPORT_KEY]: true },
     })) as Result;
     expect(result.isError).toBeFalsy();
     expect(result._meta?.[UPSTREAM_REPORT_KEY]).toMatchObject({ attempts: 3, retries: 2 });

@@ -120,7 +120,8 @@ async function clientOf(mcpUrl: string, token: string, extraHeaders: Record<stri
   return {
     send,
     tools: async () => ((await send('tools/list')).body.result.tools as Array<{ name: string }>).map((t) => t.name),
-    call: (name: string, args: Record<string, unknown> = {}) => send('tools/call', { name, arguments: args }),
+    call: (name: string, args: Record<string, unknown> = {}) =>
+      send('tools/call', { name, arguments: args, _meta: { 'agentwire.dev/upstream': true } }),
   };
 }
 

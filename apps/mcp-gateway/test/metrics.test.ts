@@ -19,9 +19,10 @@ describe('/metrics', () => {
         ?.attemptLog;
       for (const a of log ?? []) attempts.push(a.status);
     };
-    for (let i = 0; i < 3; i++) keep(await modernCall(gw, 'office_days', { employee_id: 'e-05' }));
-    keep(await modernCall(gw, 'office_days', { employee_id: 'e-99' }));
-    keep(await modernCall(gw, 'flaky', { fail_times: 1, run: `m-${Date.now()}` }));
+    const report = { 'agentwire.dev/upstream': true };
+    for (let i = 0; i < 3; i++) keep(await modernCall(gw, 'office_days', { employee_id: 'e-05' }, report));
+    keep(await modernCall(gw, 'office_days', { employee_id: 'e-99' }, report));
+    keep(await modernCall(gw, 'flaky', { fail_times: 1, run: `m-${Date.now()}` }, report));
     await modernCall(gw, 'office_days', { employee_id: 'Ed' });
     await modernCall(gw, 'made_up_tool_x9', {});
 
@@ -88,6 +89,13 @@ describe('/metrics', () => {
     const base = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
     expect([readConfig([], base).metrics, readConfig([], { ...base, METRICS: 'off' }).metrics]).toEqual([true, false]);
     expect(() => readConfig([], { ...base, METRICS: 'no' })).toThrow("METRICS must be on or off, got 'no'");
+    expect([
+      readConfig([], base).upstreamReport,
+      readConfig([], { ...base, UPSTREAM_REPORT: 'always' }).upstreamReport,
+    ]).toEqual(['on-request', 'always']);
+    expect(() => readConfig([], { ...base, UPSTREAM_REPORT: 'on' })).toThrow(
+      "UPSTREAM_REPORT must be on-request or always, got 'on'",
+    );
     expect(() => readConfig([], { ...base, METRICS: 'off', METRICS_PORT: '9464' })).toThrow(
       'METRICS_PORT serves /metrics, which METRICS=off turns off',
     );

@@ -258,7 +258,11 @@ describe.each(SPECS)('$name', (spec) => {
       expect(tools.has(name), `tool ${name}`).toBe(true);
       // The calls alternate between the two clients.
       const caller = i % 2 === 0 ? client : v2.client;
-      const result = (await caller.callTool({ name, arguments: args })) as CallResult;
+      const result = (await caller.callTool({
+        name,
+        arguments: args,
+        _meta: { [UPSTREAM_REPORT_KEY]: true },
+      })) as CallResult;
       const status = result._meta?.[UPSTREAM_REPORT_KEY]?.status;
       const text = result.content.map((c) => c.text ?? c.type).join(' ');
       if (result.isError || status === undefined || status >= 300) {

@@ -91,7 +91,7 @@ describe('the breaker state in Redis', () => {
 
 /** One tool call as revision 2026-07-28 sends it (no session), with the upstream report of its _meta. */
 async function call(gw: HttpGateway, name: string, args: Record<string, unknown>) {
-  const result = (await modernCall(gw, name, args)).result as {
+  const result = (await modernCall(gw, name, args, { 'agentwire.dev/upstream': true })).result as {
     isError: boolean;
     content: Array<{ text: string }>;
     _meta: Record<string, Record<string, unknown>>;

@@ -52,7 +52,7 @@ const UNSTRUCTURED = new Set(['export_emails', 'cancel_export']);
 type AnyClient = {
   listTools(params?: { cursor?: string }): Promise<{ tools: Array<{ name: string }>; nextCursor?: string | undefined }>;
   callTool(
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
     ...rest: never[]
   ): Promise<Record<string, unknown>>;
 };
@@ -73,7 +73,7 @@ async function allPages(client: AnyClient): Promise<string[]> {
 
 async function callEveryTool(client: AnyClient, structured: boolean): Promise<void> {
   for (const [name, args] of Object.entries(sampleArguments())) {
-    const result = (await client.callTool({ name, arguments: args })) as {
+    const result = (await client.callTool({ name, arguments: args, _meta: { 'agentwire.dev/upstream': true } })) as {
       isError?: boolean;
       content: Array<{ type: string; text: string }>;
       structuredContent?: unknown;

@@ -32,7 +32,8 @@ afterAll(() => tracing.shutdown());
 async function tracedStack() {
   const { url, key, seen: sent } = await startRecordingToyApi((request) => String(request.headers.traceparent));
   const gw = await startHttpGatewayFor({ upstreamUrl: url, upstreamApiKey: key, tracer: provider.getTracer('gw') });
-  const call = (traceparent: string) => modernCall(gw, 'list_employees', {}, {}, { headers: { traceparent } });
+  const call = (traceparent: string) =>
+    modernCall(gw, 'list_employees', {}, { [UPSTREAM_REPORT_KEY]: true }, { headers: { traceparent } });
   return { sent, call };
 }
 

@@ -358,7 +358,11 @@ describe('calling the upstream', () => {
     const api = await startToyApi();
     await api.setFaults({ rules: [{ method: 'GET', path: '/emails', action: 'status', status: 503, times: 2 }] });
     const { client } = await stdioV1(api);
-    const result = await client.callTool({ name: 'list_emails', arguments: { limit: 1 } });
+    const result = await client.callTool({
+      name: 'list_emails',
+      arguments: { limit: 1 },
+      _meta: { 'agentwire.dev/upstream': true },
+    });
     const upstream = result._meta?.['agentwire.dev/upstream'] as {
       attempts: number;
       retries: number;
@@ -382,7 +386,11 @@ describe('calling the upstream', () => {
     const { client } = await stdioV1(api);
     const progress: unknown[] = [];
     const result = await client.callTool(
-      { name: 'create_digest', arguments: { date: '2026-06-10', max_items: 2, interval_ms: 0 } },
+      {
+        name: 'create_digest',
+        arguments: { date: '2026-06-10', max_items: 2, interval_ms: 0 },
+        _meta: { 'agentwire.dev/upstream': true },
+      },
       undefined,
       { onprogress: (p) => progress.push(p) },
     );

@@ -4,7 +4,7 @@
 import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
 import { expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
-import { onCleanup, startToyApi } from './support/stack.js';
+import { modernCall, onCleanup, startHttpGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 it('writes a report that passes its schema, for a success, a retried call, an error and a cut connection', async () => {
   const api = await startToyApi();
@@ -12,7 +12,12 @@ it('writes a report that passes its schema, for a success, a retried call, an er
   onCleanup(() => gateway.close());
   const call = async (name: string, args: Record<string, unknown>) => {
     const outcome = await gateway.server.handle(
-      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name, arguments: args, _meta: { [UPSTREAM_REPORT_KEY]: true } },
+      },
       {
         session: { protocolVersion: '2025-11-25', initialized: true },
         signal: new AbortController().signal,
@@ -38,4 +43,36 @@ it('writes a report that passes its schema, for a success, a retried call, an er
   expect(cut.isError).toBe(true);
   // Another server's report of the wrong shape is none, not half of one.
   expect(readUpstreamReport({ [UPSTREAM_REPORT_KEY]: { status: '200', attempts: 1 } })).toBeUndefined();
+});
+
+it('sends a success its report only when the call asks (or UPSTREAM_REPORT=always), an error always; the metrics count either way', async () => {
+  const api = await startToyApi();
+  const gw = await startHttpGateway(api);
+  const plain = await modernCall(gw, 'office_days', { employee_id: 'e-05' });
+  expect(plain.result.isError).toBe(false);
+  expect(plain.result.structuredContent).toMatchObject({ employee_id: 'e-05' });
+  expect(plain.result._meta?.[UPSTREAM_REPORT_KEY]).toBeUndefined();
+  const declined = await modernCall(gw, 'office_days', { employee_id: 'e-05' }, { [UPSTREAM_REPORT_KEY]: false });
+  expect(declined.result._meta?.[UPSTREAM_REPORT_KEY]).toBeUndefined();
+  const asked = await modernCall(gw, 'office_days', { employee_id: 'e-05' }, { [UPSTREAM_REPORT_KEY]: true });
+  expect(readUpstreamReport(asked.result._meta)).toMatchObject({ status: 200, attempts: 1, retries: 0 });
+  // An error says whether to try again whether or not it was asked.
+  const missing = await modernCall(gw, 'get_employee', { employee_id: 'e-99' });
+  expect(missing.result.isError).toBe(true);
+  expect(readUpstreamReport(missing.result._meta)).toMatchObject({ status: 404, retryable: false });
+  // Anything but true or false is refused, and nothing is sent.
+  const bad = await modernCall(gw, 'office_days', { employee_id: 'e-05' }, { [UPSTREAM_REPORT_KEY]: 'yes' });
+  expect(bad.error).toMatchObject({ code: -32602 });
+  expect(bad.error.message).toBe(
+    '_meta["agentwire.dev/upstream"] must be true (send the upstream report with the result) or false',
+  );
+  // The calls that did not ask were counted all the same: three 2xx attempts, one 4xx.
+  const scrape = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.token}` } });
+  const text = await scrape.text();
+  expect(text).toMatch(/mcp_gateway_upstream_attempts_total\{[^}]*status_class="2xx"[^}]*\} 3\n/);
+  expect(text).toMatch(/mcp_gateway_upstream_attempts_total\{[^}]*status_class="4xx"[^}]*\} 1\n/);
+
+  const always = await startHttpGatewayFor({ upstreamUrl: api.url, upstreamApiKey: api.key, upstreamReport: 'always' });
+  const sent = await modernCall(always, 'office_days', { employee_id: 'e-05' });
+  expect(readUpstreamReport(sent.result._meta)).toMatchObject({ status: 200, attempts: 1 });
 });

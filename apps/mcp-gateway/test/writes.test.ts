@@ -33,8 +33,10 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     await modernCall(gw, 'create_note', { text: 'plain buy toner' });
     expect(await notes(api, 'plain')).toHaveLength(2);
 
-    const first = await modernCall(gw, 'create_note', { text: 'keyed buy toner' }, key('k-1'));
-    const again = await modernCall(gw, 'create_note', { text: 'keyed buy toner' }, key('k-1'));
+    // Both ask for the upstream report: the replay has none all the same (nothing went upstream).
+    const asked = { ...key('k-1'), 'agentwire.dev/upstream': true };
+    const first = await modernCall(gw, 'create_note', { text: 'keyed buy toner' }, asked);
+    const again = await modernCall(gw, 'create_note', { text: 'keyed buy toner' }, asked);
     expect(await notes(api, 'keyed')).toHaveLength(1);
     expect(first.result._meta[WRITE_META]).toEqual({ key: 'k-1', by: 'gateway' });
     expect(first.result._meta['agentwire.dev/upstream'].attempts).toBe(1);

@@ -37,8 +37,12 @@ export async function callCommand(argv: string[]): Promise<number> {
     );
   approveEverything(values.approve === true);
   const key = values['idempotency-key'];
-  // The gateway dedupes a write named by a key: the same key again gets the first result.
-  const meta = key === undefined ? undefined : { 'agentwire.dev/idempotencyKey': key };
+  // The gateway dedupes a write named by a key: the same key again gets the first result. And
+  // the result shows what the gateway did upstream (its report, sent when asked for).
+  const meta = {
+    'agentwire.dev/upstream': true,
+    ...(key === undefined ? {} : { 'agentwire.dev/idempotencyKey': key }),
+  };
   const stack = await stackOf(values, via);
   try {
     // A long job (an operation that answers 202, followed by the gateway) shows how it goes.

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { HttpClient, RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
-import { readUpstreamReport } from '@agentwire/schemas/upstream-report';
+import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
 import { settleSpan, traceMeta } from '@agentwire/telemetry';
 import {
   Client,
@@ -253,7 +253,9 @@ export class McpBackend implements TriageBackend {
     this.#guard?.(name);
     const ids = span ? { traceId: span.spanContext().traceId, spanId: span.spanContext().spanId } : {};
     // The span's context, for the gateway to continue: the only way across stdio.
-    const meta = { ...(span ? traceMeta() : {}) } as Record<string, unknown>;
+    // The gateway's upstream report (what it did upstream: attempts, retries, waits, bytes) for
+    // the ledger: a gateway sends it on a success only when asked.
+    const meta = { ...(span ? traceMeta() : {}), [UPSTREAM_REPORT_KEY]: true } as Record<string, unknown>;
     const started = performance.now();
     const time = new Date().toISOString();
     const remaining = this.#deadline === undefined ? undefined : Math.max(1, this.#deadline - Date.now());
@@ -265,7 +267,7 @@ export class McpBackend implements TriageBackend {
       // as lost in transit: sent again when safe to repeat, else reported with its outcome unknown.
       result = (await watched(name, (signal) =>
         this.#callTool(
-          { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+          { name, arguments: args, _meta: meta },
           {
             ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
             signal: remaining ? AbortSignal.any([signal, AbortSignal.timeout(remaining)]) : signal,

@@ -187,3 +187,11 @@ export interface ToolCaller {
   /** A status URL's path under the tool's upstream base URL; undefined when it is elsewhere. */
   statusPath(tool: Tool, location: string): string | undefined;
 }
+
+/**
+ * When a successful tool result carries the upstream report in `_meta` (UPSTREAM_REPORT):
+ * `on-request`, only to a call that asks (`_meta["agentwire.dev/upstream"]: true`); `always`.
+ * A result that is an error, or was cut to the result limits, carries it either way: that is
+ * when a model needs what it says (whether to retry, what was cut).
+ */
+export type UpstreamReportMode = 'on-request' | 'always';
