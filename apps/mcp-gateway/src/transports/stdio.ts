@@ -129,6 +129,15 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
       }
       if (intake.initialized && session) session = { ...session, initialized: true };
       for (const response of intake.responses) questions.settle('', response);
+      if (!intake.batch) {
+        // One message, nearly every line: straight through, no batch worker and no list of
+        // answers (as over HTTP: http/post-session.ts).
+        for (const { requestId, reason } of intake.cancelled) await inFlight.cancel(undefined, requestId, reason);
+        const request = intake.requests[0];
+        const answer = request === undefined ? intake.invalid[0] : await register(request)();
+        if (answer !== undefined) write(answer);
+        return;
+      }
       // The batch's requests are registered first, so that a cancellation in the same batch
       // finds the request it names; then they run, BATCH_CONCURRENCY at a time.
       const queued = intake.requests.map(register);
