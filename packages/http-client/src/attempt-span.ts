@@ -46,11 +46,12 @@ export function startAttemptSpan(tracer: Tracer, layer: string, call: Call, atte
     'url.path': call.path,
     'server.address': url.hostname,
     'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
-    'http.request.resend_count': attempt - 1,
     'agentwire.layer': layer,
     'agentwire.attempt': attempt,
     'agentwire.wait_ms': wait.ms,
     ...(wait.reason ? { 'agentwire.wait_reason': wait.reason } : {}),
+    // Semantic conventions: set if and only if the request was sent again.
+    ...(attempt > 1 ? { 'http.request.resend_count': attempt - 1 } : {}),
     ...(call.idempotencyKey ? { 'agentwire.idempotency_key': call.idempotencyKey } : {}),
   });
   return span;

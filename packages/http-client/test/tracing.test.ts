@@ -67,6 +67,8 @@ describe('tracing', () => {
     const key = ledger.attempts[0]?.idempotencyKey;
     expect(key).toBeTruthy();
     expect(attempts.map((s) => s.attributes['agentwire.attempt'])).toEqual([1, 2, 3]);
+    // Only on a request sent again, as the HTTP semantic conventions say.
+    expect(attempts.map((s) => s.attributes['http.request.resend_count'])).toEqual([undefined, 1, 2]);
     expect(attempts.map((s) => s.attributes['http.response.status_code'])).toEqual([503, 429, 200]);
     expect(attempts.map((s) => s.attributes['agentwire.wait_reason'] ?? null)).toEqual([
       null,
