@@ -47,7 +47,10 @@ export async function run(runner) {
     [service.line, serviceHeaders, 'service'],
     [exchange.line, exchangeHeaders, 'exchange'],
   ]) {
-    const answer = await runner.http(line, { method: 'POST', headers, body: callBody });
+    // Asked for the upstream report, which says whom the call was made as (the measured calls do not ask).
+    const asked = JSON.parse(callBody);
+    asked.params._meta = { 'agentwire.dev/upstream': true };
+    const answer = await runner.http(line, { method: 'POST', headers, body: JSON.stringify(asked) });
     if (!answer.text.includes(`"identity":"${identity}"`) || answer.text.includes('"isError":true')) {
       throw new Error(`the ${identity} gateway's call failed: ${answer.text.slice(0, 300)}`);
     }
