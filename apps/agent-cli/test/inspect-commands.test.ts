@@ -90,6 +90,8 @@ describe('agent call and agent get', () => {
     const ok = await agent(['call', 'office_days', '--args', '{"employee_id":"e-05"}']);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout).structuredContent).toMatchObject({ employee_id: 'e-05', days_per_week: 3 });
+    // agent call asks for the gateway's upstream report, which a success carries only when asked.
+    expect(JSON.parse(ok.stdout)._meta['agentwire.dev/upstream']).toMatchObject({ status: 200, attempts: 1 });
     const missing = await agent(['call', 'get_employee', '--args', '{"employee_id":"e-99"}', '--via', 'mcp-http']);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout).isError).toBe(true);

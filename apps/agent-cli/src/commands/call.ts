@@ -1,4 +1,5 @@
 // `agent call TOOL`: one tool call through the gateway, its result as it came.
+import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { approveEverything } from '../elicitation.js';
 import { EXIT } from '../exit-codes.js';
 import { print } from '../print.js';
@@ -40,7 +41,7 @@ export async function callCommand(argv: string[]): Promise<number> {
   // The gateway dedupes a write named by a key: the same key again gets the first result. And
   // the result shows what the gateway did upstream (its report, sent when asked for).
   const meta = {
-    'agentwire.dev/upstream': true,
+    [UPSTREAM_REPORT_KEY]: true,
     ...(key === undefined ? {} : { 'agentwire.dev/idempotencyKey': key }),
   };
   const stack = await stackOf(values, via);
