@@ -195,3 +195,57 @@ describe("a session's event ids when Redis comes back without its last writes", 
     expect(resumed.map((e) => e.message.params)).toEqual([{ n: 4 }]);
   }, 30_000);
 });
+
+describe('the session store closed while its subscriber is subscribing again', () => {
+  it('ends without an unhandled rejection (one would end the process)', async () => {
+    // A TCP relay between the store and Redis: the test cuts the connections, then holds back the
+    // first SUBSCRIBE the subscriber sends once it is back, and closes the store while it waits.
+    const { createServer, connect } = await import('node:net');
+    const redis = await startRedis();
+    onCleanup(() => redis.stop());
+    const sockets = new Set<import('node:net').Socket>();
+    let hold = false;
+    let subscribeHeld!: () => void;
+    const held = new Promise<void>((resolve) => {
+      subscribeHeld = resolve;
+    });
+    const relay = createServer((client) => {
+      const server = connect(redis.port, '127.0.0.1');
+      for (const socket of [client, server]) {
+        sockets.add(socket);
+        socket.on('error', () => undefined);
+        socket.on('close', () => sockets.delete(socket));
+      }
+      client.on('data', (chunk: Buffer) => {
+        if (hold && /subscribe/i.test(chunk.toString('latin1'))) {
+          subscribeHeld();
+          return;
+        }
+        server.write(chunk);
+      });
+      server.on('data', (chunk: Buffer) => client.write(chunk));
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    onCleanup(() => new Promise<void>((resolve) => relay.close(() => resolve())));
+    const port = (relay.address() as import('node:net').AddressInfo).port;
+
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    onCleanup(async () => {
+      process.off('unhandledRejection', onUnhandled);
+    });
+
+    const store = await createSessionStore({ redisUrl: `redis://127.0.0.1:${port}` });
+    await store.subscribed();
+    hold = true;
+    for (const socket of sockets) socket.destroy();
+    await held;
+    await store.close();
+    // Let ioredis settle what the close left: its flushed commands reject on the next turns.
+    for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(unhandled).toEqual([]);
+  }, 30_000);
+});

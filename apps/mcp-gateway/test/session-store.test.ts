@@ -255,6 +255,38 @@ describe('a GET stream across a lost Redis subscription', () => {
   });
 });
 
+describe('cancel and reload across a lost Redis subscription', () => {
+  it('still arrive once the subscriber is back: the store subscribes to their channels again', async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
+    const prefix = `control-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    const name = prefix.replace(/[^a-z0-9-]/gi, '');
+    const redis = new Redis(process.env.REDIS_URL ?? '', { connectionName: name, retryStrategy: () => 100 });
+    const store = new RedisSessionStore({ redis, prefix, quitOnClose: true });
+    const other = new RedisSessionStore({ redis: new Redis(process.env.REDIS_URL ?? ''), prefix, quitOnClose: true });
+    const admin = new Redis(process.env.REDIS_URL ?? '');
+    try {
+      await store.subscribed();
+      const resynced = new Promise<void>((resolve) => store.onResync(resolve));
+      const clients = (await admin.call('CLIENT', 'LIST')) as string;
+      const subscriber = clients.split('\n').find((line) => line.includes(`name=${name}`) && /\bsub=[1-9]/.test(line));
+      expect(subscriber).toMatch(/\bsub=3\b/); // events, cancel, reload
+      await admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber ?? '')?.[1] ?? '');
+      await resynced;
+      const cancelled = new Promise<string[]>((resolve) => store.onCancel((...args) => resolve(args)));
+      const reloaded = new Promise<string>((resolve) => store.onReload(resolve));
+      await other.publishCancel('session-1', 'request-7');
+      await other.publishReload('replica-b');
+      expect(await cancelled).toEqual(['session-1', 'request-7']);
+      expect(await reloaded).toBe('replica-b');
+    } finally {
+      await store.close();
+      await other.close();
+      await admin.quit();
+    }
+  }, 10_000);
+});
+
 /** Kills the gateway's subscriber connection (the test Redis is shared: found by its name). */
 async function killSubscriber(t: Awaited<ReturnType<typeof streamOnRedis>>): Promise<void> {
   const clients = (await t.admin.call('CLIENT', 'LIST')) as string;

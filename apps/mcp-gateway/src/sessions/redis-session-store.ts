@@ -77,6 +77,8 @@ export class RedisSessionStore implements SessionBackend {
   readonly #bus = new EventEmitter();
   /** The events channel's SUBSCRIBE, acknowledged or not yet; made on the first subscriber. */
   #subscribed: Promise<void> | undefined;
+  /** Whether anything has asked for the events channel: a reconnection subscribes to it again. */
+  #eventsWanted = false;
 
   readonly #quitOnClose: boolean;
   readonly #max: number;
@@ -88,7 +90,10 @@ export class RedisSessionStore implements SessionBackend {
     this.#max = maxSessions;
     this.#now = now;
     this.#redis = redis;
-    this.#subscriber = redis.duplicate();
+    // ioredis would SUBSCRIBE again by itself after a reconnection, but with no handler on that
+    // command: a connection lost again (or the store closed) before Redis answers it is an
+    // unhandled rejection, and that ends the process. The store subscribes again itself.
+    this.#subscriber = redis.duplicate({ autoResubscribe: false });
     // Outages show on the command connection (as 503s); the subscriber just reconnects.
     this.#subscriber.on('error', () => undefined);
     this.#prefix = prefix;
@@ -108,27 +113,39 @@ export class RedisSessionStore implements SessionBackend {
       const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
       this.#bus.emit(session, event);
     });
-    // A SUBSCRIBE lost to an outage at start must not end the process (an unhandled rejection would).
-    this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`).catch(() => undefined);
-    // Pub/sub delivers nothing while the connection is down; ioredis subscribes again when it is
-    // back, and what was published in between is gone. So every reconnection after the first
-    // is a resync: relays read the stored events again. Not at once: ioredis says 'ready' before
-    // it sends its SUBSCRIBE, and a read of the store that Redis runs before the SUBSCRIBE misses
-    // an event stored in between. The resync waits for a SUBSCRIBE of its own to be answered.
+    // The cancel and reload channels, from the start. This first SUBSCRIBE also opens the
+    // subscriber's connection (it connects lazily, as the command connection does).
+    let controlLost = false;
+    const subscribeControl = () => {
+      this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`).catch(() => {
+        controlLost = true; // lost to an outage: the next 'ready' subscribes again
+      });
+    };
+    subscribeControl();
+    // Pub/sub delivers nothing while the connection is down, and what was published in between is
+    // gone. So every reconnection after the first subscribes again and is a resync: relays read
+    // the stored events again. Not at once: a read of the store that Redis runs before the
+    // SUBSCRIBE misses an event stored in between. The resync waits for the SUBSCRIBE's answer.
     let connected = false;
     this.#subscriber.on('ready', () => {
-      if (connected && this.#subscribed) {
+      const again = connected;
+      connected = true;
+      if (again || controlLost) {
+        controlLost = false;
+        subscribeControl();
+      }
+      if (again && this.#eventsWanted) {
         this.#subscribeEvents().then(
           () => this.#bus.emit('resync'),
           () => undefined, // lost again: the next 'ready' resyncs
         );
       }
-      connected = true;
     });
   }
 
   /** SUBSCRIBEs to the events channel; one that fails is tried again by the next caller. */
   #subscribeEvents(): Promise<void> {
+    this.#eventsWanted = true;
     const attempt = this.#subscriber.subscribe(`${this.#prefix}events`).then(() => undefined);
     this.#subscribed = attempt;
     attempt.catch(() => {
