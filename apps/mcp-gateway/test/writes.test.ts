@@ -163,6 +163,8 @@ describe('keyed writes the gateway dedupes (POST /notes takes no Idempotency-Key
     const ran = await modernCall(gw, 'create_note', { text: 'again later' }, key('k-429'));
     expect(ran.result.isError).toBe(false);
     expect(ran.result._meta[WRITE_META]).toEqual({ key: 'k-429', by: 'gateway' });
+    // Not asked for, the upstream report is left out of a success; what it says of the write stays.
+    expect(ran.result._meta['agentwire.dev/upstream']).toBeUndefined();
     expect(await notes(api, 'again')).toHaveLength(1);
   });
 });

@@ -454,10 +454,10 @@ export class ToolCalls implements ToolService {
         };
       }
       const left = Math.max(0, deadlineMs - (Date.now() - started));
-      const followed = withWriteMeta(
-        shown(await this.tasks.follow(tool, result.accepted, request, left, onProgress), sendReport),
+      const followed = shown(
+        await this.tasks.follow(tool, result.accepted, request, left, onProgress),
+        sendReport,
         plan,
-        false,
       );
       this.#log(request, tool.name, followed, followed._meta[UPSTREAM_REPORT_KEY]);
       return {
@@ -469,7 +469,7 @@ export class ToolCalls implements ToolService {
         stored: followed,
       };
     }
-    const answer = withWriteMeta(shown(this.#finish(tool, result), sendReport), plan, unknown);
+    const answer = shown(this.#finish(tool, result), sendReport, plan, unknown);
     this.#log(request, tool.name, answer, report);
     return {
       ended: {
@@ -588,24 +588,31 @@ function approvalAnswer(step: ApprovalStep, tool: Tool): Ended | undefined {
 
 /**
  * A result as the caller gets it: without the upstream report when it was not asked for and says
- * nothing a model needs (a success, not cut). Building it stays (the metrics read it); writing
- * it, about 400 bytes, was 23 k of the gateway's 405 k instructions a call (bench/instructions.mjs).
+ * nothing a model needs (a success, not cut), and with what it says of its write. Building the
+ * report stays (the metrics read it); writing it, about 400 bytes, was 23 k of the gateway's
+ * 405 k instructions a call (bench/instructions.mjs). One copy of the result at most.
  */
-function shown(result: ToolResult, report: boolean): ToolResult {
-  if (report || result.isError) return result;
-  const { [UPSTREAM_REPORT_KEY]: upstream, ...meta } = result._meta;
-  if (upstream === undefined || upstream.cut !== undefined) return result;
-  return { ...result, _meta: meta };
+function shown(result: ToolResult, report: boolean, plan?: WritePlan, unknown = false): ToolResult {
+  const write = plan !== undefined && (plan.by !== 'none' || unknown) ? writeMeta(plan, unknown) : undefined;
+  const upstream = result._meta[UPSTREAM_REPORT_KEY];
+  if (report || result.isError || upstream === undefined || upstream.cut !== undefined) {
+    return write ? { ...result, _meta: { ...result._meta, [WRITE_META]: write } } : result;
+  }
+  const { [UPSTREAM_REPORT_KEY]: _hidden, ...meta } = result._meta;
+  return { ...result, _meta: write ? Object.assign(meta, { [WRITE_META]: write }) : meta };
 }
 
 /** What a result says of its write: the key and who deduped it, and whether its outcome is unknown. */
 function withWriteMeta(result: ToolResult, plan: WritePlan, unknown: boolean): ToolResult {
   if (plan.by === 'none' && !unknown) return result;
-  const said = {
+  return { ...result, _meta: { ...result._meta, [WRITE_META]: writeMeta(plan, unknown) } };
+}
+
+function writeMeta(plan: WritePlan, unknown: boolean): Record<string, string> {
+  return {
     ...(plan.by === 'none' ? {} : { key: plan.key, by: plan.by }),
     ...(unknown ? { outcome: 'unknown' } : {}),
   };
-  return { ...result, _meta: { ...result._meta, [WRITE_META]: said } };
 }
 
 /** The write store (Redis) cannot be reached: a keyed write does not run unguarded. */
