@@ -23,6 +23,7 @@ import { errorFromResponse, type TimerReason } from './failure.js';
 import { firstHeader } from './headers.js';
 import type { LatencyWindow } from './hedging.js';
 import type { AttemptRecord } from './ledger.js';
+import { type Read, readWhole } from './read-whole.js';
 
 /**
  * Aborts one attempt. undici takes an EventEmitter that emits 'abort' as a signal; an
@@ -225,7 +226,7 @@ export async function sendAttempt(
   }, limit);
   const unlink = linkSignal(call, controller);
   cancel?.attach(controller);
-  let bytesReceived = 0;
+  const read: Read = { chunks: [], bytes: 0 };
   let status: number | null = null;
   let requestId: string | undefined;
   let handedOver = false;
@@ -276,21 +277,14 @@ export async function sendAttempt(
         timeLeftMs: limit - (performance.now() - started),
       };
     }
-    const chunks: Buffer[] = [];
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      bytesReceived += chunk.length;
-      if (bytesReceived > settings.maxResponseBytes) {
-        // Stopped as the bytes arrive: nothing past the limit is held.
-        clearTimeout(timer);
-        response.body.destroy();
-        const error = tooLarge(`went past the limit after ${bytesReceived} bytes`);
-        record(status, error.type, bytesReceived, requestId);
-        return { kind: 'error', error, reachedServer: true };
-      }
-      chunks.push(chunk);
-    }
+    const over = await readWhole(response.body, settings.maxResponseBytes, read);
     clearTimeout(timer);
-    const buffer = settings.scrubber.bytes(Buffer.concat(chunks));
+    if (over) {
+      const error = tooLarge(`went past the limit after ${read.bytes} bytes`);
+      record(status, error.type, read.bytes, requestId);
+      return { kind: 'error', error, reachedServer: true };
+    }
+    const buffer = settings.scrubber.bytes(Buffer.concat(read.chunks));
     if (status >= 400) {
       const error = errorFromResponse(status, response.headers, buffer.toString('utf8'), {
         method: call.method,
@@ -298,17 +292,17 @@ export async function sendAttempt(
         now: settings.clock.now(),
         scrubber: settings.scrubber,
       });
-      record(status, error.type, bytesReceived, requestId);
+      record(status, error.type, read.bytes, requestId);
       return { kind: 'error', error, reachedServer: true, response: { status, headers, buffer } };
     }
-    record(status, null, bytesReceived, requestId);
+    record(status, null, read.bytes, requestId);
     return { kind: 'ok', status, headers, buffer };
   } catch (cause) {
     clearTimeout(timer);
     const error = cancel?.cancelled
       ? new HedgeLostError('another attempt of this call answered first', { method: call.method, path: call.path })
       : callFailure(call, cause, limit, fired);
-    record(status, error.type, bytesReceived, requestId);
+    record(status, error.type, read.bytes, requestId);
     return { kind: 'error', error, reachedServer: true };
   } finally {
     if (!handedOver) unlink();
