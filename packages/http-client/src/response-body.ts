@@ -60,7 +60,9 @@ export class ResponseBodies {
     }
     // One meaning only: a key written twice is handed on as the value that was checked, written
     // again, not as the server's text (which other parsers read with the first value).
-    const handedOn = hasDuplicateKeys(clean.text, clean.value) ? JSON.stringify(clean.value) : clean.text;
+    // Text cleaned of a secret was written by JSON.stringify, which writes no key twice.
+    const handedOn =
+      clean.text === text && hasDuplicateKeys(text, clean.value) ? JSON.stringify(clean.value) : clean.text;
     return { data: this.#validated(call, sent, clean.value, schema), text: handedOn };
   }
 
