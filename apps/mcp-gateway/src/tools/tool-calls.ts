@@ -593,13 +593,13 @@ function approvalAnswer(step: ApprovalStep, tool: Tool): Ended | undefined {
  * 405 k instructions a call (bench/instructions.mjs). One copy of the result at most.
  */
 function shown(result: ToolResult, report: boolean, plan?: WritePlan, unknown = false): ToolResult {
-  const write = plan !== undefined && (plan.by !== 'none' || unknown) ? writeMeta(plan, unknown) : undefined;
   const upstream = result._meta[UPSTREAM_REPORT_KEY];
   if (report || result.isError || upstream === undefined || upstream.cut !== undefined) {
-    return write ? { ...result, _meta: { ...result._meta, [WRITE_META]: write } } : result;
+    return plan ? withWriteMeta(result, plan, unknown) : result;
   }
   const { [UPSTREAM_REPORT_KEY]: _hidden, ...meta } = result._meta;
-  return { ...result, _meta: write ? Object.assign(meta, { [WRITE_META]: write }) : meta };
+  if (plan && (plan.by !== 'none' || unknown)) meta[WRITE_META] = writeMeta(plan, unknown);
+  return { ...result, _meta: meta };
 }
 
 /** What a result says of its write: the key and who deduped it, and whether its outcome is unknown. */
