@@ -16,10 +16,11 @@ export type { SessionState, ToolService } from './protocol/messages.js';
 export { ALL_REVISIONS, LATEST_LEGACY, META, type Revision } from './protocol/revisions.js';
 export { createSessionStore, type SessionStoreOptions } from './sessions/create-session-store.js';
 export type { EventLog, ReplicaBus, SessionBackend, SessionStore } from './sessions/session-store.js';
+export { invalidArgumentsText } from './tools/call-answers.js';
 export { compileArgumentsValidator, describeTool } from './tools/registry.js';
 export { parseSelectors, SelectionError, type ToolSelection } from './tools/selection.js';
 export type { Tool, ToolsMode } from './tools/tool.js';
-export { invalidArgumentsText, ToolCalls } from './tools/tool-calls.js';
+export { ToolCalls } from './tools/tool-calls.js';
 export type { HttpOptions, HttpServer } from './transports/http.js';
 export { serveStdio } from './transports/stdio.js';
 

@@ -4,7 +4,8 @@
 import { createRequire } from 'node:module';
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CallOutcome, ToolCallObserver } from '../tools/tool-calls.js';
+import type { CallOutcome } from '../tools/call-answers.js';
+import type { ToolCallObserver } from '../tools/tool-calls.js';
 
 /** What one upstream attempt ended as: its status class, or `network` when no status came. */
 function statusClass(status: number | null | undefined): string {
