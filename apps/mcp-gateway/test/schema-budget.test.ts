@@ -93,6 +93,39 @@ describe('MAX_SCHEMA_BYTES', () => {
     ]);
   });
 
+  it('a tool cut in a document of many is cut as it would be alone, though cut definitions are shared', () => {
+    // Answers rooted at different points of the web keep different definitions: S5 is kept by
+    // get_a, which cuts S8, and by get_b, which keeps S8. get_e has get_a's root, and so its cuts.
+    const many = webOfSchemas() as { paths: Record<string, unknown> };
+    const rooted = (id: string, root: string) => ({
+      get: {
+        operationId: id,
+        responses: {
+          '200': {
+            description: 'OK',
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${root}` } } },
+          },
+        },
+      },
+    });
+    const roots = { get_a: 'S0', get_b: 'S1', get_c: 'S15', get_d: 'S2', get_e: 'S0' };
+    many.paths = Object.fromEntries(Object.entries(roots).map(([id, root]) => [`/${id}`, rooted(id, root)]));
+    const together = openApiToTools(many, { maxSchemaBytes: 8192 }).tools;
+    const shared = new Map<object, string[]>();
+    for (const [id, root] of Object.entries(roots)) {
+      const alone = openApiToTools({ ...many, paths: { [`/${id}`]: rooted(id, root) } }, { maxSchemaBytes: 8192 });
+      const tool = together.find((t) => t.name === id);
+      expect(tool?.outputSchema).toEqual(alone.tools[0]?.outputSchema);
+      for (const [name, definition] of Object.entries((tool?.outputSchema as { $defs: object }).$defs)) {
+        if (JSON.stringify(definition).includes('not described here')) {
+          shared.set(definition, [...(shared.get(definition) ?? []), `${id} ${name}`]);
+        }
+      }
+    }
+    // The sharing is real: some cut copy of a definition is the same object in two tools.
+    expect([...shared.values()].some((users) => users.length > 1)).toBe(true);
+  });
+
   it('cuts only deep inside: what the whole input schema refuses near the top, the cut one still refuses', () => {
     const ajv = new Ajv2020({ strict: false });
     const tools = openApiToTools(webOfSchemas(), { maxSchemaBytes: 8192 }).tools;
