@@ -179,8 +179,7 @@ export class SchemaConverter {
     // (AWS and Azure specs have chains past 64) costs no stack.
     // Per tool, Stripe's 484 definitions each pass here for inputs and again for answers: the
     // lookup is by name in a map of its own kind, and the pointer is spelled only for a
-    // definition converted now (converting Stripe's
-    // spec, median of three fresh processes: 420 -> 378 ms).
+    // definition converted now (Stripe's spec, median of three fresh processes: 420 -> 378 ms).
     const known = this.#loose ? this.#patterns.definitions.loose : this.#patterns.definitions.strict;
     for (let next = this.#pending.shift(); next !== undefined; next = this.#pending.shift()) {
       let definition = known.get(next);
