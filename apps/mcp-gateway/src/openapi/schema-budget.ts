@@ -232,7 +232,7 @@ export function withinBudget(
   const k = { kept, looser };
   const out = cut(root, k).out as JsonSchema;
   if (kept.size > 0) {
-    // Shared as it is unless it comes out looser.
+    // Shared as it is, or, when it comes out looser, its copy for these cuts (cutDefinition).
     const keep = (name: string) =>
       looser.has(name) ? cutDefinition(defs.get(name) as JsonSchema, k) : (defs.get(name) as JsonSchema);
     out.$defs = Object.fromEntries([...kept].sort(byCodeUnit).map((n) => [n, keep(n)]));

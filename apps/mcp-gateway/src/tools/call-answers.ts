@@ -1,8 +1,9 @@
-// What a tool call answers besides the upstream's result: the refusals (before anything is
-// sent: access, approval, a quota, the write store, the tasks extension), arguments a schema
-// refused, how a result is shown (the upstream report kept or not, what it says of its write),
-// and the log notification a client that asked for one gets. Each is a function of what the
-// call pipeline (tool-calls.ts) decided; none of them calls the upstream or keeps state.
+// What a tool call answers besides the upstream's result: a refusal before anything is sent
+// (as an isError result or a JSON-RPC error, as the revision says; the texts for access, the
+// write store and the tasks extension are made here, a quota's in gateway.ts), arguments a
+// schema refused, how a result is shown (the upstream report kept or not, what it says of its
+// write), and the log notification a client that asked for one gets. The call pipeline
+// (tool-calls.ts) decides; these only shape the answer: none calls the upstream or keeps state.
 
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
@@ -124,7 +125,7 @@ export function withWriteMeta(result: ToolResult, plan: WritePlan, unknown: bool
   return { ...result, _meta: { ...result._meta, [WRITE_META]: writeMeta(plan, unknown) } };
 }
 
-export function writeMeta(plan: WritePlan, unknown: boolean): Record<string, string> {
+function writeMeta(plan: WritePlan, unknown: boolean): Record<string, string> {
   return {
     ...(plan.by === 'none' ? {} : { key: plan.key, by: plan.by }),
     ...(unknown ? { outcome: 'unknown' } : {}),
