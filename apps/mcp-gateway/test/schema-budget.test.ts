@@ -127,6 +127,110 @@ describe('MAX_SCHEMA_BYTES', () => {
     expect([...shared.values()].some((users) => users.length > 1)).toBe(true);
   });
 
+  it('tools cut together are cut as alone, on webs with references under not and if (40 seeded webs)', () => {
+    // A looser definition under `not` or `if` changes its referrer's copy (the not or if goes),
+    // so the copies shared between tools must tell "kept" from "kept looser" as well as from cut.
+    let state = 1;
+    const next = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % n;
+    };
+    const ref = (i: number) => ({ $ref: `#/components/schemas/D${i}` });
+    let compared = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      state = seed;
+      const schemas: Record<string, unknown> = {};
+      for (let i = 0; i < 12; i++) {
+        const a = next(12);
+        const b = next(12);
+        const shape = next(3);
+        schemas[`D${i}`] = {
+          type: 'object',
+          description: `D${i} ${'y'.repeat(400 + next(1000))}`,
+          properties: { p: ref(next(12)), r: ref(next(12)), q: { type: 'string' } },
+          ...(shape === 0 ? { not: ref(a) } : shape === 1 ? { if: ref(a), then: ref(b) } : { allOf: [ref(a)] }),
+        };
+      }
+      // Inputs: answers are converted loosely, without `not` and `if`.
+      const op = (id: string, root: number) => ({
+        post: {
+          operationId: id,
+          requestBody: { required: true, content: { 'application/json': { schema: ref(root) } } },
+          responses: { '204': { description: 'Done' } },
+        },
+      });
+      const roots = Object.fromEntries([0, 1, 2, 3].map((j) => [`op_${j}`, next(12)]));
+      const document = (ids: string[]) => ({
+        openapi: '3.0.3',
+        info: { title: `Web ${seed}`, version: '1' },
+        components: { schemas },
+        paths: Object.fromEntries(ids.map((id) => [`/${id}`, op(id, roots[id] as number)])),
+      });
+      const together = openApiToTools(document(Object.keys(roots)), { maxSchemaBytes: 3072 }).tools;
+      for (const id of Object.keys(roots)) {
+        const alone = openApiToTools(document([id]), { maxSchemaBytes: 3072 }).tools[0];
+        expect(together.find((t) => t.name === id)?.inputSchema).toEqual(alone?.inputSchema);
+        if (JSON.stringify(alone?.inputSchema).includes('not described here')) compared++;
+      }
+    }
+    // Most of the 160 tools were cut (111 of them), not merely compared whole.
+    expect(compared).toBeGreaterThan(100);
+  });
+
+  it('a definition under not copied for each tool as its own cuts say: kept looser is not kept', () => {
+    // D refers to Y (too big: cut everywhere) and, under `not`, to R. R refers to Z. with_filler
+    // keeps F first and so has no room for Z: R comes out looser, and D's copy loses its `not`.
+    // plain keeps Z: R is kept as it is, and D's copy keeps its `not`. D's other reference is cut
+    // in both, so only "R kept" against "R kept looser" tells their copies apart.
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const sized = (name: string, n: number, more: Record<string, unknown> = {}) => ({
+      type: 'object',
+      description: `${name} ${'z'.repeat(n)}`,
+      ...more,
+    });
+    const schemas = {
+      F: sized('F', 1200),
+      D: sized('D', 300, { properties: { y: ref('Y') }, not: ref('R') }),
+      R: sized('R', 300, { properties: { z: ref('Z') } }),
+      Z: sized('Z', 2000),
+      Y: sized('Y', 6000),
+    };
+    // Inputs: answers are converted loosely, without `not`.
+    const op = (id: string, properties: Record<string, unknown>) => ({
+      [`/${id}`]: {
+        post: {
+          operationId: id,
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { type: 'object', properties } } },
+          },
+          responses: { '204': { description: 'Done' } },
+        },
+      },
+    });
+    const withFiller = op('with_filler', { f: ref('F'), d: ref('D') });
+    const plain = op('plain', { d: ref('D') });
+    const document = (...paths: Array<Record<string, unknown>>) => ({
+      openapi: '3.0.3',
+      info: { title: 'Not', version: '1' },
+      components: { schemas },
+      paths: Object.assign({}, ...paths),
+    });
+    const dOf = (schema: unknown) => (schema as { $defs: Record<string, Record<string, unknown>> }).$defs.D;
+    const alone = (path: Record<string, unknown>) =>
+      openApiToTools(document(path), { maxSchemaBytes: 4096 }).tools[0]?.inputSchema;
+    expect(dOf(alone(withFiller))?.not).toBeUndefined();
+    expect(dOf(alone(plain))?.not).toEqual({ $ref: '#/$defs/R' });
+    for (const order of [
+      [withFiller, plain],
+      [plain, withFiller],
+    ]) {
+      const tools = openApiToTools(document(...order), { maxSchemaBytes: 4096 }).tools;
+      expect(tools.find((t) => t.name === 'with_filler')?.inputSchema).toEqual(alone(withFiller));
+      expect(tools.find((t) => t.name === 'plain')?.inputSchema).toEqual(alone(plain));
+    }
+  });
+
   it('cuts only deep inside: what the whole input schema refuses near the top, the cut one still refuses', () => {
     const ajv = new Ajv2020({ strict: false });
     const tools = openApiToTools(webOfSchemas(), { maxSchemaBytes: 8192 }).tools;
