@@ -148,7 +148,12 @@ describe('MAX_SCHEMA_BYTES', () => {
           type: 'object',
           description: `D${i} ${'y'.repeat(400 + next(1000))}`,
           properties: { p: ref(next(12)), r: ref(next(12)), q: { type: 'string' } },
-          ...(shape === 0 ? { not: ref(a) } : shape === 1 ? { if: ref(a), then: ref(b) } : { allOf: [ref(a)] }),
+          ...(shape === 0
+            ? { not: ref(a) }
+            : shape === 1
+              ? // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
+                { if: ref(a), then: ref(b) }
+              : { allOf: [ref(a)] }),
         };
       }
       // Inputs: answers are converted loosely, without `not` and `if`.
