@@ -534,3 +534,50 @@ describe('OpenAPI to tools, edge cases', () => {
     ]);
   });
 });
+
+describe('dependentSchemas', () => {
+  it('is a map of property names to schemas: each converted, whatever the property is called', () => {
+    const { tools } = openApiToTools({
+      openapi: '3.1.0',
+      info: { title: 'Dependent', version: '1' },
+      components: { schemas: { Address: { type: 'object', properties: { city: { type: 'string' } } } } },
+      paths: {
+        '/orders': {
+          post: {
+            operationId: 'order',
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      order: {
+                        type: 'object',
+                        properties: { default: { type: 'boolean' }, nullable: { type: 'string' } },
+                        // Properties named like keywords: `default` and `nullable` are names here.
+                        dependentSchemas: {
+                          default: { properties: { ship_to: { $ref: '#/components/schemas/Address' } } },
+                          nullable: { required: ['default'] },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            responses: ok,
+          },
+        },
+      },
+    });
+    const schema = tools[0]?.inputSchema as Record<string, unknown>;
+    const text = JSON.stringify(schema);
+    expect(text).not.toContain('#/components/schemas');
+    expect((schema.properties as Record<string, { dependentSchemas?: unknown }>).order?.dependentSchemas).toEqual({
+      default: { properties: { ship_to: { $ref: '#/$defs/Address' } } },
+      nullable: { required: ['default'] },
+    });
+    expect(Object.keys((schema.$defs as object | undefined) ?? {})).toEqual(['Address']);
+  });
+});

@@ -273,7 +273,14 @@ export class SchemaConverter {
         out.patternProperties = renamed;
         continue;
       }
-      if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
+      // Maps of names to schemas: a property called `default` or `nullable` is a name here.
+      if (
+        key === 'properties' ||
+        key === 'patternProperties' ||
+        key === '$defs' ||
+        key === 'definitions' ||
+        key === 'dependentSchemas'
+      ) {
         out[key] = Object.fromEntries(
           Object.entries((value ?? {}) as Record<string, unknown>).map(([k, v]) => [k, this.#walk(v, depth + 1)]),
         );
