@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
 import { ToolRegistry } from '../src/tools/registry.js';
@@ -579,5 +580,108 @@ describe('dependentSchemas', () => {
       nullable: { required: ['default'] },
     });
     expect(Object.keys((schema.$defs as object | undefined) ?? {})).toEqual(['Address']);
+  });
+});
+
+describe('schema names a JSON pointer must escape', () => {
+  // OpenAPI asks for names of [a-zA-Z0-9.-_], but hand-written and converted documents use others.
+  // A $ref is a URI fragment: `~` and `/` escaped as ~0 and ~1 (RFC 6901), then anything a
+  // fragment may not hold percent-encoded (RFC 3986), `%` itself as %25.
+  const names = {
+    'Pet Owner': { ref: 'Pet%20Owner', field: 'owner' },
+    '50%': { ref: '50%25', field: 'percent' },
+    'x%41': { ref: 'x%2541', field: 'escaped' },
+    'a/b': { ref: 'a~1b', field: 'slash' },
+    'x~y': { ref: 'x~0y', field: 'tilde' },
+    名前: { ref: '%E5%90%8D%E5%89%8D', field: 'wide' },
+  };
+  const document = (refOf: (name: string) => string) => ({
+    openapi: '3.1.0',
+    info: { title: 'Names', version: '1' },
+    components: {
+      schemas: {
+        ...Object.fromEntries(
+          Object.entries(names).map(([name, { field }]) => [
+            name,
+            { type: 'object', required: [field], properties: { [field]: { type: 'integer' } } },
+          ]),
+        ),
+        // A decoy: what `x%41` means if the `%41` were decoded a second time.
+        xA: { type: 'object' },
+      },
+    },
+    paths: {
+      '/things': {
+        post: {
+          operationId: 'put_things',
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: Object.fromEntries(
+                    Object.entries(names).map(([name, { field }]) => [field, { $ref: refOf(name) }]),
+                  ),
+                },
+              },
+            },
+          },
+          responses: ok,
+        },
+      },
+    },
+  });
+  const fragment = /^#[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*(%[0-9A-F]{2}[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*)*$/;
+
+  it('resolves each to its own schema, and writes $defs pointers a client resolves to the same', () => {
+    const byName = (name: string) => `#/components/schemas/${names[name as keyof typeof names].ref}`;
+    const { tools, problems } = openApiToTools(document(byName));
+    expect(problems).toEqual([]);
+    const schema = tools[0]?.inputSchema as Record<string, unknown>;
+    expect(Object.keys(schema.$defs as object).sort()).toEqual(Object.keys(names).sort());
+    const refs = JSON.stringify(schema).match(/"\$ref":"[^"]*"/g) ?? [];
+    expect(refs).toHaveLength(Object.keys(names).length);
+    for (const ref of refs) expect(JSON.parse(`{${ref}}`).$ref).toMatch(fragment);
+    const validate = new Ajv2020({ strict: false }).compile(schema);
+    const good = Object.fromEntries(Object.values(names).map(({ field }) => [field, { [field]: 1 }]));
+    expect(validate(good), JSON.stringify(validate.errors)).toBe(true);
+    // Each pointer reaches its own definition: each one's own required field is checked.
+    for (const { field } of Object.values(names)) {
+      expect(validate({ ...good, [field]: {} }), field).toBe(false);
+    }
+  });
+
+  it('takes a `%` that starts no percent-encoding as itself, as a lenient reader would', () => {
+    const raw = (name: string) =>
+      `#/components/schemas/${name === '50%' ? '50%' : names[name as keyof typeof names].ref}`;
+    const { tools, problems } = openApiToTools(document(raw));
+    expect(problems).toEqual([]);
+    expect(Object.keys((tools[0]?.inputSchema as { $defs?: object } | undefined)?.$defs ?? {})).toContain('50%');
+  });
+
+  it('refuses a pointer to a name the document does not hold, even one every object inherits', () => {
+    for (const ref of ['#/components/schemas/constructor', '#/components/schemas/__proto__', '#/paths/toString']) {
+      const { tools, problems } = openApiToTools(document(() => ref));
+      expect(tools, ref).toEqual([]);
+      expect(problems, ref).toEqual([`POST /things (put_things): $ref '${ref}' points nowhere`]);
+    }
+  });
+
+  it('names a definition cut for size by its own name', () => {
+    const byName = (name: string) => `#/components/schemas/${names[name as keyof typeof names].ref}`;
+    const big = document(byName);
+    for (const schema of Object.values(big.components.schemas)) {
+      (schema as Record<string, unknown>).description = 'words '.repeat(60);
+    }
+    const schema = openApiToTools(big, { maxSchemaBytes: 1024 }).tools[0]?.inputSchema as Record<string, unknown>;
+    const text = JSON.stringify(schema);
+    const kept = Object.keys(schema.$defs as object);
+    const cut = Object.keys(names).filter((name) => !kept.includes(name));
+    expect(kept).toEqual(['Pet Owner']);
+    expect(text).toContain('"$ref":"#/$defs/Pet%20Owner"');
+    for (const name of cut)
+      expect(text).toContain(`${JSON.stringify(name).slice(1, -1)} (not described here: MAX_SCHEMA_BYTES)`);
+    expect(new Ajv2020({ strict: false }).compile(schema)({ owner: {} })).toBe(false);
   });
 });

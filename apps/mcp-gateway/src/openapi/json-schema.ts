@@ -2,9 +2,10 @@
 // components/schemas become $defs (only those the tool reaches, so a big spec does not bloat
 // every tool), OpenAPI 3.0 dialect (nullable, boolean exclusive bounds, example) is converted,
 // oneOf is read as anyOf, and external $refs are refused rather than fetched.
-import { MAX_PATTERN_COST, patternCost, patternProblem } from '@agentwire/schemas/validation';
 
+import { MAX_PATTERN_COST, patternCost, patternProblem } from '@agentwire/schemas/validation';
 import type { JsonSchema } from '../tools/tool.js';
+import { DEFS, defName, defRef, pointerToken, tokenName } from './json-pointer.js';
 
 export type { JsonSchema };
 
@@ -72,17 +73,16 @@ export class SpecError extends Error {
 
 const SCHEMA_REF = /^#\/components\/schemas\/([^/]+)$/;
 
-function unescapePointer(part: string): string {
-  return decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~');
-}
-
 /** Follows a local JSON pointer (`#/components/...`) in the document. */
 export function resolvePointer(document: unknown, ref: string): unknown {
   if (!ref.startsWith('#')) throw new SpecError(`external $ref '${ref}' is not followed (only local refs are)`);
   let node: unknown = document;
   for (const part of ref.slice(1).split('/').filter(Boolean)) {
     if (typeof node !== 'object' || node === null) throw new SpecError(`$ref '${ref}' points nowhere`);
-    node = (node as Record<string, unknown>)[unescapePointer(part)];
+    const key = tokenName(part);
+    // Own keys only: `#/components/schemas/constructor` is not Object's constructor.
+    if (!Object.hasOwn(node, key)) throw new SpecError(`$ref '${ref}' points nowhere`);
+    node = (node as Record<string, unknown>)[key];
   }
   if (node === undefined) throw new SpecError(`$ref '${ref}' points nowhere`);
   return node;
@@ -189,8 +189,7 @@ export class SchemaConverter {
       } else {
         const droppedBefore = this.#dropped.length;
         this.#reached = new Set();
-        const pointer = `#/components/schemas/${escapePointer(next)}`;
-        const schema = this.#walk(resolvePointer(this.#document, pointer), 0) as JsonSchema;
+        const schema = this.#walk(componentSchema(this.#document, next), 0) as JsonSchema;
         definition = {
           // Shared by every tool from here on: frozen, so that none can change another's.
           schema: deepFreeze(schema),
@@ -335,12 +334,12 @@ export class SchemaConverter {
       this.#inProgress.delete(ref);
       return inlined;
     }
-    const name = unescapePointer(match[1] ?? '');
+    const name = tokenName(match[1] ?? '');
     this.#queue(name);
     // Siblings of $ref (allowed in 3.1) are kept next to it, but not OpenAPI's own keywords:
     // `nullable` beside a $ref (a common 3.0 idiom) means the referenced schema, or null.
     const siblings = Object.fromEntries(Object.entries(source).filter(([k]) => k !== '$ref' && !NOT_SCHEMA.has(k)));
-    const pointer = { $ref: `#/$defs/${name.replaceAll('~', '~0').replaceAll('/', '~1')}`, ...siblings };
+    const pointer = { $ref: defRef(name), ...siblings };
     if (this.#loose) return nullable(pointer);
     return source.nullable === true ? { anyOf: [pointer, { type: 'null' }] } : pointer;
   }
@@ -352,12 +351,12 @@ export class SchemaConverter {
  */
 function refusePureCycle(document: unknown, name: string): void {
   const chain = [name];
-  let node = resolvePointer(document, `#/components/schemas/${escapePointer(name)}`);
+  let node = componentSchema(document, name);
   while (typeof node === 'object' && node !== null && typeof (node as { $ref?: unknown }).$ref === 'string') {
     const ref = (node as { $ref: string }).$ref;
     const next = SCHEMA_REF.exec(ref);
     if (!next) return;
-    const nextName = unescapePointer(next[1] ?? '');
+    const nextName = tokenName(next[1] ?? '');
     if (chain.includes(nextName)) {
       throw new SpecError(`$ref cycle with no schema in it: ${[...chain, nextName].join(' -> ')}`);
     }
@@ -367,8 +366,16 @@ function refusePureCycle(document: unknown, name: string): void {
   }
 }
 
-function escapePointer(name: string): string {
-  return name.replaceAll('~', '~0').replaceAll('/', '~1');
+/**
+ * `components.schemas[name]`, looked up by the name itself: a name read from a `$ref` is
+ * already unescaped, and spelling it back into a pointer to follow it would decode it twice.
+ */
+function componentSchema(document: unknown, name: string): unknown {
+  const schemas = (document as { components?: { schemas?: unknown } }).components?.schemas;
+  if (typeof schemas !== 'object' || schemas === null || !Object.hasOwn(schemas, name)) {
+    throw new SpecError(`$ref '#/components/schemas/${pointerToken(name)}' points nowhere`);
+  }
+  return (schemas as Record<string, unknown>)[name];
 }
 
 /** A pattern quoted in a message, cut to a readable length. */
@@ -403,8 +410,7 @@ export function withoutNull(schema: JsonSchema): JsonSchema {
 export function targetOf(schema: JsonSchema, defs: Map<string, JsonSchema>): JsonSchema {
   let current = schema;
   for (let i = 0; i < 32 && typeof current.$ref === 'string'; i++) {
-    const name = current.$ref.replace('#/$defs/', '').replaceAll('~1', '/').replaceAll('~0', '~');
-    const next = defs.get(name);
+    const next = current.$ref.startsWith(DEFS) ? defs.get(defName(current.$ref)) : undefined;
     if (!next) break;
     current = next;
   }

@@ -5,14 +5,13 @@
 // many as fit) and a reference to any other becomes a schema that takes any value, named by
 // its description. The gateway checks less deep inside such a value; the upstream still checks
 // all of it, and the model still learns the shape of what is near the top.
+import { DEFS, defName } from './json-pointer.js';
 import { byCodeUnit, type DroppedPart, deepFreeze, type JsonSchema } from './json-schema.js';
 
 export const DEFAULT_MAX_SCHEMA_BYTES = 64 * 1024;
 /** The range MAX_SCHEMA_BYTES may be set in. */
 export const MIN_SCHEMA_BYTES = 1024;
 export const MAX_SCHEMA_BYTES_LIMIT = 16 * 1024 * 1024;
-
-const DEFS = '#/$defs/';
 
 /** Keys whose values are data, not schemas: a `$ref` inside them is not a reference. */
 const VALUES = new Set(['enum', 'const', 'default', 'examples', 'example']);
@@ -41,11 +40,6 @@ const sizes = new WeakMap<object, number>();
 const links = new WeakMap<object, Links>();
 /** A definition's bytes as an entry of `$defs` (its name too), by the definition: one name each. */
 const entries = new WeakMap<object, { name: string; bytes: number }>();
-
-const nameOf = (ref: string) => {
-  const name = ref.slice(DEFS.length);
-  return name.includes('~') ? name.replaceAll('~1', '/').replaceAll('~0', '~') : name;
-};
 
 /** Bytes of UTF-8, as the limit says (a description in Chinese is three a character). */
 const utf8Bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
@@ -96,7 +90,7 @@ function linksOf(schema: object): Links {
     eachSchema(schema, (node) => {
       if (typeof node.$ref === 'string' && node.$ref.startsWith(DEFS)) {
         found.occurrences++;
-        const name = nameOf(node.$ref);
+        const name = defName(node.$ref);
         if (!seen.has(name)) {
           seen.add(name);
           found.refs.push(name);
@@ -127,7 +121,7 @@ interface Kept {
 function cut(schema: unknown, k: Kept): { out: unknown; changed: boolean } {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { out: schema, changed: false };
   const source = schema as Record<string, unknown>;
-  const ref = typeof source.$ref === 'string' && source.$ref.startsWith(DEFS) ? nameOf(source.$ref) : undefined;
+  const ref = typeof source.$ref === 'string' && source.$ref.startsWith(DEFS) ? defName(source.$ref) : undefined;
   if (ref !== undefined && !k.kept.has(ref)) {
     const { $ref: _ref, ...siblings } = source;
     const rest = cut(siblings, k).out as Record<string, unknown>;
