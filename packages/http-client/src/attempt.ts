@@ -169,10 +169,14 @@ export async function sendAttempt(
       bytesReceived,
       idempotencyKey: call.idempotencyKey ?? null,
       requestId: requestId ?? null,
-      ...(resumedFrom === undefined ? {} : { resumedFrom }),
-      ...(hedgeAfterMs === undefined ? {} : { hedgeAfterMs }),
-      ...(ids ? { traceId: ids.traceId, spanId: ids.spanId } : {}),
     };
+    // Set only when there (not spread from an empty object: one object less per attempt).
+    if (resumedFrom !== undefined) entry.resumedFrom = resumedFrom;
+    if (hedgeAfterMs !== undefined) entry.hedgeAfterMs = hedgeAfterMs;
+    if (ids) {
+      entry.traceId = ids.traceId;
+      entry.spanId = ids.spanId;
+    }
     settings.ledger?.add(entry);
     call.ledger?.add(entry);
     // A hedge's latency counts from when its call began, not from when it went: counted from its

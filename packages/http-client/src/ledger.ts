@@ -98,17 +98,20 @@ function add(totals: Totals, record: AttemptRecord): void {
  */
 export class Ledger extends EventEmitter<{ entry: [LedgerEntry] }> {
   readonly #entries: LedgerEntry[] = [];
+  /** The attempts among the entries, kept as they come: asked for several times per tool call, never filtered again. */
+  readonly #attempts: AttemptRecord[] = [];
 
   get entries(): readonly LedgerEntry[] {
     return this.#entries;
   }
 
-  get attempts(): AttemptRecord[] {
-    return this.#entries.filter((e): e is AttemptRecord => e.kind === 'attempt');
+  get attempts(): readonly AttemptRecord[] {
+    return this.#attempts;
   }
 
   add(entry: LedgerEntry): void {
     this.#entries.push(entry);
+    if (entry.kind === 'attempt') this.#attempts.push(entry);
     this.emit('entry', entry);
   }
 

@@ -216,7 +216,8 @@ export class ToolCalls implements ToolService {
     return ended.answer;
   }
 
-  async #run(request: ToolCallRequest): Promise<Ended> {
+  /** Not async: only an operation's call waits (an async frame less per call; a refusal throws here, in the caller's try). */
+  #run(request: ToolCallRequest): Ended | Promise<Ended> {
     const { params, revision } = request;
     const f = features(revision);
     const name = params?.name;
@@ -322,7 +323,9 @@ export class ToolCalls implements ToolService {
     try {
       // A lease outlasts the wait for a person's approval too, so a repeat meanwhile waits.
       const waitMs = approval ? this.#approvals.ttlMs : 0;
-      begun = await this.#writes.begin(tool, args, key, request.caller, deadlineMs, waitMs);
+      const beginning = this.#writes.begin(tool, args, key, request.caller, deadlineMs, waitMs);
+      // A read or a call without a key is planned at once: nothing to wait for.
+      begun = beginning instanceof Promise ? await beginning : beginning;
     } catch {
       return refused(storeDown(tool), f.argumentErrorsAsResults);
     }

@@ -55,6 +55,11 @@ export interface WriteRefusal {
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** A keyed call that does not go upstream: a stored result to replay, or a refusal. */
+type Begun = { replay: Record<string, unknown> } | { refusal: WriteRefusal };
+/** The plan of a read or of a call without a key (shared: nothing ever changes a plan). */
+const NOTHING_TO_DO: WritePlan = Object.freeze({ by: 'none' });
+
 /** The key in a tools/call's `_meta`, checked; undefined without one. */
 export function keyOf(meta: Record<string, unknown>): string | undefined {
   const key = meta[IDEMPOTENCY_KEY_META];
@@ -83,7 +88,7 @@ export class Writes {
    * What a call with this key does: nothing for a read or without a key; the upstream's key; or
    * the gateway's lease, taken here (a refusal, or a stored result to replay, when it is held).
    */
-  async begin(
+  begin(
     tool: Tool,
     args: Record<string, unknown>,
     key: string | undefined,
@@ -91,8 +96,20 @@ export class Writes {
     deadlineMs: number,
     /** More time the call may wait before it goes upstream (a person's approval). */
     waitMs = 0,
-  ): Promise<WritePlan | { replay: Record<string, unknown> } | { refusal: WriteRefusal }> {
-    if (key === undefined || tool.annotations.readOnlyHint) return { by: 'none' };
+  ): WritePlan | Promise<WritePlan | Begun> {
+    // Most calls: planned at once, without the async frame and promise of the keyed path.
+    if (key === undefined || tool.annotations.readOnlyHint) return NOTHING_TO_DO;
+    return this.#begin(tool, args, key, caller, deadlineMs, waitMs);
+  }
+
+  async #begin(
+    tool: Tool,
+    args: Record<string, unknown>,
+    key: string,
+    caller: Caller | undefined,
+    deadlineMs: number,
+    waitMs: number,
+  ): Promise<WritePlan | Begun> {
     const owner = caller?.subject ?? '';
     // Scoped to the caller and the tool: the same key from another caller is another write.
     const id = digest(`${owner}\0${tool.name}\0${key}`);
