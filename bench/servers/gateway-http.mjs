@@ -4,6 +4,8 @@
 // the upstream called as the user with UPSTREAM_IDENTITY=exchange, OAUTH_EXCHANGE_CLIENT_SECRET and UPSTREAM_AUDIENCE (14);
 // room for every keyed write with IDEMPOTENCY_MAX_KEYS_PER_CALLER (15).
 // Usage: node servers/gateway-http.mjs UPSTREAM_URL UPSTREAM_KEY TOKEN [OPENAPI_FILE] -> prints the /mcp URL.
+// First, as the mcp-gateway command does: its V8 settings (apps/mcp-gateway/src/runtime-flags.ts).
+import '@agentwire/mcp-gateway/runtime-flags';
 import { createGateway, oauthSettingsOf, serveHttp } from '@agentwire/mcp-gateway';
 import { startTracing } from '@agentwire/telemetry';
 

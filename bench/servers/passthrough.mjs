@@ -2,6 +2,8 @@
 // same upstream request with undici, and wraps the body as text content. No MCP, no sessions,
 // no validation, no retries. It knows the tools the comparison calls: office_days and
 // list_emails (with its limit). Usage: node servers/passthrough.mjs UPSTREAM_URL KEY -> /mcp URL.
+// The gateway's V8 settings (apps/mcp-gateway/src/runtime-flags.ts), so the two differ only in their code.
+import '@agentwire/mcp-gateway/runtime-flags';
 import Fastify from 'fastify';
 import { request } from 'undici';
 

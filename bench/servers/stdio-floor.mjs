@@ -3,6 +3,8 @@
 // nothing else: no validation, no sessions, no retries, no _meta. What a stdio server cannot
 // avoid is here (two pipe reads and writes a call, the JSON, the upstream request), so the
 // gateway's CPU beyond it is its own work. Upstream from UPSTREAM_URL and UPSTREAM_API_KEY.
+// The gateway's V8 settings (apps/mcp-gateway/src/runtime-flags.ts), so the two differ only in their code.
+import '@agentwire/mcp-gateway/runtime-flags';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 

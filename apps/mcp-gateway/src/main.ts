@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: V8 settings that must hold before anything else allocates (runtime-flags.ts says why).
+import './runtime-flags.js';
 import { randomUUID } from 'node:crypto';
 import { watch } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
