@@ -11,7 +11,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gatewaySession, mcpHeaders, sessionHeaders } from './lib/shared-servers.mjs';
+import { fetchRunner, gatewaySession, mcpHeaders, sessionHeaders } from './lib/shared-servers.mjs';
 import { cpuMicros, runJson, startProcess } from './lib/util.mjs';
 
 const dash = process.argv.indexOf('--');
@@ -39,13 +39,7 @@ const key = 'k'.repeat(32);
 const token = 't'.repeat(32);
 const out = join(tmpdir(), `agentwire-allocations-${process.pid}.json`);
 const api = await startProcess('servers/toy-api.mjs', [key]);
-const runner = {
-  token,
-  async http(url, init) {
-    const response = await fetch(url, init);
-    return { status: response.status, headers: Object.fromEntries(response.headers), text: await response.text() };
-  },
-};
+const runner = fetchRunner(token);
 const target = await startProcess(
   SERVERS[serverName],
   serverName === 'gateway' ? [api.line, key, token] : [api.line, key],

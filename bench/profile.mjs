@@ -15,7 +15,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GATEWAY_BIN } from '@agentwire/mcp-gateway';
-import { gatewaySession, mcpHeaders, sessionHeaders } from './lib/shared-servers.mjs';
+import { fetchRunner, gatewaySession, mcpHeaders, sessionHeaders } from './lib/shared-servers.mjs';
 import { cpuMicros, runJson, startProcess } from './lib/util.mjs';
 
 const SERVERS = {
@@ -56,14 +56,7 @@ const key = 'k'.repeat(32);
 const token = 't'.repeat(32);
 const dir = mkdtempSync(join(tmpdir(), 'agentwire-profile-'));
 const api = await startProcess('servers/toy-api.mjs', [key]);
-// The same runner surface the shared helpers use, reduced to what they need here.
-const runner = {
-  token,
-  async http(url, init) {
-    const response = await fetch(url, init);
-    return { status: response.status, headers: Object.fromEntries(response.headers), text: await response.text() };
-  },
-};
+const runner = fetchRunner(token);
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: payload });
 // The toy API's GET /emails as it answers it, for the bare route to serve.
 const emailsFile = join(dir, 'emails.json');

@@ -30,6 +30,17 @@ export function bareEmails(runner) {
   });
 }
 
+/** The runner surface the helpers here use (its token and `http`), over fetch: for a script outside run.mjs. */
+export function fetchRunner(token) {
+  return {
+    token,
+    async http(url, init) {
+      const response = await fetch(url, init);
+      return { status: response.status, headers: Object.fromEntries(response.headers), text: await response.text() };
+    },
+  };
+}
+
 /** Initializes a 2025-11-25 session on a gateway; resolves with its id. */
 export async function gatewaySession(runner, url) {
   const init = await runner.http(url, {
