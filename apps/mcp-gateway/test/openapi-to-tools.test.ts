@@ -661,11 +661,29 @@ describe('schema names a JSON pointer must escape', () => {
   });
 
   it('refuses a pointer to a name the document does not hold, even one every object inherits', () => {
-    for (const ref of ['#/components/schemas/constructor', '#/components/schemas/__proto__', '#/paths/toString']) {
+    const refs = [
+      '#/components/schemas/constructor',
+      '#/components/schemas/__proto__',
+      '#/paths/toString',
+      // Of an array, its indexes only.
+      '#/components/schemas/Pet%20Owner/required/length',
+      '#/components/schemas/Pet%20Owner/required/01',
+    ];
+    for (const ref of refs) {
       const { tools, problems } = openApiToTools(document(() => ref));
       expect(tools, ref).toEqual([]);
       expect(problems, ref).toEqual([`POST /things (put_things): $ref '${ref}' points nowhere`]);
     }
+  });
+
+  it('refuses a name no reference can carry (a lone surrogate), saying so', () => {
+    const lone = document(() => '#/components/schemas/\uD800');
+    (lone.components.schemas as Record<string, unknown>)['\uD800'] = { type: 'object' };
+    const { tools, problems } = openApiToTools(lone);
+    expect(tools).toEqual([]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('holds a lone surrogate (half of a UTF-16 pair)');
+    expect(problems[0]).toContain('rename the schema');
   });
 
   it('names a definition cut for size by its own name', () => {

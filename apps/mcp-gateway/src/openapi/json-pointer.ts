@@ -12,13 +12,19 @@ const ENCODED = /(?:%[0-9A-Fa-f]{2})+/g;
 
 export const DEFS = '#/$defs/';
 
+/** A code point matched alone that is one code unit in the surrogate range: half of a pair, alone. */
 const isLoneSurrogate = (c: string) => c.length === 1 && c >= '\uD800' && c <= '\uDFFF';
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** Whether a name is Unicode text (no lone surrogate), so that a reference can carry it. */
+export const wellFormed = (name: string) => !LONE_SURROGATE.test(name);
 
 /** `name` as a token of a pointer in a URI fragment. */
 export function pointerToken(name: string): string {
   const token = name.includes('~') || name.includes('/') ? name.replaceAll('~', '~0').replaceAll('/', '~1') : name;
   if (AS_ITSELF.test(token)) return token;
-  // A lone surrogate (a code point matched alone is one code unit) has no UTF-8: U+FFFD, as a JSON encoder writes it.
+  // A lone surrogate has no UTF-8, so no reference can name it (the converter refuses such a
+  // name, wellFormed below); here, for a message only, it is written as U+FFFD.
   return token.replace(NOT_AS_ITSELF, (c) => (isLoneSurrogate(c) ? '%EF%BF%BD' : encodeURIComponent(c)));
 }
 

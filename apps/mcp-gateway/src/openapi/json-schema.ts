@@ -5,7 +5,7 @@
 
 import { MAX_PATTERN_COST, patternCost, patternProblem } from '@agentwire/schemas/validation';
 import type { JsonSchema } from '../tools/tool.js';
-import { DEFS, defName, defRef, pointerToken, tokenName } from './json-pointer.js';
+import { DEFS, defName, defRef, pointerToken, tokenName, wellFormed } from './json-pointer.js';
 
 export type { JsonSchema };
 
@@ -72,6 +72,8 @@ export class SpecError extends Error {
 }
 
 const SCHEMA_REF = /^#\/components\/schemas\/([^/]+)$/;
+/** An array index in a JSON pointer: no sign, no leading zero (RFC 6901). */
+const INDEX = /^(?:0|[1-9][0-9]*)$/;
 
 /** Follows a local JSON pointer (`#/components/...`) in the document. */
 export function resolvePointer(document: unknown, ref: string): unknown {
@@ -80,8 +82,10 @@ export function resolvePointer(document: unknown, ref: string): unknown {
   for (const part of ref.slice(1).split('/').filter(Boolean)) {
     if (typeof node !== 'object' || node === null) throw new SpecError(`$ref '${ref}' points nowhere`);
     const key = tokenName(part);
-    // Own keys only: `#/components/schemas/constructor` is not Object's constructor.
-    if (!Object.hasOwn(node, key)) throw new SpecError(`$ref '${ref}' points nowhere`);
+    // Own keys only (`#/components/schemas/constructor` is not Object's constructor), and of an
+    // array its indexes only (not `length`).
+    const held = Array.isArray(node) ? INDEX.test(key) && Number(key) < node.length : Object.hasOwn(node, key);
+    if (!held) throw new SpecError(`$ref '${ref}' points nowhere`);
     node = (node as Record<string, unknown>)[key];
   }
   if (node === undefined) throw new SpecError(`$ref '${ref}' points nowhere`);
@@ -178,8 +182,9 @@ export class SchemaConverter {
     // entry of $defs, so its nesting counts from its own top, and a long chain of references
     // (AWS and Azure specs have chains past 64) costs no stack.
     // Per tool, Stripe's 484 definitions each pass here for inputs and again for answers: the
-    // lookup is by name in a map of its own kind, and the pointer is spelled only for a
-    // definition converted now (Stripe's spec, median of three fresh processes: 420 -> 378 ms).
+    // lookup is by name in a map of its own kind, and a definition converted now is found by its
+    // name in the document, with no pointer spelled (Stripe's spec, median of three fresh
+    // processes: 420 -> 378 ms).
     const known = this.#loose ? this.#patterns.definitions.loose : this.#patterns.definitions.strict;
     for (let next = this.#pending.shift(); next !== undefined; next = this.#pending.shift()) {
       let definition = known.get(next);
@@ -335,6 +340,11 @@ export class SchemaConverter {
       return inlined;
     }
     const name = tokenName(match[1] ?? '');
+    if (!wellFormed(name)) {
+      throw new SpecError(
+        `$ref '${ref}' names a schema whose name holds a lone surrogate (half of a UTF-16 pair): no reference in a tool's schema can carry it; rename the schema`,
+      );
+    }
     this.#queue(name);
     // Siblings of $ref (allowed in 3.1) are kept next to it, but not OpenAPI's own keywords:
     // `nullable` beside a $ref (a common 3.0 idiom) means the referenced schema, or null.
