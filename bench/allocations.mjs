@@ -6,9 +6,10 @@
 // --by-function adds the top allocating functions (V8's sampling heap profiler, garbage
 // included); --survivors the top functions whose objects outlived a young collection.
 // Extra node flags for the server after `--`, e.g. `-- --max-semi-space-size=32`.
-// Usage: node bench/allocations.mjs [gateway|passthrough] [office_days|emails-2|emails-50] [CALLS]
+// toy-api and bare (comparison 1's sides) take GET /emails instead, the payload ignored.
+// Usage: node bench/allocations.mjs [gateway|passthrough|toy-api|bare] [office_days|emails-2|emails-50] [CALLS]
 //          [--by-function | --survivors] [-- NODE_FLAGS...]   (run `pnpm build` first)
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetchRunner, gatewaySession, mcpHeaders, sessionHeaders } from './lib/shared-servers.mjs';
@@ -21,7 +22,12 @@ const sample = ours.includes('--by-function') ? 'all' : ours.includes('--survivo
 const [serverName = 'gateway', payloadName = 'office_days', callsArg = '20000'] = ours.filter(
   (a) => !a.startsWith('--'),
 );
-const SERVERS = { gateway: 'servers/gateway-http.mjs', passthrough: 'servers/passthrough.mjs' };
+const SERVERS = {
+  gateway: 'servers/gateway-http.mjs',
+  passthrough: 'servers/passthrough.mjs',
+  'toy-api': 'servers/toy-api.mjs',
+  bare: 'servers/bare-json.mjs',
+};
 const PAYLOADS = {
   office_days: { name: 'office_days', arguments: { employee_id: 'e-05' } },
   'emails-2': { name: 'list_emails', arguments: { limit: 2 } },
@@ -30,7 +36,7 @@ const PAYLOADS = {
 const calls = Number(callsArg);
 if (!SERVERS[serverName] || !PAYLOADS[payloadName] || !Number.isInteger(calls) || calls < 1000) {
   console.error(
-    'usage: node bench/allocations.mjs [gateway|passthrough] [office_days|emails-2|emails-50] [CALLS >= 1000] [--by-function | --survivors] [-- NODE_FLAGS...]',
+    'usage: node bench/allocations.mjs [gateway|passthrough|toy-api|bare] [office_days|emails-2|emails-50] [CALLS >= 1000] [--by-function | --survivors] [-- NODE_FLAGS...]',
   );
   process.exit(2);
 }
@@ -40,18 +46,32 @@ const token = 't'.repeat(32);
 const out = join(tmpdir(), `agentwire-allocations-${process.pid}.json`);
 const api = await startProcess('servers/toy-api.mjs', [key]);
 const runner = fetchRunner(token);
-const target = await startProcess(
-  SERVERS[serverName],
-  serverName === 'gateway' ? [api.line, key, token] : [api.line, key],
-  {
-    nodeArgs: [...nodeFlags, '--import', new URL('./lib/gc-probe.mjs', import.meta.url).href],
-    env: { ALLOC_OUT: out, ...(sample ? { ALLOC_SAMPLE: sample } : {}) },
-  },
-);
-const headers =
-  serverName === 'gateway' ? sessionHeaders(runner, await gatewaySession(runner, target.line)) : mcpHeaders;
-const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: PAYLOADS[payloadName] });
-const options = { url: target.line, method: 'POST', headers, body, connections: 32, rejectIsError: true };
+const emails = join(tmpdir(), `agentwire-allocations-${process.pid}-emails.json`);
+if (serverName === 'bare') {
+  // The toy API's own answer, for the bare route to serve (as comparison 1 does).
+  const page = await fetch(`${api.line}/emails`, { headers: { authorization: `Bearer ${key}` } });
+  writeFileSync(emails, await page.text());
+}
+const serverArgs = {
+  gateway: [api.line, key, token],
+  passthrough: [api.line, key],
+  'toy-api': [key],
+  bare: [emails],
+}[serverName];
+const target = await startProcess(SERVERS[serverName], serverArgs, {
+  nodeArgs: [...nodeFlags, '--import', new URL('./lib/gc-probe.mjs', import.meta.url).href],
+  env: { ALLOC_OUT: out, ...(sample ? { ALLOC_SAMPLE: sample } : {}) },
+});
+let options;
+if (serverName === 'toy-api' || serverName === 'bare') {
+  const auth = { authorization: `Bearer ${key}` };
+  options = { url: `${target.line}/emails`, method: 'GET', headers: auth, connections: 32, rejectIsError: true };
+} else {
+  const headers =
+    serverName === 'gateway' ? sessionHeaders(runner, await gatewaySession(runner, target.line)) : mcpHeaders;
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: PAYLOADS[payloadName] });
+  options = { url: target.line, method: 'POST', headers, body, connections: 32, rejectIsError: true };
+}
 await runJson('clients/autocannon.mjs', { ...options, amount: 3000 }); // warm up: the JIT, the pools
 
 process.kill(target.pid, 'SIGUSR2');
@@ -72,6 +92,7 @@ for (let i = 0; i < 100 && !written; i++) {
 await target.stop();
 await api.stop();
 rmSync(out, { force: true });
+rmSync(emails, { force: true });
 const failed = result.non2xx + result.errors + result.timeouts + result.mismatches;
 if (!written || failed > 0) throw new Error(`no GC record, or ${failed} of ${result.total} calls failed`);
 
