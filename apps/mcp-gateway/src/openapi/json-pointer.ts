@@ -12,8 +12,7 @@ const ENCODED = /(?:%[0-9A-Fa-f]{2})+/g;
 
 export const DEFS = '#/$defs/';
 
-/** A code point matched alone that is one code unit in the surrogate range: half of a pair, alone. */
-const isLoneSurrogate = (c: string) => c.length === 1 && c >= '\uD800' && c <= '\uDFFF';
+/** Under the u flag, a surrogate matches only when it stands alone: half of a pair. */
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 /** Whether a name is Unicode text (no lone surrogate), so that a reference can carry it. */
@@ -25,7 +24,7 @@ export function pointerToken(name: string): string {
   if (AS_ITSELF.test(token)) return token;
   // A lone surrogate has no UTF-8, so no reference can name it (the converter refuses such a
   // name, wellFormed below); here, for a message only, it is written as U+FFFD.
-  return token.replace(NOT_AS_ITSELF, (c) => (isLoneSurrogate(c) ? '%EF%BF%BD' : encodeURIComponent(c)));
+  return token.replace(NOT_AS_ITSELF, (c) => (wellFormed(c) ? encodeURIComponent(c) : '%EF%BF%BD'));
 }
 
 /**

@@ -536,24 +536,17 @@ function describeError(error: HttpClientError, said?: string): string {
 
 /**
  * The upstream report (packages/schemas: UpstreamReport) of one call, from its ledger. Made for
- * every call (metrics read it), so in one pass over the attempts: the totals, the ids and the
- * log together, and no empty object spread for an absent hedge or span (`#result`, which makes
- * it, was the fourth largest allocator of a call; `node bench/allocations.mjs --by-function`).
+ * every call (metrics read it): the totals as the ledger counts them, then the ids and the log in
+ * one pass, with no empty object spread for an absent hedge or span (`#result`, which makes it,
+ * was the fourth largest allocator of a call; `node bench/allocations.mjs --by-function`).
  */
 function upstreamMeta(ledger: Ledger, started: number, status: number | null): UpstreamReport {
+  const totals = ledger.totals();
   const attempts = ledger.attempts;
-  let retries = 0;
-  let waitMs = 0;
-  let bytesSent = 0;
-  let bytesReceived = 0;
   let hedgeWon = false;
   const requestIds: string[] = [];
   const attemptLog: UpstreamAttemptReport[] = [];
   for (const a of attempts) {
-    if (a.attempt > 1) retries++;
-    if (a.waitReason) waitMs += a.waitMs;
-    bytesSent += a.bytesSent;
-    bytesReceived += a.bytesReceived;
     if (a.requestId !== null) requestIds.push(a.requestId);
     const line: UpstreamAttemptReport = {
       attempt: a.attempt,
@@ -579,11 +572,11 @@ function upstreamMeta(ledger: Ledger, started: number, status: number | null): U
   }
   const report: UpstreamReport = {
     status,
-    attempts: attempts.length,
-    retries,
-    waitMs,
-    bytesSent,
-    bytesReceived,
+    attempts: totals.requests,
+    retries: totals.retries,
+    waitMs: totals.waitMs.backoff + totals.waitMs.retry_after + totals.waitMs.sse_retry,
+    bytesSent: totals.bytesSent,
+    bytesReceived: totals.bytesReceived,
     durationMs: Math.round(performance.now() - started),
     requestIds,
     attemptLog,
