@@ -235,12 +235,15 @@ export async function sendAttempt(
   let requestId: string | undefined;
   let handedOver = false;
   try {
-    const response = await loadUndici().request(call.target, {
+    // The dispatcher itself, not undici's request(url, options), which parses the URL again and
+    // copies the options into a new object before it calls the same method.
+    const response = await ctx.dispatcher().request({
+      origin: call.origin,
+      path: call.pathAndQuery,
       method: call.method as Dispatcher.HttpMethod,
       headers: span ? headersWithContext(call, span) : call.headers,
       body: call.body ?? null,
       signal: controller,
-      dispatcher: ctx.dispatcher(),
     });
     status = response.statusCode;
     requestId = firstHeader(response.headers, 'request-id');

@@ -17,11 +17,13 @@ export interface Call {
   route: string;
   url: string;
   /**
-   * The URL parsed once, for undici, which parses a string it is given again (and for the
-   * attempt's span). Never changed after the call is made (bench/instructions.mjs, the gateway:
-   * 411 -> 405 k instructions per call).
+   * The URL parsed once (for the attempt's span); the attempt sends `origin` and `pathAndQuery`
+   * to the dispatcher, which would parse a URL it is given again. Never changed after the call
+   * is made.
    */
   target: URL;
+  /** The URL's path and query, as a request line names them. */
+  pathAndQuery: string;
   /** The URL's origin: what breakers and concurrency limits are kept per. */
   origin: string;
   headers: Record<string, string>;
@@ -105,6 +107,7 @@ export function prepareCall(
     route: options.route ?? url.pathname,
     url: url.href,
     target: url,
+    pathAndQuery: url.search ? `${url.pathname}${url.search}` : url.pathname,
     origin: url.origin,
     headers,
     body,
