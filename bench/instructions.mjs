@@ -1,14 +1,15 @@
 // Instructions per call: a server's user-space work per call counted, not timed. Each side runs
 // under Valgrind's callgrind (one thread: `node --single-threaded`, so the compilers and the
 // garbage collector count on it too), warms up with counting off, then counts the instructions
-// of a fixed number of calls made one at a time over one connection. The work of the program
+// of a fixed number of calls made one at a time over one connection (or --in-flight N at a time,
+// over N connections). The work of the program
 // itself (the table's "program" column: everything but compiling and the GC) repeats to within
 // 1% from run to run, where CPU time per call moves 10% on this shared machine: a 1.05x goal can
 // be read at all. The GC is shown apart because it comes in lumps (a full collection falls
 // inside some windows and not others), compiling because it is the warm-up's tail. What counts leave out: the kernel (the socket system calls, the same on both
 // sides), cache misses, and the other processes.
 // Usage: node bench/instructions.mjs [--sides a,b,...] [--payload office_days|emails-2|emails-50]
-//          [--calls 1000] [--warm 10000] [--before REPO_DIR] [--keep DIR]
+//          [--calls 1000] [--warm 10000] [--in-flight 1] [--before REPO_DIR] [--keep DIR]
 //          (the GET sides ignore --payload; --keep saves each side's callgrind dump there, as
 //          LABEL.callgrind, with V8's map of the code it compiled, LABEL.perf-map, for
 //          `node bench/instructions-diff.mjs A B` to say which functions the work is in)
@@ -41,6 +42,7 @@ const { values } = parseArgs({
     warm: { type: 'string', default: '10000' },
     before: { type: 'string' },
     keep: { type: 'string' },
+    'in-flight': { type: 'string', default: '1' },
   },
 });
 const PAYLOADS = {
@@ -62,9 +64,11 @@ const body = PAYLOADS[values.payload];
 if (!body) throw new Error(`--payload must be one of ${Object.keys(PAYLOADS).join(', ')}; got "${values.payload}"`);
 const calls = Number(values.calls);
 const warm = Number(values.warm);
+const inFlight = Number(values['in-flight']);
 for (const [name, n] of [
   ['--calls', calls],
   ['--warm', warm],
+  ['--in-flight', inFlight],
 ]) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of calls, at least 1`);
 }
@@ -157,18 +161,27 @@ async function httpCalls(label, side, child, exited) {
     await post(url, headers, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
   }
   const target = new URL(url);
-  const pool = new Pool(target.origin, { connections: 1 });
+  const pool = new Pool(target.origin, { connections: inFlight });
   const call = side.get
     ? { path: side.get, method: 'GET', headers: { authorization: `Bearer ${key}` } }
     : { path: target.pathname, method: 'POST', headers, body };
-  const run = async (n) => {
-    for (let i = 0; i < n; i++) {
-      const r = await pool.request(call);
-      const text = await r.body.text();
-      if (r.statusCode !== 200 || text.includes('"isError":true')) {
-        throw new Error(`${label}: ${r.statusCode} ${text.slice(0, 200)}`);
-      }
+  const one = async () => {
+    const r = await pool.request(call);
+    const text = await r.body.text();
+    if (r.statusCode !== 200 || text.includes('"isError":true')) {
+      throw new Error(`${label}: ${r.statusCode} ${text.slice(0, 200)}`);
     }
+  };
+  // `inFlight` connections, each making its calls one after another: n calls in all.
+  const run = async (n) => {
+    let left = n;
+    const worker = async () => {
+      while (left > 0) {
+        left--;
+        await one();
+      }
+    };
+    await Promise.all(Array.from({ length: inFlight }, worker));
   };
   run.close = () => pool.close();
   return run;
@@ -272,6 +285,9 @@ try {
   for (const name of values.sides.split(',')) {
     const side = SIDES[name];
     if (!side) throw new Error(`unknown side "${name}"; sides: ${Object.keys(SIDES).join(', ')}`);
+    if (side.stdio && inFlight > 1) {
+      throw new Error(`side "${name}" takes its calls one at a time (stdio); --in-flight applies to the HTTP sides`);
+    }
     const builds = values.before ? [['before', values.before], ['after']] : [[undefined]];
     for (const [build, repo] of builds) {
       const label = build ? `${name} (${build})` : name;
