@@ -58,7 +58,7 @@ export class MemorySessionStore implements SessionBackend {
     return id;
   }
 
-  async get(id: string): Promise<SessionState | undefined> {
+  get(id: string): SessionState | undefined {
     const s = this.#sessions.get(id);
     if (!s) return undefined;
     if (Date.now() - s.lastSeen > this.#idleMs) {

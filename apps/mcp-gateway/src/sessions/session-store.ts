@@ -17,8 +17,11 @@ export interface StoredEvent {
 export interface SessionStore {
   readonly kind: 'memory' | 'redis';
   create(state: SessionState): Promise<string>;
-  /** The session, or undefined when unknown or expired. Refreshes its idle timer. */
-  get(id: string): Promise<SessionState | undefined>;
+  /**
+   * The session, or undefined when unknown or expired. Refreshes its idle timer. A store in this
+   * process may answer at once (no promise: a call's POST then has no await for it).
+   */
+  get(id: string): SessionState | undefined | Promise<SessionState | undefined>;
   update(id: string, state: SessionState): Promise<void>;
   /** True when there was such a session. */
   delete(id: string): Promise<boolean>;

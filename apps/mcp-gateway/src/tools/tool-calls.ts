@@ -189,7 +189,6 @@ export class ToolCalls implements ToolService {
     const served = typeof requested === 'string' ? this.#tools.get(requested) : undefined;
     // A name the caller made up is not a label value: the label set stays the served tools.
     const label = served ? (requested as string) : 'unknown';
-    const seconds = () => (performance.now() - started) / 1000;
     let ended: Ended;
     try {
       ended = await this.#run(request);
@@ -203,14 +202,14 @@ export class ToolCalls implements ToolService {
           : served
             ? 'invalid_arguments'
             : 'unknown_tool';
-      observer.toolCall(label, outcome, seconds());
+      observer.toolCall(label, outcome, (performance.now() - started) / 1000);
       throw error;
     }
     const report = ended.called?.report;
     observer.toolCall(
       label,
       ended.outcome,
-      seconds(),
+      (performance.now() - started) / 1000,
       report ? { name: ended.called?.tool.binding.upstream, report } : undefined,
     );
     return ended.answer;
@@ -389,7 +388,8 @@ export class ToolCalls implements ToolService {
       const answer = approvalAnswer(step, tool);
       if (answer) return { ended: answer };
     }
-    const admission = await this.#admit?.(tool, request.caller);
+    // No await without a quota to ask (an await of undefined still costs a turn of the microtask queue).
+    const admission = this.#admit ? await this.#admit(tool, request.caller) : undefined;
     if (admission?.quota) request.onQuota?.(admission.quota);
     if (admission?.refusal) return { ended: refused(admission.refusal, f.argumentErrorsAsResults) };
     const started = Date.now();

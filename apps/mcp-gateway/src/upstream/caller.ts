@@ -95,6 +95,9 @@ export function forwardHeaderProblem(name: string): string | undefined {
   return undefined;
 }
 
+/** Why a request cannot carry credentials (nothing is then sent), and whether trying again may help. */
+type AuthProblem = { text: string; retryable: boolean };
+
 export class UpstreamCaller {
   readonly #client: HttpClient;
   readonly #apiKey: string | undefined;
@@ -173,7 +176,9 @@ export class UpstreamCaller {
     }
     // Only the operation's own cookie parameters: a caller cannot supply a Cookie header.
     if (cookies.length > 0) headers.cookie = cookies.join('; ');
-    const problem = await this.#authorize(tool, ctx, headers, query);
+    const authorized = this.#authorize(tool, ctx, headers, query);
+    // Only a token exchange waits: the common call takes its answer without an await.
+    const problem = authorized instanceof Promise ? await authorized : authorized;
     if (problem) return errorResult(problem.text, problem.retryable, ledger, started);
     let encoded: EncodedBody;
     try {
@@ -236,12 +241,12 @@ export class UpstreamCaller {
    * (they win over a model's argument, never over the credentials); or says why there are none
    * (nothing is then sent).
    */
-  async #authorize(
+  #authorize(
     tool: Tool,
     ctx: CallContext,
     headers: Record<string, string>,
     query: Record<string, string[]>,
-  ): Promise<{ text: string; retryable: boolean } | undefined> {
+  ): AuthProblem | undefined | Promise<AuthProblem | undefined> {
     for (const name of this.#forward) {
       const value = ctx.headers?.[name];
       if (value === undefined) continue;
@@ -372,11 +377,7 @@ export class UpstreamCaller {
    * identity: exchange: a token for this upstream, for the caller, with the scopes the tool
    * declares, put in Authorization; or why there is none (nothing is then sent upstream).
    */
-  async #userToken(
-    tool: Tool,
-    ctx: CallContext,
-    headers: Record<string, string>,
-  ): Promise<{ text: string; retryable: boolean } | undefined> {
+  async #userToken(tool: Tool, ctx: CallContext, headers: Record<string, string>): Promise<AuthProblem | undefined> {
     const identity = this.#identity as Extract<UpstreamIdentity, { mode: 'exchange' }>;
     const token = ctx.caller?.token;
     if (!token) {

@@ -68,6 +68,11 @@ async function initialize(
   return sendJson(reply, 200, outcome.response, { 'mcp-session-id': sessionId });
 }
 
+/** Stores the session state a request changed (logging/setLevel); nothing to wait for otherwise. */
+function keepSession(ctx: HttpContext, sessionId: string, outcome: Outcome): Promise<void> | undefined {
+  return outcome.kind === 'response' && outcome.session ? ctx.store.update(sessionId, outcome.session) : undefined;
+}
+
 export async function postSession(
   ctx: HttpContext,
   request: FastifyRequest,
@@ -100,7 +105,8 @@ export async function postSession(
       'Bad Request: Mcp-Session-Id header is required (send initialize first to get one)',
     );
   }
-  let session = await ctx.store.get(sessionId);
+  const found = ctx.store.get(sessionId);
+  let session = found instanceof Promise ? await found : found;
   if (!session || !ownsSession(ctx, request, session)) {
     return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
   }
@@ -132,12 +138,6 @@ export async function postSession(
         ctx.log.warn({ err: error, method: n.method }, 'a log notification for the GET stream could not be stored'),
       );
   };
-  const persist = async (outcome: Outcome) => {
-    if (outcome.kind === 'response' && outcome.session) {
-      session = outcome.session;
-      await ctx.store.update(sessionId, session);
-    }
-  };
   const single = requests.length === 1 && !intake.batch ? requests[0] : undefined;
   if (single && metaOf(single.params).progressToken !== undefined) {
     // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
@@ -156,7 +156,7 @@ export async function postSession(
               ctx.questions.ask(sessionId, method, params, signal, (m) => notify(m as JsonRpcNotification))
           : undefined,
       });
-      await persist(outcome);
+      await keepSession(ctx, sessionId, outcome);
       return outcome;
     });
   }
@@ -188,7 +188,7 @@ export async function postSession(
       sendMessage(ctx.log, stream, errorResponse(null, INTERNAL_ERROR, 'Internal error'));
       return undefined;
     }
-    await persist(outcome);
+    await keepSession(ctx, sessionId, outcome);
     if (stream) {
       if (outcome.kind === 'response') sendMessage(ctx.log, stream, outcome.response);
       return undefined;
@@ -200,20 +200,20 @@ export async function postSession(
     }
     return sendJson(reply, 200, outcome.response);
   }
-  const run = (r: JsonRpcRequest) =>
-    runRequest(ctx, r, {
-      session,
-      sessionId,
-      notify: toGetStream,
-      client,
-      headers: request.headers,
-      caller: ctx.callerOf?.(request),
-      reply,
-    });
+  const options = {
+    session,
+    sessionId,
+    notify: toGetStream,
+    client,
+    headers: request.headers,
+    caller: ctx.callerOf?.(request),
+    reply,
+  };
   if (single) {
     // The common call, one request and no batch, straight through.
-    const outcome = await run(single);
-    if (outcome.kind === 'response' && outcome.session) await persist(outcome);
+    const outcome = await runRequest(ctx, single, options);
+    const kept = keepSession(ctx, sessionId, outcome);
+    if (kept) await kept;
     if (client.gone) return reply;
     if (outcome.kind !== 'response') {
       openEventStream(reply);
@@ -222,8 +222,10 @@ export async function postSession(
     return sendJson(reply, 200, outcome.response);
   }
   // A batch's requests run BATCH_CONCURRENCY at a time.
-  const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, run);
-  for (const outcome of outcomes) await persist(outcome);
+  const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, (r: JsonRpcRequest) =>
+    runRequest(ctx, r, options),
+  );
+  for (const outcome of outcomes) await keepSession(ctx, sessionId, outcome);
   const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
   if (client.gone) return reply;
   if (responses.length === 0) {
