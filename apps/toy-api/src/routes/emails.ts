@@ -56,13 +56,18 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         const filters = { urgent, from, date };
         const offset = cursor === undefined ? 0 : decodeCursor(cursor, filters);
         const deleted = await context.store.deletedEmails();
-        const matching = EMAILS.filter(
-          (e) =>
-            (deleted.size === 0 || !deleted.has(e.id)) &&
-            (urgent === undefined || e.urgent === urgent) &&
-            (from === undefined || e.from === from) &&
-            (date === undefined || e.date === date),
-        );
+        // The whole list when nothing filters it (no filter, nothing deleted): the filter's pass
+        // over all 293 emails was 16 k of the API's 311 k instructions a GET /emails.
+        const matching =
+          deleted.size === 0 && urgent === undefined && from === undefined && date === undefined
+            ? EMAILS
+            : EMAILS.filter(
+                (e) =>
+                  (deleted.size === 0 || !deleted.has(e.id)) &&
+                  (urgent === undefined || e.urgent === urgent) &&
+                  (from === undefined || e.from === from) &&
+                  (date === undefined || e.date === date),
+              );
         const data = matching.slice(offset, offset + limit);
         const end = offset + data.length;
         return { data, next_cursor: end < matching.length ? encodeCursor(end, filters) : null };
