@@ -17,9 +17,9 @@ export interface Call {
   route: string;
   url: string;
   /**
-   * The URL parsed once (for the attempt's span); the attempt sends `origin` and `pathAndQuery`
-   * to the dispatcher, which would parse a URL it is given again. Never changed after the call
-   * is made.
+   * The URL parsed once (for the attempt's span); the attempt hands the dispatcher `origin` and
+   * `pathAndQuery`, not a URL for undici's request() to check and copy again. Never changed
+   * after the call is made.
    */
   target: URL;
   /** The URL's path and query, as a request line names them. */
@@ -66,6 +66,11 @@ export function prepareCall(
     throw new TypeError(`path must start with '/', got '${options.path}'`);
   }
   const url = new URL(absoluteUrl ?? `${settings.baseUrl}${options.path}`);
+  // The dispatcher is handed an origin and a path: a Pool or Client bound to one origin would
+  // send any other scheme's path to its own (undici's request(url) used to refuse these).
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`only http: and https: URLs can be requested, got '${url.protocol}' (${url.origin})`);
+  }
   for (const [name, value] of Object.entries(options.query ?? {})) {
     if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, String(item));
     else if (value !== undefined && value !== null) url.searchParams.set(name, String(value));

@@ -184,4 +184,36 @@ describe('the fetch adapter', () => {
     const stream = ledger.attempts.find((r) => r.method === 'GET');
     expect(stream?.status).toBe(200);
   });
+
+  it('refuses a URL that is not http(s), even with a dispatcher bound to one origin', async () => {
+    const server = await startServer((_req, res) => json(res, 200, { ok: true }));
+    const { Pool } = await import('undici');
+    const pool = new Pool(server.url);
+    onCleanup(() => pool.close());
+    const http = new HttpClient({ baseUrl: server.url, dispatcher: pool, clock: new FakeClock() });
+    await expect(http.fetch('ftp://other.example/o?x=1')).rejects.toThrow(
+      /only http: and https: URLs can be requested, got 'ftp:'/,
+    );
+    expect(server.hits()).toBe(0);
+    expect((await http.fetch(`${server.url}/o?x=1`)).status).toBe(200);
+  });
+
+  it('drives a dispatcher of its own that has dispatch() and no request()', async () => {
+    const server = await startServer((req, res) => json(res, 200, { path: req.url }));
+    const { Agent } = await import('undici');
+    const agent = new Agent();
+    onCleanup(() => agent.close());
+    let dispatched = 0;
+    const bare = {
+      dispatch(options: unknown, handler: unknown) {
+        dispatched++;
+        return agent.dispatch(options as never, handler as never);
+      },
+    };
+    const http = new HttpClient({ baseUrl: `${server.url}/api`, dispatcher: bare as never, clock: new FakeClock() });
+    const response = await http.request({ path: '/x', query: { a: '1' } });
+    expect(response.status).toBe(200);
+    expect(response.data).toEqual({ path: '/api/x?a=1' });
+    expect(dispatched).toBe(1);
+  });
 });

@@ -13,6 +13,14 @@ export interface StoredEvent {
   message: JsonRpcNotification;
 }
 
+/**
+ * Whether a store's answer is still to come: a promise, or any thenable a store of its own may
+ * return (not only this realm's Promise). A store in this process answers at once.
+ */
+export function pending<T>(answer: T | PromiseLike<T>): answer is PromiseLike<T> {
+  return typeof (answer as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
 /** The sessions themselves. */
 export interface SessionStore {
   readonly kind: 'memory' | 'redis';

@@ -57,7 +57,7 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
         const offset = cursor === undefined ? 0 : decodeCursor(cursor, filters);
         const deleted = await context.store.deletedEmails();
         // The whole list when nothing filters it (no filter, nothing deleted): the filter's pass
-        // over all 293 emails was 16 k of the API's 311 k instructions a GET /emails.
+        // over all 293 emails cost 21 k of the API's 311 k instructions a GET /emails.
         const matching =
           deleted.size === 0 && urgent === undefined && from === undefined && date === undefined
             ? EMAILS

@@ -15,7 +15,7 @@ import {
 import { mapLimited, takeIn } from '../../protocol/message-intake.js';
 import type { Outcome } from '../../protocol/messages.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
-import { SessionLimitError } from '../../sessions/session-store.js';
+import { pending, SessionLimitError } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 import { type HttpContext, ownsSession, runRequest, streamAnswer, watchClient } from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
@@ -106,7 +106,7 @@ export async function postSession(
     );
   }
   const found = ctx.store.get(sessionId);
-  let session = found instanceof Promise ? await found : found;
+  let session = pending(found) ? await found : found;
   if (!session || !ownsSession(ctx, request, session)) {
     return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
   }
