@@ -17,7 +17,7 @@ import type { Outcome } from '../../protocol/messages.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { pending, SessionLimitError } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
-import { type HttpContext, ownsSession, runRequest, streamAnswer, watchClient } from './exchange.js';
+import { type HttpContext, ownsSession, type RunOptions, runRequest, streamAnswer, watchClient } from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
 
 /** initialize: one request on its own, without a session id; answers with the new session's id. */
@@ -139,18 +139,23 @@ export async function postSession(
       );
   };
   const single = requests.length === 1 && !intake.batch ? requests[0] : undefined;
+  // What every path runs its requests with; the streaming ones change where messages go.
+  const options: RunOptions = {
+    session,
+    sessionId,
+    notify: toGetStream,
+    client,
+    headers: request.headers,
+    caller: ctx.callerOf?.(request),
+    reply,
+  };
   if (single && metaOf(single.params).progressToken !== undefined) {
     // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
     // Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
     return streamAnswer(ctx, reply, async (notify) => {
       const outcome = await runRequest(ctx, single, {
-        session,
-        sessionId,
+        ...options,
         notify,
-        client,
-        headers: request.headers,
-        caller: ctx.callerOf?.(request),
-        reply,
         ask: session?.elicitation
           ? (method, params, signal) =>
               ctx.questions.ask(sessionId, method, params, signal, (m) => notify(m as JsonRpcNotification))
@@ -172,13 +177,7 @@ export async function postSession(
     let outcome: Outcome;
     try {
       outcome = await runRequest(ctx, single, {
-        session,
-        sessionId,
-        notify: toGetStream,
-        client,
-        headers: request.headers,
-        caller: ctx.callerOf?.(request),
-        reply,
+        ...options,
         ask: (method, params, signal) =>
           ctx.questions.ask(sessionId, method, params, signal, (m) => sendMessage(ctx.log, open(), m)),
       });
@@ -200,15 +199,6 @@ export async function postSession(
     }
     return sendJson(reply, 200, outcome.response);
   }
-  const options = {
-    session,
-    sessionId,
-    notify: toGetStream,
-    client,
-    headers: request.headers,
-    caller: ctx.callerOf?.(request),
-    reply,
-  };
   if (single) {
     // The common call, one request and no batch, straight through.
     const outcome = await runRequest(ctx, single, options);
