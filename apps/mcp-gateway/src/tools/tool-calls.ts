@@ -100,6 +100,21 @@ export interface ToolCallOptions {
   upstreamReport?: UpstreamReportMode | undefined;
 }
 
+/** How one operation call runs, decided from its request before the write is planned. */
+interface RunSettings {
+  approval: boolean;
+  deadlineMs: number;
+  onProgress: ((progress: number, message: string) => void) | undefined;
+  /** Whether a successful result keeps its upstream report (UpstreamReportMode). */
+  report: boolean;
+}
+
+/** A keyed write's answers, for its repeats: the upstream call's own, and the one the caller got. */
+interface Ran {
+  first?: ToolResult | undefined;
+  final?: ToolResult | undefined;
+}
+
 /** What admit says of a call: refused or not, and the quota it was counted against. */
 export interface Admission {
   refusal?: Refusal | undefined;
@@ -288,7 +303,12 @@ export class ToolCalls implements ToolService {
     return answerLocally(this.#tools, tool, args, revision, visible);
   }
 
-  async #callOperation(request: ToolCallRequest, tool: Tool, args: Record<string, unknown>): Promise<Ended> {
+  /**
+   * Not async: a read, or a write the gateway does not keep, goes on to #runWrite without a
+   * frame of its own here (each async frame is about 1 k instructions and 0.4 KB a call); a
+   * refusal of its _meta throws here, in the caller's try.
+   */
+  #callOperation(request: ToolCallRequest, tool: Tool, args: Record<string, unknown>): Ended | Promise<Ended> {
     const f = features(request.revision);
     const m = metaOf(request.params);
     const requested = m[META.deadlineMs];
@@ -318,16 +338,30 @@ export class ToolCalls implements ToolService {
     if (tool.binding.task === 'required' && !request.tasks) return refused(tasksRequired(tool), false);
     const key = keyOf(m);
     const approval = this.#approvals.needed(tool);
-    let begun: Awaited<ReturnType<Writes['begin']>>;
+    const run: RunSettings = { approval, deadlineMs, onProgress, report };
+    const storeIsDown = () => refused(storeDown(tool), f.argumentErrorsAsResults);
+    let beginning: ReturnType<Writes['begin']>;
     try {
       // A lease outlasts the wait for a person's approval too, so a repeat meanwhile waits.
-      const waitMs = approval ? this.#approvals.ttlMs : 0;
-      const beginning = this.#writes.begin(tool, args, key, request.caller, deadlineMs, waitMs);
-      // A read or a call without a key is planned at once: nothing to wait for.
-      begun = beginning instanceof Promise ? await beginning : beginning;
+      beginning = this.#writes.begin(tool, args, key, request.caller, deadlineMs, approval ? this.#approvals.ttlMs : 0);
     } catch {
-      return refused(storeDown(tool), f.argumentErrorsAsResults);
+      return storeIsDown();
     }
+    // A read or a call without a key is planned at once: nothing to wait for.
+    if (beginning instanceof Promise) {
+      return beginning.then((begun) => this.#begun(request, tool, args, begun, run), storeIsDown);
+    }
+    return this.#begun(request, tool, args, beginning, run);
+  }
+
+  /** The write's plan made: a repeat's stored answer, a refusal, or the call itself. */
+  #begun(
+    request: ToolCallRequest,
+    tool: Tool,
+    args: Record<string, unknown>,
+    begun: Awaited<ReturnType<Writes['begin']>>,
+    run: RunSettings,
+  ): Ended | Promise<Ended> {
     if ('replay' in begun) {
       const replayed = begun.replay;
       return { answer: { kind: 'result', result: replayed }, outcome: replayed.isError === true ? 'error' : 'ok' };
@@ -335,43 +369,43 @@ export class ToolCalls implements ToolService {
     if ('refusal' in begun) {
       const { reason, text, retryAfterMs } = begun.refusal;
       const data = { reason, tool: tool.name, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-      return refused({ text, code: WRITE_CONFLICT, data }, f.argumentErrorsAsResults);
+      return refused({ text, code: WRITE_CONFLICT, data }, features(request.revision).argumentErrorsAsResults);
     }
-    const plan = begun;
+    if (begun.by !== 'gateway') return this.#runWrite(request, tool, args, begun, run, {});
+    return this.#keptWrite(request, tool, args, begun, run);
+  }
+
+  /** A keyed write the gateway dedupes: what it answered is kept for its repeats, or the key let go. */
+  async #keptWrite(
+    request: ToolCallRequest,
+    tool: Tool,
+    args: Record<string, unknown>,
+    plan: Extract<WritePlan, { by: 'gateway' }>,
+    run: RunSettings,
+  ): Promise<Ended> {
     // The upstream call's own answer, set as soon as it came (a job it accepted counts as done,
     // even when following it then throws), and the answer the caller got.
-    const ran: { first?: ToolResult | undefined; final?: ToolResult | undefined } = {};
+    const ran: Ran = {};
     try {
-      const ended = await this.#runWrite(request, tool, args, { plan, approval, deadlineMs, onProgress, report }, ran);
-      ran.final = ended.stored;
-      return ended.ended;
+      return await this.#runWrite(request, tool, args, plan, run, ran);
     } finally {
       // Kept for repeats once the call ran; let go when nothing reached the upstream.
-      if (plan.by === 'gateway') await this.#writes.finish(plan, ran.first, ran.final).catch(() => undefined);
+      await this.#writes.finish(plan, ran.first, ran.final).catch(() => undefined);
     }
   }
 
-  /** Approval (when `approval`), admission, then the upstream call; what a keyed write keeps for its repeats. */
+  /**
+   * Approval (when `approval`), admission, then the upstream call. What a keyed write keeps for
+   * its repeats goes in `ran`: the upstream's own answer (`first`) and the caller's (`final`).
+   */
   async #runWrite(
     request: ToolCallRequest,
     tool: Tool,
     args: Record<string, unknown>,
-    {
-      plan,
-      approval,
-      deadlineMs,
-      onProgress,
-      report: sendReport,
-    }: {
-      plan: WritePlan;
-      approval: boolean;
-      deadlineMs: number;
-      onProgress: ((progress: number, message: string) => void) | undefined;
-      /** Whether a successful result keeps its upstream report (UpstreamReportMode). */
-      report: boolean;
-    },
-    ran: { first?: ToolResult | undefined },
-  ): Promise<{ ended: Ended; stored?: ToolResult | undefined }> {
+    plan: WritePlan,
+    { approval, deadlineMs, onProgress, report: sendReport }: RunSettings,
+    ran: Ran,
+  ): Promise<Ended> {
     const f = features(request.revision);
     if (approval) {
       const ask = request.ask;
@@ -386,12 +420,12 @@ export class ToolCalls implements ToolService {
           : undefined,
       });
       const answer = approvalAnswer(step, tool);
-      if (answer) return { ended: answer };
+      if (answer) return answer;
     }
     // No await without a quota to ask (an await of undefined still costs a turn of the microtask queue).
     const admission = this.#admit ? await this.#admit(tool, request.caller) : undefined;
     if (admission?.quota) request.onQuota?.(admission.quota);
-    if (admission?.refusal) return { ended: refused(admission.refusal, f.argumentErrorsAsResults) };
+    if (admission?.refusal) return refused(admission.refusal, f.argumentErrorsAsResults);
     const started = Date.now();
     const result = await this.#upstream.call(tool, args, {
       signal: request.signal,
@@ -408,10 +442,8 @@ export class ToolCalls implements ToolService {
     const unknown = result.outcomeUnknown === true;
     if (request.signal.aborted) {
       const kept = withWriteMeta(this.#finish(tool, result), plan, unknown);
-      return {
-        ended: { answer: { kind: 'cancelled' }, outcome: 'cancelled' },
-        stored: unknown ? { ...kept, outcomeUnknown: true } : kept,
-      };
+      ran.final = unknown ? { ...kept, outcomeUnknown: true } : kept;
+      return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
     }
     const report = result._meta[UPSTREAM_REPORT_KEY];
     if (result.accepted) {
@@ -422,11 +454,8 @@ export class ToolCalls implements ToolService {
         ? await this.tasks.create(tool, result.accepted, request.caller).catch(() => undefined)
         : undefined;
       if (task) {
-        const answer = withWriteMeta(task as unknown as ToolResult, plan, false);
-        return {
-          ended: { answer: { kind: 'result', result: task }, outcome: 'ok', called: { tool, report } },
-          stored: answer,
-        };
+        ran.final = withWriteMeta(task as unknown as ToolResult, plan, false);
+        return { answer: { kind: 'result', result: task }, outcome: 'ok', called: { tool, report } };
       }
       const left = Math.max(0, deadlineMs - (Date.now() - started));
       const followed = shown(
@@ -435,24 +464,20 @@ export class ToolCalls implements ToolService {
         plan,
       );
       logUpstream(request, tool.name, followed, followed._meta[UPSTREAM_REPORT_KEY]);
+      ran.final = followed;
       return {
-        ended: {
-          answer: { kind: 'result', result: followed as unknown as Record<string, unknown> },
-          outcome: followed.isError ? 'error' : 'ok',
-          called: { tool, report: followed._meta[UPSTREAM_REPORT_KEY] ?? report },
-        },
-        stored: followed,
+        answer: { kind: 'result', result: followed as unknown as Record<string, unknown> },
+        outcome: followed.isError ? 'error' : 'ok',
+        called: { tool, report: followed._meta[UPSTREAM_REPORT_KEY] ?? report },
       };
     }
     const answer = shown(this.#finish(tool, result), sendReport, plan, unknown);
     logUpstream(request, tool.name, answer, report);
+    ran.final = unknown ? { ...answer, outcomeUnknown: true } : answer;
     return {
-      ended: {
-        answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
-        outcome: answer.isError ? 'error' : 'ok',
-        called: { tool, report },
-      },
-      stored: unknown ? { ...answer, outcomeUnknown: true } : answer,
+      answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
+      outcome: answer.isError ? 'error' : 'ok',
+      called: { tool, report },
     };
   }
 

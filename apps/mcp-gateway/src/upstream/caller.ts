@@ -117,16 +117,6 @@ export class UpstreamCaller {
   }
 
   async call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
-    const result = await this.#call(tool, args, ctx);
-    const report = result._meta[UPSTREAM_REPORT_KEY];
-    if (report) {
-      report.identity = this.#identity.mode;
-      if (ctx.caller?.subject) report.subject = ctx.caller.subject.slice(0, 255);
-    }
-    return result;
-  }
-
-  async #call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
     const b = tool.binding;
     const ledger = new Ledger();
     const started = performance.now();
@@ -141,7 +131,7 @@ export class UpstreamCaller {
         const segment = pathValue(p, value);
         // '.' and '..' cannot be encoded safely (URL parsers treat %2E%2E as '..'): refused.
         if (segment === '' || segment === '.' || segment === '..') {
-          return errorResult(`path parameter ${p.name} cannot be empty, '.' or '..'`, false, ledger, started);
+          return this.#error(`path parameter ${p.name} cannot be empty, '.' or '..'`, false, ledger, started, ctx);
         }
         path = path.replace(`{${p.name}}`, segment);
       } else if (p.in === 'query') {
@@ -155,11 +145,12 @@ export class UpstreamCaller {
                 ? `it is the operation's own parameter ${name}; set it by that name`
                 : undefined);
             if (refused !== undefined) {
-              return errorResult(
+              return this.#error(
                 `query name '${name}' from argument ${p.arg} is not the model's to set: ${refused}`,
                 false,
                 ledger,
                 started,
+                ctx,
               );
             }
           }
@@ -170,7 +161,7 @@ export class UpstreamCaller {
       } else {
         const text = headerValue(p, value);
         if (/[\r\n]/.test(text))
-          return errorResult(`header ${p.name} must not contain line breaks`, false, ledger, started);
+          return this.#error(`header ${p.name} must not contain line breaks`, false, ledger, started, ctx);
         headers[p.name.toLowerCase()] = text;
       }
     }
@@ -179,12 +170,12 @@ export class UpstreamCaller {
     const authorized = this.#authorize(tool, ctx, headers, query);
     // Only a token exchange waits: the common call takes its answer without an await.
     const problem = authorized instanceof Promise ? await authorized : authorized;
-    if (problem) return errorResult(problem.text, problem.retryable, ledger, started);
+    if (problem) return this.#error(problem.text, problem.retryable, ledger, started, ctx);
     let encoded: EncodedBody;
     try {
       encoded = b.body ? await encodeBody(b.body, args, this.#maxUploadBytes) : undefined;
     } catch (error) {
-      if (error instanceof BodyError) return errorResult(error.message, false, ledger, started);
+      if (error instanceof BodyError) return this.#error(error.message, false, ledger, started, ctx);
       throw error;
     }
     // The caller's key for this write (tools/writes.ts), when the upstream dedupes by one; else a
@@ -230,9 +221,9 @@ export class UpstreamCaller {
       const unsafe = !tool.annotations.idempotentHint && headers['idempotency-key'] === undefined;
       if (unsafe && !tool.annotations.readOnlyHint && ledger.attempts.length > 0 && mayHaveReached(error)) {
         const text = `${describeError(error, 'the request may have reached the API, so whether it took effect is unknown')}: check before repeating it (a read), or call with _meta["agentwire.dev/idempotencyKey"] so a repeat is safe`;
-        return { ...errorResult(text, false, ledger, started), outcomeUnknown: true };
+        return { ...this.#error(text, false, ledger, started, ctx), outcomeUnknown: true };
       }
-      return errorResult(describeError(error), error.retryable, ledger, started);
+      return this.#error(describeError(error), error.retryable, ledger, started, ctx);
     }
   }
 
@@ -291,7 +282,7 @@ export class UpstreamCaller {
       }
       const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5' };
       const problem = await this.#authorize(tool, ctx, headers, where.query);
-      if (problem) return { state: 'done', result: errorResult(problem.text, problem.retryable, ledger, started) };
+      if (problem) return { state: 'done', result: this.#error(problem.text, problem.retryable, ledger, started, ctx) };
       let response: Awaited<ReturnType<HttpClient['request']>>;
       try {
         response = await this.#client.request({
@@ -312,7 +303,7 @@ export class UpstreamCaller {
         // 5xx) says nothing of it, and the next look may.
         if (error instanceof APIError && error.status >= 400 && error.status < 500 && error.status !== 429) {
           const text = `the job's status URL ${where.path} answered: ${describeError(error)}`;
-          return { state: 'done', result: errorResult(text, false, ledger, started) };
+          return { state: 'done', result: this.#error(text, false, ledger, started, ctx) };
         }
         return {
           state: 'working',
@@ -363,7 +354,7 @@ export class UpstreamCaller {
       }
       if (word.word === 'failed') {
         const text = `the upstream job failed (status '${word.said}'): ${failureText(response.data)}`;
-        return { state: 'done', result: errorResult(text, false, ledger, started) };
+        return { state: 'done', result: this.#error(text, false, ledger, started, ctx) };
       }
       if (word.word === 'cancelled') return { state: 'cancelled', message: progressLine(response.data, word.said) };
       return {
@@ -451,6 +442,25 @@ export class UpstreamCaller {
     return this.#result(tool, common.path, 200, data, 'application/json', ctx, ledger, started);
   }
 
+  /**
+   * The upstream report of a call, and who made it: the upstream identity, and the signed-in
+   * caller's subject when there is one. Said here, where every result is made, rather than by
+   * a wrapper around the call (an async frame less a call).
+   */
+  #report(ledger: Ledger, started: number, status: number | null, ctx: CallContext): UpstreamReport {
+    const report = upstreamMeta(ledger, started, status);
+    report.identity = this.#identity.mode;
+    if (ctx.caller?.subject) report.subject = ctx.caller.subject.slice(0, 255);
+    return report;
+  }
+
+  /** A call that failed (or was never sent), as a result the model reads; its report says whether to try again. */
+  #error(text: string, retryable: boolean, ledger: Ledger, started: number, ctx: CallContext): ToolResult {
+    const report = this.#report(ledger, started, ledger.attempts.at(-1)?.status ?? null, ctx);
+    report.retryable = retryable;
+    return { content: [{ type: 'text', text }], isError: true, _meta: { [UPSTREAM_REPORT_KEY]: report } };
+  }
+
   #result(
     tool: Tool,
     path: string,
@@ -462,7 +472,7 @@ export class UpstreamCaller {
     started: number,
     bodyText?: string,
   ): ToolResult {
-    const meta = { [UPSTREAM_REPORT_KEY]: upstreamMeta(ledger, started, status) };
+    const meta = { [UPSTREAM_REPORT_KEY]: this.#report(ledger, started, status, ctx) };
     const type = String((Array.isArray(contentType) ? contentType[0] : contentType) ?? '').split(';')[0] ?? '';
     const result: ToolResult = { content: [], isError: false, _meta: meta };
     if (Buffer.isBuffer(data)) {
@@ -589,18 +599,4 @@ function upstreamMeta(ledger: Ledger, started: number, status: number | null): U
     report.breaker = 'open';
   }
   return report;
-}
-
-function errorResult(text: string, retryable: boolean, ledger: Ledger, started: number): ToolResult {
-  const last = ledger.attempts.at(-1);
-  return {
-    content: [{ type: 'text', text }],
-    isError: true,
-    _meta: {
-      [UPSTREAM_REPORT_KEY]: {
-        ...upstreamMeta(ledger, started, last?.status ?? null),
-        retryable,
-      } satisfies UpstreamReport,
-    },
-  };
 }

@@ -12,8 +12,8 @@ import {
   type JsonRpcRequest,
   SESSION_NOT_FOUND,
 } from '../../protocol/json-rpc.js';
-import { mapLimited, takeIn } from '../../protocol/message-intake.js';
-import type { Outcome } from '../../protocol/messages.js';
+import { type Intake, mapLimited, takeIn } from '../../protocol/message-intake.js';
+import type { Outcome, SessionState } from '../../protocol/messages.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { pending, SessionLimitError } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
@@ -73,13 +73,19 @@ function keepSession(ctx: HttpContext, sessionId: string, outcome: Outcome): Pro
   return outcome.kind === 'response' && outcome.session ? ctx.store.update(sessionId, outcome.session) : undefined;
 }
 
-export async function postSession(
+/**
+ * POST /mcp of a session: the checks, then the session's messages. Not async, nor is what it
+ * hands on to until a path has something to wait for: each path is a small async function of
+ * its own, where one async function for all of them held every path's variables in every
+ * call's frame (0.3 KB a call; bench/allocations.mjs).
+ */
+export function postSession(
   ctx: HttpContext,
   request: FastifyRequest,
   reply: FastifyReply,
   body: unknown,
   versionHeader: string | undefined,
-) {
+): unknown {
   if (versionHeader !== undefined && !(LEGACY_REVISIONS as readonly string[]).includes(versionHeader)) {
     return rpcError(
       reply,
@@ -106,7 +112,19 @@ export async function postSession(
     );
   }
   const found = ctx.store.get(sessionId);
-  let session = pending(found) ? await found : found;
+  if (pending(found)) return found.then((session) => withSession(ctx, request, reply, body, sessionId, session));
+  return withSession(ctx, request, reply, body, sessionId, found);
+}
+
+/** The session found (or not): its owner checked, the body sorted, the bookkeeping done, then the answer. */
+function withSession(
+  ctx: HttpContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: unknown,
+  sessionId: string,
+  session: SessionState | undefined,
+): unknown {
   if (!session || !ownsSession(ctx, request, session)) {
     return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
   }
@@ -114,20 +132,47 @@ export async function postSession(
   // requires a 400 for unsupported ones, checked above); the session's version decides behaviour.
   const intake = takeIn(body, session.protocolVersion, ctx.batchLimits.maxBatchSize);
   if ('refused' in intake) return rpcError(reply, 400, INVALID_REQUEST, intake.refused);
+  if ((intake.initialized && !session.initialized) || intake.cancelled.length > 0 || intake.responses.length > 0) {
+    return settleThenAnswer(ctx, request, reply, sessionId, session, intake);
+  }
+  return answer(ctx, request, reply, sessionId, session, intake);
+}
+
+/** What the notifications and responses of a body say, done before its requests are answered. */
+async function settleThenAnswer(
+  ctx: HttpContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessionId: string,
+  session: SessionState,
+  intake: Intake,
+): Promise<unknown> {
+  let current = session;
   if (intake.initialized && !session.initialized) {
-    session = { ...session, initialized: true };
-    await ctx.store.update(sessionId, session);
+    current = { ...session, initialized: true };
+    await ctx.store.update(sessionId, current);
   }
   // The request may be running on another replica: the bus tells every replica.
   for (const { requestId, reason } of intake.cancelled) await ctx.inFlight.cancel(sessionId, requestId, reason);
   // Answers to the gateway's own questions (elicitation/create) asked on this replica.
   for (const response of intake.responses) ctx.questions.settle(sessionId, response);
+  return answer(ctx, request, reply, sessionId, current, intake);
+}
+
+/** The body's requests answered: on a stream (progress, a question to ask), as JSON, or as a batch. */
+function answer(
+  ctx: HttpContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessionId: string,
+  session: SessionState,
+  intake: Intake,
+): unknown {
   const { requests, invalid } = intake;
   if (requests.length === 0) {
     if (invalid.length > 0) return sendJson(reply, 400, intake.batch ? invalid : invalid[0]);
     return reply.code(202).send();
   }
-
   const client = watchClient(reply);
   // Best effort (a log notification for the GET stream), and never a rejection left unheard: with
   // Redis away it fails, and an unhandled rejection ends the process and every session in it.
@@ -138,7 +183,6 @@ export async function postSession(
         ctx.log.warn({ err: error, method: n.method }, 'a log notification for the GET stream could not be stored'),
       );
   };
-  const single = requests.length === 1 && !intake.batch ? requests[0] : undefined;
   // What every path runs its requests with; the streaming ones change where messages go.
   const options: RunOptions = {
     session,
@@ -149,75 +193,98 @@ export async function postSession(
     caller: ctx.callerOf?.(request),
     reply,
   };
-  if (single && metaOf(single.params).progressToken !== undefined) {
-    // Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
-    // Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
-    return streamAnswer(ctx, reply, async (notify) => {
-      const outcome = await runRequest(ctx, single, {
-        ...options,
-        notify,
-        ask: session?.elicitation
-          ? (method, params, signal) =>
-              ctx.questions.ask(sessionId, method, params, signal, (m) => notify(m as JsonRpcNotification))
-          : undefined,
-      });
-      await keepSession(ctx, sessionId, outcome);
-      return outcome;
+  const single = requests.length === 1 && !intake.batch ? requests[0] : undefined;
+  if (!single) return answerBatch(ctx, reply, sessionId, intake, options);
+  if (metaOf(single.params).progressToken !== undefined) return answerOnStream(ctx, reply, single, options);
+  if (session.elicitation) return answerAsking(ctx, reply, single, options);
+  return answerOne(ctx, reply, single, options);
+}
+
+/** The common call, one request and no batch, straight through: its answer as JSON. */
+async function answerOne(ctx: HttpContext, reply: FastifyReply, single: JsonRpcRequest, options: RunOptions) {
+  const outcome = await runRequest(ctx, single, options);
+  const kept = keepSession(ctx, options.sessionId as string, outcome);
+  if (kept) await kept;
+  if (options.client.gone) return reply;
+  if (outcome.kind !== 'response') {
+    openEventStream(reply);
+    return undefined;
+  }
+  return sendJson(reply, 200, outcome.response);
+}
+
+/**
+ * Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
+ * Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
+ */
+function answerOnStream(ctx: HttpContext, reply: FastifyReply, single: JsonRpcRequest, options: RunOptions) {
+  const { session, sessionId } = options as RunOptions & { session: SessionState; sessionId: string };
+  return streamAnswer(ctx, reply, async (notify) => {
+    const outcome = await runRequest(ctx, single, {
+      ...options,
+      notify,
+      ask: session.elicitation
+        ? (method, params, signal) =>
+            ctx.questions.ask(sessionId, method, params, signal, (m) => notify(m as JsonRpcNotification))
+        : undefined,
     });
-  }
-  if (single && session.elicitation) {
-    // A client that may be asked (a person's approval): the answer is JSON unless a question is
-    // sent, which turns it into an SSE stream: the question, then (after the client POSTs its
-    // answer) the response.
-    let stream: EventStream | undefined;
-    const open = () => {
-      stream ??= openEventStream(reply);
-      return stream;
-    };
-    let outcome: Outcome;
-    try {
-      outcome = await runRequest(ctx, single, {
-        ...options,
-        ask: (method, params, signal) =>
-          ctx.questions.ask(sessionId, method, params, signal, (m) => sendMessage(ctx.log, open(), m)),
-      });
-    } catch (error) {
-      if (!stream) throw error;
-      ctx.log.error({ err: error }, 'request failed');
-      sendMessage(ctx.log, stream, errorResponse(null, INTERNAL_ERROR, 'Internal error'));
-      return undefined;
-    }
     await keepSession(ctx, sessionId, outcome);
-    if (stream) {
-      if (outcome.kind === 'response') sendMessage(ctx.log, stream, outcome.response);
-      return undefined;
-    }
-    if (client.gone) return reply;
-    if (outcome.kind !== 'response') {
-      openEventStream(reply);
-      return undefined;
-    }
-    return sendJson(reply, 200, outcome.response);
+    return outcome;
+  });
+}
+
+/**
+ * A client that may be asked (a person's approval): the answer is JSON unless a question is
+ * sent, which turns it into an SSE stream: the question, then (after the client POSTs its
+ * answer) the response.
+ */
+async function answerAsking(ctx: HttpContext, reply: FastifyReply, single: JsonRpcRequest, options: RunOptions) {
+  const sessionId = options.sessionId as string;
+  let stream: EventStream | undefined;
+  const open = () => {
+    stream ??= openEventStream(reply);
+    return stream;
+  };
+  let outcome: Outcome;
+  try {
+    outcome = await runRequest(ctx, single, {
+      ...options,
+      ask: (method, params, signal) =>
+        ctx.questions.ask(sessionId, method, params, signal, (m) => sendMessage(ctx.log, open(), m)),
+    });
+  } catch (error) {
+    if (!stream) throw error;
+    ctx.log.error({ err: error }, 'request failed');
+    sendMessage(ctx.log, stream, errorResponse(null, INTERNAL_ERROR, 'Internal error'));
+    return undefined;
   }
-  if (single) {
-    // The common call, one request and no batch, straight through.
-    const outcome = await runRequest(ctx, single, options);
-    const kept = keepSession(ctx, sessionId, outcome);
-    if (kept) await kept;
-    if (client.gone) return reply;
-    if (outcome.kind !== 'response') {
-      openEventStream(reply);
-      return undefined;
-    }
-    return sendJson(reply, 200, outcome.response);
+  await keepSession(ctx, sessionId, outcome);
+  if (stream) {
+    if (outcome.kind === 'response') sendMessage(ctx.log, stream, outcome.response);
+    return undefined;
   }
-  // A batch's requests run BATCH_CONCURRENCY at a time.
-  const outcomes = await mapLimited(requests, ctx.batchLimits.batchConcurrency, (r: JsonRpcRequest) =>
+  if (options.client.gone) return reply;
+  if (outcome.kind !== 'response') {
+    openEventStream(reply);
+    return undefined;
+  }
+  return sendJson(reply, 200, outcome.response);
+}
+
+/** A batch's requests, BATCH_CONCURRENCY at a time; the answers together, with the invalid entries'. */
+async function answerBatch(
+  ctx: HttpContext,
+  reply: FastifyReply,
+  sessionId: string,
+  intake: Intake,
+  options: RunOptions,
+) {
+  const outcomes = await mapLimited(intake.requests, ctx.batchLimits.batchConcurrency, (r: JsonRpcRequest) =>
     runRequest(ctx, r, options),
   );
   for (const outcome of outcomes) await keepSession(ctx, sessionId, outcome);
-  const responses = [...invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
-  if (client.gone) return reply;
+  const responses = [...intake.invalid, ...outcomes.flatMap((o) => (o.kind === 'response' ? [o.response] : []))];
+  if (options.client.gone) return reply;
   if (responses.length === 0) {
     // Every request was cancelled: no response may be sent for them, so the answer is an
     // event stream that ends without one (the plugin ends it when the handler returns).
