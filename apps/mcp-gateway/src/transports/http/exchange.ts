@@ -53,7 +53,8 @@ export interface ClientWatch {
 /** Watches the connection of one exchange; a client that leaves before the answer stops its calls. */
 export function watchClient(reply: FastifyReply): ClientWatch {
   const watch: ClientWatch = { gone: false, running: new Set() };
-  reply.raw.once('close', () => {
+  // `on`, not `once`: a response closes once, and once() wraps the listener in two objects more.
+  reply.raw.on('close', () => {
     if (reply.raw.writableFinished) return;
     watch.gone = true;
     for (const cancellation of watch.running) cancellation.abort(new Error('client went away'));
