@@ -75,7 +75,9 @@ export function prepareCall(
     if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, String(item));
     else if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
   }
-  const ownOrigin = url.origin === settings.origin;
+  // Each read of a URL getter makes its string again: read once.
+  const { origin, pathname, search } = url;
+  const ownOrigin = origin === settings.origin;
   const headers: Record<string, string> = absoluteUrl ? {} : { accept: 'application/json' };
   if (ownOrigin) Object.assign(headers, settings.headers);
   if (ownOrigin && settings.authHeader) headers[settings.authHeader[0]] = settings.authHeader[1];
@@ -100,30 +102,34 @@ export function prepareCall(
     idempotencyKey = typeof options.idempotencyKey === 'string' ? options.idempotencyKey : randomUUID();
   }
   if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-  const now = settings.clock.now();
-  const deadlines = [
-    settings.deadline,
-    options.deadline,
-    options.deadlineMs === undefined ? undefined : now + options.deadlineMs,
-  ].filter((d): d is number => d !== undefined);
+  // The earliest of the client's deadline, the call's, and the call's budget from now (no array
+  // of them to filter and spread a call).
+  let deadline = settings.deadline;
+  if (options.deadline !== undefined) {
+    deadline = deadline === undefined ? options.deadline : Math.min(deadline, options.deadline);
+  }
+  if (options.deadlineMs !== undefined) {
+    const own = settings.clock.now() + options.deadlineMs;
+    deadline = deadline === undefined ? own : Math.min(deadline, own);
+  }
   return {
     method,
-    path: url.pathname,
-    route: options.route ?? url.pathname,
+    path: pathname,
+    route: options.route ?? pathname,
     url: url.href,
     target: url,
-    pathAndQuery: url.search ? `${url.pathname}${url.search}` : url.pathname,
-    origin: url.origin,
+    pathAndQuery: search ? `${pathname}${search}` : pathname,
+    origin,
     headers,
     body,
     idempotencyKey,
     replaySafe: isReplaySafe(method, idempotencyKey !== undefined, options.idempotent),
     hedge: options.hedge,
-    deadline: deadlines.length > 0 ? Math.min(...deadlines) : undefined,
+    deadline,
     signal: options.signal,
     timeoutMs: nonNegativeInteger('timeoutMs', options.timeoutMs, settings.timeoutMs),
     maxRetries: nonNegativeInteger('maxRetries', options.maxRetries, settings.maxRetries),
-    cost: options.cost ?? settings.costOf?.({ method, path: url.pathname }) ?? 0,
+    cost: options.cost ?? settings.costOf?.({ method, path: pathname }) ?? 0,
     ledger: options.ledger,
     traceContext: options.traceContext,
   };
