@@ -339,17 +339,19 @@ export class ToolCalls implements ToolService {
     const key = keyOf(m);
     const approval = this.#approvals.needed(tool);
     const run: RunSettings = { approval, deadlineMs, onProgress, report };
-    const storeIsDown = () => refused(storeDown(tool), f.argumentErrorsAsResults);
     let beginning: ReturnType<Writes['begin']>;
     try {
       // A lease outlasts the wait for a person's approval too, so a repeat meanwhile waits.
       beginning = this.#writes.begin(tool, args, key, request.caller, deadlineMs, approval ? this.#approvals.ttlMs : 0);
     } catch {
-      return storeIsDown();
+      return refused(storeDown(tool), f.argumentErrorsAsResults);
     }
     // A read or a call without a key is planned at once: nothing to wait for.
     if (beginning instanceof Promise) {
-      return beginning.then((begun) => this.#begun(request, tool, args, begun, run), storeIsDown);
+      return beginning.then(
+        (begun) => this.#begun(request, tool, args, begun, run),
+        () => refused(storeDown(tool), f.argumentErrorsAsResults),
+      );
     }
     return this.#begun(request, tool, args, beginning, run);
   }
