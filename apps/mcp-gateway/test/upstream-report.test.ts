@@ -45,6 +45,42 @@ it('writes a report that passes its schema, for a success, a retried call, an er
   expect(readUpstreamReport({ [UPSTREAM_REPORT_KEY]: { status: '200', attempts: 1 } })).toBeUndefined();
 });
 
+it('says who called in every report: a direct answer, an error (after whether to retry), and a job followed to its end', async () => {
+  const api = await startToyApi();
+  const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key, upstreamTimeoutMs: 10_000 });
+  onCleanup(() => gateway.close());
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const outcome = await gateway.server.handle(
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name, arguments: args, _meta: { [UPSTREAM_REPORT_KEY]: true } },
+      },
+      {
+        session: { protocolVersion: '2025-11-25', initialized: true },
+        signal: new AbortController().signal,
+        notify: () => undefined,
+        caller: { subject: 'alice', scopes: [] },
+      },
+    );
+    const result = (
+      outcome as unknown as { response: { result: { isError: boolean; _meta: Record<string, unknown> } } }
+    ).response.result;
+    return { isError: result.isError, report: result._meta[UPSTREAM_REPORT_KEY] as Record<string, unknown> };
+  };
+  const ok = await call('get_employee', { employee_id: 'e-05' });
+  expect(ok.report).toMatchObject({ status: 200, identity: 'service', subject: 'alice' });
+  const missing = await call('get_employee', { employee_id: 'e-99' });
+  expect(missing.isError).toBe(true);
+  expect(Object.keys(missing.report).slice(-3)).toEqual(['retryable', 'identity', 'subject']);
+  // A 202 the gateway follows (this client takes no tasks): the answer is the status poll's result.
+  const followed = await call('export_emails', { date: '2026-06-09', duration_ms: 50 });
+  expect(followed.isError).toBe(false);
+  expect(followed.report).toMatchObject({ identity: 'service', subject: 'alice' });
+  expect(readUpstreamReport({ [UPSTREAM_REPORT_KEY]: followed.report })).toEqual(followed.report);
+});
+
 it('sends a success its report only when the call asks (or UPSTREAM_REPORT=always), an error always; the metrics count either way', async () => {
   const api = await startToyApi();
   const gw = await startHttpGateway(api);

@@ -88,7 +88,7 @@ export class McpServer {
   }
 
   /**
-   * Not async itself: each revision's handler catches what it throws (#failed), so a request
+   * Not async itself: each revision's handler catches what it throws (#errorOutcome), so a request
    * goes through one async frame here, not two (about 1 k instructions and 0.4 KB a call,
    * bench/instructions.mjs and bench/allocations.mjs).
    */
@@ -97,7 +97,7 @@ export class McpServer {
   }
 
   /** What a request that threw is answered with: its error, or nothing once it was cancelled. */
-  #failed(request: JsonRpcRequest, ctx: RequestContext, error: unknown): Outcome {
+  #errorOutcome(request: JsonRpcRequest, ctx: RequestContext, error: unknown): Outcome {
     if (ctx.signal.aborted) return { kind: 'cancelled' };
     if (!(error instanceof RpcError)) throw error;
     return {
@@ -170,7 +170,7 @@ export class McpServer {
           throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
       }
     } catch (error) {
-      return this.#failed(request, ctx, error);
+      return this.#errorOutcome(request, ctx, error);
     }
   }
 
@@ -278,7 +278,7 @@ export class McpServer {
       };
       return this.#ok(id, { resultType: 'complete', ...result, _meta: resultMeta });
     } catch (error) {
-      return this.#failed(request, ctx, error);
+      return this.#errorOutcome(request, ctx, error);
     }
   }
 

@@ -239,8 +239,8 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   // themselves whether to stream ('manual'), and answer JSON-RPC errors as JSON.
   await app.register(fastifySSE, { heartbeatInterval: options.heartbeatMs ?? 15_000 });
 
-  // Not async: it hands on the promise of postSession or postStateless (an async handler that
-  // returns a promise waits two more turns of the microtask queue to adopt it).
+  // Not async: it hands on what postSession or postStateless return, a promise or the reply (an
+  // async handler that returns a promise waits two more turns of the microtask queue to adopt it).
   app.post('/mcp', { sse: 'manual' }, (request, reply) => {
     if (!accepts(request, 'application/json') || !accepts(request, 'text/event-stream')) {
       return rpcError(

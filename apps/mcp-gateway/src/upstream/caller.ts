@@ -447,10 +447,19 @@ export class UpstreamCaller {
   /**
    * The upstream report of a call, and who made it: the upstream identity, and the signed-in
    * caller's subject when there is one. Said here, where every result is made, rather than by
-   * a wrapper around the call (an async frame less a call).
+   * a wrapper around the call (an async frame less a call); so the result of a job followed to
+   * its end says who called too, as a direct answer does.
    */
-  #report(ledger: Ledger, started: number, status: number | null, ctx: CallContext): UpstreamReport {
+  #report(
+    ledger: Ledger,
+    started: number,
+    status: number | null,
+    ctx: CallContext,
+    retryable?: boolean,
+  ): UpstreamReport {
     const report = upstreamMeta(ledger, started, status);
+    // In the order reports have always had their keys: retryable (errors), then who called.
+    if (retryable !== undefined) report.retryable = retryable;
     report.identity = this.#identity.mode;
     if (ctx.caller?.subject) report.subject = ctx.caller.subject.slice(0, 255);
     return report;
@@ -458,8 +467,7 @@ export class UpstreamCaller {
 
   /** A call that failed (or was never sent), as a result the model reads; its report says whether to try again. */
   #error(text: string, retryable: boolean, ledger: Ledger, started: number, ctx: CallContext): ToolResult {
-    const report = this.#report(ledger, started, ledger.attempts.at(-1)?.status ?? null, ctx);
-    report.retryable = retryable;
+    const report = this.#report(ledger, started, ledger.attempts.at(-1)?.status ?? null, ctx, retryable);
     return { content: [{ type: 'text', text }], isError: true, _meta: { [UPSTREAM_REPORT_KEY]: report } };
   }
 
