@@ -3,30 +3,40 @@
 // so a report that failed the schema would be read as none (no attempts counted, no retry hint).
 import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
 import { expect, it } from 'vitest';
-import { createGateway } from '../src/gateway.js';
+import { createGateway, type Gateway } from '../src/gateway.js';
+import type { Caller } from '../src/protocol/messages.js';
 import { modernCall, onCleanup, startHttpGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
+
+/** A tools/call through the gateway's core, asking for the upstream report; its result. */
+async function callAsking(
+  gateway: Gateway,
+  name: string,
+  args: Record<string, unknown>,
+  caller?: Caller,
+): Promise<{ isError: boolean; _meta: Record<string, unknown> }> {
+  const outcome = await gateway.server.handle(
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name, arguments: args, _meta: { [UPSTREAM_REPORT_KEY]: true } },
+    },
+    {
+      session: { protocolVersion: '2025-11-25', initialized: true },
+      signal: new AbortController().signal,
+      notify: () => undefined,
+      caller,
+    },
+  );
+  return (outcome as unknown as { response: { result: { isError: boolean; _meta: Record<string, unknown> } } }).response
+    .result;
+}
 
 it('writes a report that passes its schema, for a success, a retried call, an error and a cut connection', async () => {
   const api = await startToyApi();
   const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key, upstreamTimeoutMs: 10_000 });
   onCleanup(() => gateway.close());
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const outcome = await gateway.server.handle(
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name, arguments: args, _meta: { [UPSTREAM_REPORT_KEY]: true } },
-      },
-      {
-        session: { protocolVersion: '2025-11-25', initialized: true },
-        signal: new AbortController().signal,
-        notify: () => undefined,
-      },
-    );
-    return (outcome as unknown as { response: { result: { isError: boolean; _meta: Record<string, unknown> } } })
-      .response.result;
-  };
+  const call = (name: string, args: Record<string, unknown>) => callAsking(gateway, name, args);
   await api.setFaults({ rules: [{ method: 'GET', path: '/employees', action: 'status', status: 503, times: 1 }] });
   const retried = await call('list_employees', {});
   const ok = await call('get_employee', { employee_id: 'e-05' });
@@ -50,23 +60,7 @@ it('says who called in every report: a direct answer, an error (after whether to
   const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key, upstreamTimeoutMs: 10_000 });
   onCleanup(() => gateway.close());
   const call = async (name: string, args: Record<string, unknown>) => {
-    const outcome = await gateway.server.handle(
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name, arguments: args, _meta: { [UPSTREAM_REPORT_KEY]: true } },
-      },
-      {
-        session: { protocolVersion: '2025-11-25', initialized: true },
-        signal: new AbortController().signal,
-        notify: () => undefined,
-        caller: { subject: 'alice', scopes: [] },
-      },
-    );
-    const result = (
-      outcome as unknown as { response: { result: { isError: boolean; _meta: Record<string, unknown> } } }
-    ).response.result;
+    const result = await callAsking(gateway, name, args, { subject: 'alice', scopes: [] });
     return { isError: result.isError, report: result._meta[UPSTREAM_REPORT_KEY] as Record<string, unknown> };
   };
   const ok = await call('get_employee', { employee_id: 'e-05' });

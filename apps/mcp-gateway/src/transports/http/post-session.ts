@@ -17,7 +17,15 @@ import type { Outcome, SessionState } from '../../protocol/messages.js';
 import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { pending, SessionLimitError } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
-import { type HttpContext, ownsSession, type RunOptions, runRequest, streamAnswer, watchClient } from './exchange.js';
+import {
+  type ClientWatch,
+  type HttpContext,
+  ownsSession,
+  type RunOptions,
+  runRequest,
+  streamAnswer,
+  watchClient,
+} from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
 
 /** initialize: one request on its own, without a session id; answers with the new session's id. */
@@ -202,6 +210,19 @@ function answer(
   return answerOne(ctx, reply, sessionId, single, options);
 }
 
+/**
+ * One request's outcome as the POST's answer: JSON, or (cancelled: no response may be sent)
+ * an event stream that ends without one; nothing once the client went away.
+ */
+function answerJson(reply: FastifyReply, client: ClientWatch, outcome: Outcome) {
+  if (client.gone) return reply;
+  if (outcome.kind !== 'response') {
+    openEventStream(reply);
+    return undefined;
+  }
+  return sendJson(reply, 200, outcome.response);
+}
+
 /** The common call, one request and no batch, straight through: its answer as JSON. */
 async function answerOne(
   ctx: HttpContext,
@@ -213,12 +234,7 @@ async function answerOne(
   const outcome = await runRequest(ctx, single, options);
   const kept = keepSession(ctx, sessionId, outcome);
   if (kept) await kept;
-  if (options.client.gone) return reply;
-  if (outcome.kind !== 'response') {
-    openEventStream(reply);
-    return undefined;
-  }
-  return sendJson(reply, 200, outcome.response);
+  return answerJson(reply, options.client, outcome);
 }
 
 /**
@@ -282,12 +298,7 @@ async function answerAsking(
     if (outcome.kind === 'response') sendMessage(ctx.log, stream, outcome.response);
     return undefined;
   }
-  if (options.client.gone) return reply;
-  if (outcome.kind !== 'response') {
-    openEventStream(reply);
-    return undefined;
-  }
-  return sendJson(reply, 200, outcome.response);
+  return answerJson(reply, options.client, outcome);
 }
 
 /** A batch's requests, BATCH_CONCURRENCY at a time; the answers together, with the invalid entries'. */
