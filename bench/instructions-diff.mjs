@@ -15,6 +15,11 @@ const { values, positionals } = parseArgs({
 if (positionals.length !== 2) {
   throw new Error('usage: node bench/instructions-diff.mjs A.callgrind B.callgrind [--calls 1000] [--top 40]');
 }
+for (const dump of positionals) {
+  if (!existsSync(dump)) {
+    throw new Error(`${dump}: no such callgrind dump (bench/instructions.mjs --keep DIR writes DIR/SIDE.callgrind)`);
+  }
+}
 const calls = Number(values.calls);
 const top = Number(values.top);
 

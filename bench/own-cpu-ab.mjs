@@ -1,24 +1,41 @@
 // Own CPU per call, two builds of this repository side by side in one run (say, before and
-// after a change): the http-client's CPU per GET (in this process, each build in turn), and the
+// after a change): the http-client's CPU per GET (each build's client in a process of its own), and the
 // gateway's CPU per tools/call read from /proc/<pid>/stat (Linux), the toy API's apart.
-// Throughput on a shared machine swings by 2x between runs; CPU per call barely moves.
-// Usage: node bench/own-cpu-ab.mjs BEFORE_REPO_DIR AFTER_REPO_DIR   (both built: pnpm build)
+// Throughput on a shared machine swings by 2x between runs; CPU per call moves less, but not
+// little: two copies of one build (an A/A run) read 0.88x to 1.17x with six rounds and 0.93x to
+// 1.03x with twelve, the default, on this 2-core machine (BENCHMARKS.md). Each round measures the
+// two builds back to back, in turns (before first in even rounds, after first in odd ones: the
+// number of rounds is even, so each goes second as often, and the second of a round paid about
+// 8% more), and a row's ratio is the median of the rounds' own ratios, with their range: what
+// drifts between rounds cancels within one.
+// Usage: node bench/own-cpu-ab.mjs BEFORE_REPO_DIR AFTER_REPO_DIR [--rounds 12]   (both built: pnpm build; about 7 minutes)
+//   Run it A/A (a copy of one build against itself) to see the spread a change must beat.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { cpuMicros, median } from './lib/util.mjs';
 
-const [beforeDir, afterDir] = process.argv.slice(2);
-if (!beforeDir || !afterDir) {
-  console.error('usage: node bench/own-cpu-ab.mjs BEFORE_REPO_DIR AFTER_REPO_DIR');
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { rounds: { type: 'string', default: '12' } },
+});
+const [beforeDir, afterDir] = positionals;
+// Rounds measured, after one that warms up: even, so that neither build goes second more often.
+const ROUNDS = Number(values.rounds);
+const usage = 'usage: node bench/own-cpu-ab.mjs BEFORE_REPO_DIR AFTER_REPO_DIR [--rounds N]';
+if (positionals.length !== 2) {
+  console.error(`${usage}: two repository directories, each built (pnpm build); got ${positionals.length}`);
+  process.exit(2);
+}
+if (!Number.isInteger(ROUNDS) || ROUNDS < 2 || ROUNDS % 2 !== 0) {
+  console.error(`${usage}: --rounds must be an even whole number, at least 2; got "${values.rounds}"`);
   process.exit(2);
 }
 const builds = { before: beforeDir, after: afterDir };
-const ROUNDS = 5;
 const key = 'k'.repeat(32);
 const token = 't'.repeat(32);
 const dispatcher = new Agent({ connections: 32 });
@@ -36,13 +53,34 @@ async function post(url, headers, body) {
   const r = await request(url, { method: 'POST', headers, body: JSON.stringify(body), dispatcher });
   return { status: r.statusCode, headers: r.headers, text: await r.body.text() };
 }
-// The second side of a round paid about 8% more CPU per call, whichever build it was (measured by
-// swapping the two): the order alternates from round to round.
-const inTurn = (r) => (r % 2 === 0 ? Object.keys(builds) : Object.keys(builds).reverse());
-const ratio = (s) => Math.round((median(s.after) / median(s.before)) * 1000) / 1000;
-const sides = (s) => ({ before: median(s.before), after: median(s.after), ratio: ratio(s) });
+/**
+ * Runs `measure(side)` for both builds in ROUNDS + 1 rounds (the first warms up and is not kept),
+ * in turns; keeps each side's CPU per call and each round's after/before.
+ */
+async function interleaved(measure) {
+  const s = { before: [], after: [], ratios: [] };
+  for (let r = 0; r <= ROUNDS; r++) {
+    const order = r % 2 === 0 ? ['before', 'after'] : ['after', 'before'];
+    const round = {};
+    for (const side of order) round[side] = await measure(side);
+    if (r === 0) continue;
+    s.before.push(round.before);
+    s.after.push(round.after);
+    s.ratios.push(round.after / round.before);
+  }
+  return s;
+}
+const row = (measure, s) => ({
+  measure,
+  before: median(s.before),
+  after: median(s.after),
+  ratio: median(s.ratios),
+  low: Math.min(...s.ratios),
+  high: Math.max(...s.ratios),
+});
 
-// 1. The client: GETs of a fixed document from a bare server, 16 in flight.
+// 1. The client: GETs of a fixed document from a bare server, 16 in flight, each build's client
+// in a process of its own (bench/servers/client-rounds.mjs says why).
 const doc = join(tmpdir(), `agentwire-own-cpu-${process.pid}.json`);
 writeFileSync(
   doc,
@@ -51,29 +89,20 @@ writeFileSync(
 const bare = await start(join(afterDir, 'bench/servers/bare-json.mjs'), [doc]);
 const clients = {};
 for (const [side, dir] of Object.entries(builds)) {
-  clients[side] = (await import(pathToFileURL(join(dir, 'packages/http-client/dist/index.js')).href)).HttpClient;
+  const child = spawn(process.execPath, [join(afterDir, 'bench/servers/client-rounds.mjs'), dir, bare.url], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  await lines.next(); // "ready"
+  clients[side] = async (calls = 6000) => {
+    child.stdin.write(`${calls}\n`);
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`the ${side} client's process ended`);
+    return Number(value);
+  };
 }
-async function clientRound(HttpClient, calls = 6000) {
-  const client = new HttpClient({ baseUrl: bare.url });
-  await Promise.all(Array.from({ length: 16 }, () => client.get('/emails')));
-  const before = process.cpuUsage();
-  let left = calls;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (left-- > 0) await client.get('/emails');
-    }),
-  );
-  const used = process.cpuUsage(before);
-  await client.close();
-  return (used.user + used.system) / calls;
-}
-const client = { before: [], after: [] };
-for (let r = 0; r < ROUNDS + 1; r++) {
-  for (const side of inTurn(r)) {
-    const us = await clientRound(clients[side]);
-    if (r > 0) client[side].push(us); // the first round warms up
-  }
-}
+const client = await interleaved((side) => clients[side]());
 
 // 2. The gateway: tools/call in a 2025-11-25 session, 16 in flight, one toy API for both.
 const api = await start(join(afterDir, 'bench/servers/toy-api.mjs'), [key]);
@@ -118,17 +147,13 @@ const tools = [
 ];
 const gateway = {};
 for (const [name, args] of tools) {
-  const s = { before: [], after: [], api: [] };
-  for (let r = 0; r < ROUNDS + 1; r++) {
-    for (const side of inTurn(r)) {
-      const { gateway: us, api: apiUs } = await gatewayRound(gateways[side], name, args);
-      if (r > 0) {
-        s[side].push(us);
-        s.api.push(apiUs);
-      }
-    }
-  }
-  gateway[name] = s;
+  const api = [];
+  gateway[name] = await interleaved(async (side) => {
+    const us = await gatewayRound(gateways[side], name, args);
+    api.push(us.api);
+    return us.gateway;
+  });
+  gateway[name].api = api;
 }
 
 // 3. The toy API's digest as an event stream (about 60 events, no pause), each build's own API,
@@ -175,20 +200,8 @@ async function emailsRound(api, calls = 6000) {
   );
   return (cpuOf(api.pid) - c0) / calls;
 }
-const emails = { before: [], after: [] };
-for (let r = 0; r < ROUNDS + 1; r++) {
-  for (const side of inTurn(r)) {
-    const us = await emailsRound(apis[side]);
-    if (r > 0) emails[side].push(us);
-  }
-}
-const stream = { before: [], after: [] };
-for (let r = 0; r < ROUNDS + 1; r++) {
-  for (const side of inTurn(r)) {
-    const us = await streamRound(apis[side]);
-    if (r > 0) stream[side].push(us);
-  }
-}
+const emails = await interleaved((side) => emailsRound(apis[side]));
+const stream = await interleaved((side) => streamRound(apis[side]));
 const progressCall = (id) => ({
   jsonrpc: '2.0',
   id,
@@ -209,34 +222,29 @@ async function streamedAnswerRound(g, calls = 600) {
   );
   return (cpuOf(g.child.pid) - g0) / calls;
 }
-const streamed = { before: [], after: [] };
-for (let r = 0; r < ROUNDS + 1; r++) {
-  for (const side of inTurn(r)) {
-    const us = await streamedAnswerRound(gateways[side]);
-    if (r > 0) streamed[side].push(us);
-  }
-}
+const streamed = await interleaved((side) => streamedAnswerRound(gateways[side]));
 
 const rows = [
-  {
-    measure: 'http-client CPU per GET (µs)',
-    before: median(client.before),
-    after: median(client.after),
-    ratio: ratio(client),
-  },
-  ...tools.map(([name]) => ({
-    measure: `gateway CPU per tools/call ${name} (µs; toy API ${Math.round(median(gateway[name].api))} µs apart)`,
-    before: median(gateway[name].before),
-    after: median(gateway[name].after),
-    ratio: ratio(gateway[name]),
-  })),
-  { measure: 'toy API CPU per GET /emails (µs)', ...sides(emails) },
-  { measure: 'toy API CPU per digest event stream (µs)', ...sides(stream) },
-  { measure: 'gateway CPU per streamed tools/call create_digest with progress (µs)', ...sides(streamed) },
+  row('http-client CPU per GET (µs)', client),
+  ...tools.map(([name]) =>
+    row(
+      `gateway CPU per tools/call ${name} (µs; toy API ${Math.round(median(gateway[name].api))} µs apart)`,
+      gateway[name],
+    ),
+  ),
+  row('toy API CPU per GET /emails (µs)', emails),
+  row('toy API CPU per digest event stream (µs)', stream),
+  row('gateway CPU per streamed tools/call create_digest with progress (µs)', streamed),
 ];
-console.log(`own CPU per call, medians of ${ROUNDS} interleaved rounds`);
-for (const r of rows)
-  console.log(`  ${r.measure}: before ${Math.round(r.before)}, after ${Math.round(r.after)}, after/before ${r.ratio}`);
+const fixed = (x) => x.toFixed(3);
+console.log(
+  `own CPU per call, medians of ${ROUNDS} interleaved rounds; after/before is the median of the rounds' own ratios (their range)`,
+);
+for (const r of rows) {
+  console.log(
+    `  ${r.measure}: before ${Math.round(r.before)}, after ${Math.round(r.after)}, after/before ${fixed(r.ratio)} (${fixed(r.low)}-${fixed(r.high)})`,
+  );
+}
 for (const c of children) c.kill();
 await dispatcher.close();
 process.exit(0);
