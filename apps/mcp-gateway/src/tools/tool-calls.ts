@@ -1,40 +1,32 @@
 // The tool layer behind the protocol core's port: tools/list pages, and the tool-call pipeline.
-// A call goes: the tool by name, its arguments against its input schema, the meta tools of
-// dynamic mode answered here (call_operation reaches the operation it names), the deadline
-// clamped, progress forwarded when asked, the upstream call, the answer checked against the
-// output schema and bounded to the result limits, a log notification when the client wants
-// one. Each call ends as one typed outcome, which the observer (the metrics) counts.
+// A call goes: the tool by name, the parameters its headers mirror, its arguments against its
+// input schema, the caller's access, the meta tools of dynamic mode answered here
+// (call_operation reaches the operation it names, checked the same way), then the operation's
+// own call (operation-call.ts: deadline, keyed write, approval, quota, upstream, output checks
+// and limits). Each call ends as one typed outcome, which the observer (the metrics) counts.
 
 import { randomBytes } from 'node:crypto';
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
-import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
-import { HEADER_MISMATCH, INVALID_PARAMS, RpcError, WRITE_CONFLICT } from '../protocol/json-rpc.js';
+import { HEADER_MISMATCH, INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
 import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
-import { features, META, MODERN_REVISION, metaOf, type Revision } from '../protocol/revisions.js';
+import { features, MODERN_REVISION, type Revision } from '../protocol/revisions.js';
 import { type Access, AccessPolicy } from './access.js';
 import { type ApprovalOptions, Approvals, DEFAULT_APPROVAL_TTL_MS, MemoryUsedStates } from './approval.js';
 import {
   type ArgumentProblem,
   accessRefusal,
-  approvalAnswer,
   type CallOutcome,
   type Ended,
   errorAnswer,
   invalidArgumentsText,
-  logUpstream,
-  type Refusal,
   refused,
-  shown,
-  storeDown,
-  tasksRequired,
-  withWriteMeta,
 } from './call-answers.js';
 import { type MetaTool, unknownOperation } from './dynamic-tools.js';
 import { answerLocally } from './meta-answers.js';
+import { type Admission, finished, OperationCalls } from './operation-call.js';
 import { paramHeaderMismatch } from './param-headers.js';
-import type { QuotaState } from './quota.js';
 import { isMetaTool, type ToolRegistry } from './registry.js';
-import { boundResult, DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './result-limits.js';
 import { MemoryTaskStore } from './task-store.js';
 import {
   DEFAULT_MAX_TASKS_PER_CALLER,
@@ -43,15 +35,13 @@ import {
   type TaskOptions,
   Tasks,
 } from './tasks.js';
-import type { ResultLimits, Tool, ToolCaller, ToolResult, UpstreamReportMode } from './tool.js';
+import type { ResultLimits, Tool, ToolCaller, UpstreamReportMode } from './tool.js';
 import { MemoryWriteStore } from './write-store.js';
 import {
   DEFAULT_MAX_WRITE_RESULT_BYTES,
   DEFAULT_MAX_WRITES_PER_CALLER,
   DEFAULT_WRITE_TTL_MS,
-  keyOf,
   type WriteOptions,
-  type WritePlan,
   Writes,
 } from './writes.js';
 
@@ -100,67 +90,20 @@ export interface ToolCallOptions {
   upstreamReport?: UpstreamReportMode | undefined;
 }
 
-/** How one operation call runs, decided from its request before the write is planned. */
-interface RunSettings {
-  approval: boolean;
-  deadlineMs: number;
-  onProgress: ((progress: number, message: string) => void) | undefined;
-  /** Whether a successful result keeps its upstream report (UpstreamReportMode). */
-  report: boolean;
-}
-
-/** A keyed write's answers, for its repeats: the upstream call's own, and the one the caller got. */
-interface Ran {
-  first?: ToolResult | undefined;
-  final?: ToolResult | undefined;
-}
-
-/** What admit says of a call: refused or not, and the quota it was counted against. */
-export interface Admission {
-  refusal?: Refusal | undefined;
-  quota?: QuotaState | undefined;
-}
-
 export class ToolCalls implements ToolService {
   #tools: ToolRegistry;
-  readonly #upstream: ToolCaller;
-  readonly #defaultDeadlineMs: number;
-  readonly #maxDeadlineMs: number;
-  readonly #resultLimits: ResultLimits;
   readonly #observer: ToolCallObserver | undefined;
   readonly #access: AccessPolicy;
-  readonly #admit: ToolCallOptions['admit'];
   /** Jobs the upstream accepted, as tasks; tasks/get, tasks/update and tasks/cancel for the protocol core. */
   readonly tasks: Tasks;
-  readonly #writes: Writes;
-  readonly #approvals: Approvals;
-  readonly #reportAlways: boolean;
+  readonly #operations: OperationCalls;
 
   constructor(options: ToolCallOptions) {
-    this.#reportAlways = options.upstreamReport === 'always';
     this.#access = options.access ?? new AccessPolicy();
-    this.#admit = options.admit;
     this.#tools = options.tools;
-    this.#upstream = options.upstream;
-    this.#defaultDeadlineMs = options.defaultDeadlineMs ?? 30_000;
-    this.#maxDeadlineMs = options.maxDeadlineMs ?? 300_000;
-    this.#resultLimits = options.resultLimits ?? { maxBytes: DEFAULT_MAX_RESULT_BYTES };
     this.#observer = options.observer;
-    this.#writes = new Writes({
-      store: options.writes?.store ?? new MemoryWriteStore(),
-      ttlMs: options.writes?.ttlMs ?? DEFAULT_WRITE_TTL_MS,
-      maxPerCaller: options.writes?.maxPerCaller ?? DEFAULT_MAX_WRITES_PER_CALLER,
-      maxResultBytes: options.writes?.maxResultBytes ?? DEFAULT_MAX_WRITE_RESULT_BYTES,
-    });
-    this.#approvals = new Approvals({
-      policy: options.approvals?.policy ?? 'marked',
-      allow: options.approvals?.allow ?? new Set(),
-      require: options.approvals?.require,
-      // Without APPROVAL_KEY a key of this process's own: its states resume on this replica only.
-      key: options.approvals?.key ?? randomBytes(32),
-      ttlMs: options.approvals?.ttlMs ?? DEFAULT_APPROVAL_TTL_MS,
-      used: options.approvals?.used ?? new MemoryUsedStates(),
-    });
+    const tools = () => this.#tools;
+    const resultLimits = options.resultLimits ?? { maxBytes: DEFAULT_MAX_RESULT_BYTES };
     this.tasks = new Tasks(
       {
         store: options.tasks?.store ?? new MemoryTaskStore(),
@@ -168,11 +111,36 @@ export class ToolCalls implements ToolService {
         maxPerCaller: options.tasks?.maxPerCaller ?? DEFAULT_MAX_TASKS_PER_CALLER,
         pollIntervalMs: options.tasks?.pollIntervalMs ?? DEFAULT_TASK_POLL_MS,
       },
-      this.#upstream,
-      () => this.#tools,
-      (tool, result) => this.#finish(tool, result),
+      options.upstream,
+      tools,
+      (tool, result) => finished(this.#tools, tool, result, resultLimits),
       (tool, caller) => this.#access.check(tool, caller).ok,
     );
+    this.#operations = new OperationCalls({
+      tools,
+      upstream: options.upstream,
+      defaultDeadlineMs: options.defaultDeadlineMs ?? 30_000,
+      maxDeadlineMs: options.maxDeadlineMs ?? 300_000,
+      resultLimits,
+      admit: options.admit,
+      writes: new Writes({
+        store: options.writes?.store ?? new MemoryWriteStore(),
+        ttlMs: options.writes?.ttlMs ?? DEFAULT_WRITE_TTL_MS,
+        maxPerCaller: options.writes?.maxPerCaller ?? DEFAULT_MAX_WRITES_PER_CALLER,
+        maxResultBytes: options.writes?.maxResultBytes ?? DEFAULT_MAX_WRITE_RESULT_BYTES,
+      }),
+      approvals: new Approvals({
+        policy: options.approvals?.policy ?? 'marked',
+        allow: options.approvals?.allow ?? new Set(),
+        require: options.approvals?.require,
+        // Without APPROVAL_KEY a key of this process's own: its states resume on this replica only.
+        key: options.approvals?.key ?? randomBytes(32),
+        ttlMs: options.approvals?.ttlMs ?? DEFAULT_APPROVAL_TTL_MS,
+        used: options.approvals?.used ?? new MemoryUsedStates(),
+      }),
+      tasks: this.tasks,
+      reportAlways: options.upstreamReport === 'always',
+    });
   }
 
   /** The tools served now. */
@@ -251,7 +219,7 @@ export class ToolCalls implements ToolService {
     if (!isMetaTool(listed)) {
       const access = this.#access.check(listed, request.caller);
       if (!access.ok) return refused(accessRefusal(listed.name, access), f.argumentErrorsAsResults);
-      return this.#callOperation(request, listed, checked.value);
+      return this.#operations.call(request, listed, checked.value);
     }
     if (listed.meta !== 'call') {
       const result = this.#answerLocally(listed, checked.value, revision, request.caller);
@@ -269,7 +237,7 @@ export class ToolCalls implements ToolService {
     if (!access.ok) return refused(accessRefusal(target.name, access), true);
     const inner = this.#checkArguments(target, checked.value.arguments ?? {});
     if (!inner.ok) return errorAnswer(inner);
-    return this.#callOperation(request, target, inner.value);
+    return this.#operations.call(request, target, inner.value);
   }
 
   /** A tool's arguments against its input schema; the error text is what the model reads. */
@@ -301,226 +269,5 @@ export class ToolCalls implements ToolService {
     // Only what this caller may call is found or described: the rest is as if not served.
     const visible = caller || this.#access.hasRules ? (t: Tool) => this.#access.check(t, caller).ok : undefined;
     return answerLocally(this.#tools, tool, args, revision, visible);
-  }
-
-  /**
-   * Not async: a read, or a write the gateway does not keep, goes on to #runWrite without a
-   * frame of its own here (each async frame is about 1 k instructions and 0.4 KB a call); a
-   * refusal of its _meta throws here, in the caller's try.
-   */
-  #callOperation(request: ToolCallRequest, tool: Tool, args: Record<string, unknown>): Ended | Promise<Ended> {
-    const f = features(request.revision);
-    const m = metaOf(request.params);
-    const requested = m[META.deadlineMs];
-    if (requested !== undefined && !(typeof requested === 'number' && requested > 0 && Number.isFinite(requested))) {
-      throw new RpcError(INVALID_PARAMS, `_meta["${META.deadlineMs}"] must be a positive number of milliseconds`);
-    }
-    const deadlineMs = Math.min(requested ?? tool.binding.deadlineMs ?? this.#defaultDeadlineMs, this.#maxDeadlineMs);
-    const asked = m[UPSTREAM_REPORT_KEY];
-    if (asked !== undefined && typeof asked !== 'boolean') {
-      throw new RpcError(
-        INVALID_PARAMS,
-        `_meta["${UPSTREAM_REPORT_KEY}"] must be true (send the upstream report with the result) or false`,
-      );
-    }
-    const report = asked === true || this.#reportAlways;
-    const token = m.progressToken;
-    const onProgress =
-      typeof token === 'string' || typeof token === 'number'
-        ? (progress: number, message: string) =>
-            request.notify({
-              jsonrpc: '2.0',
-              method: 'notifications/progress',
-              params: { progressToken: token, progress, ...(f.progressMessage ? { message } : {}) },
-            })
-        : undefined;
-    // Only a client of the tasks extension may start a job the document says must be a task.
-    if (tool.binding.task === 'required' && !request.tasks) return refused(tasksRequired(tool), false);
-    const key = keyOf(m);
-    const approval = this.#approvals.needed(tool);
-    const run: RunSettings = { approval, deadlineMs, onProgress, report };
-    let beginning: ReturnType<Writes['begin']>;
-    try {
-      // A lease outlasts the wait for a person's approval too, so a repeat meanwhile waits.
-      beginning = this.#writes.begin(tool, args, key, request.caller, deadlineMs, approval ? this.#approvals.ttlMs : 0);
-    } catch {
-      return refused(storeDown(tool), f.argumentErrorsAsResults);
-    }
-    // A read or a call without a key is planned at once: nothing to wait for.
-    if (beginning instanceof Promise) {
-      return beginning.then(
-        (begun) => this.#begun(request, tool, args, begun, run),
-        () => refused(storeDown(tool), f.argumentErrorsAsResults),
-      );
-    }
-    return this.#begun(request, tool, args, beginning, run);
-  }
-
-  /** The write's plan made: a repeat's stored answer, a refusal, or the call itself. */
-  #begun(
-    request: ToolCallRequest,
-    tool: Tool,
-    args: Record<string, unknown>,
-    begun: Awaited<ReturnType<Writes['begin']>>,
-    run: RunSettings,
-  ): Ended | Promise<Ended> {
-    if ('replay' in begun) {
-      const replayed = begun.replay;
-      return { answer: { kind: 'result', result: replayed }, outcome: replayed.isError === true ? 'error' : 'ok' };
-    }
-    if ('refusal' in begun) {
-      const { reason, text, retryAfterMs } = begun.refusal;
-      const data = { reason, tool: tool.name, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-      return refused({ text, code: WRITE_CONFLICT, data }, features(request.revision).argumentErrorsAsResults);
-    }
-    if (begun.by !== 'gateway') return this.#runWrite(request, tool, args, begun, run, {});
-    return this.#keptWrite(request, tool, args, begun, run);
-  }
-
-  /** A keyed write the gateway dedupes: what it answered is kept for its repeats, or the key let go. */
-  async #keptWrite(
-    request: ToolCallRequest,
-    tool: Tool,
-    args: Record<string, unknown>,
-    plan: Extract<WritePlan, { by: 'gateway' }>,
-    run: RunSettings,
-  ): Promise<Ended> {
-    // The upstream call's own answer, set as soon as it came (a job it accepted counts as done,
-    // even when following it then throws), and the answer the caller got.
-    const ran: Ran = {};
-    try {
-      return await this.#runWrite(request, tool, args, plan, run, ran);
-    } finally {
-      // Kept for repeats once the call ran; let go when nothing reached the upstream.
-      await this.#writes.finish(plan, ran.first, ran.final).catch(() => undefined);
-    }
-  }
-
-  /**
-   * Approval (when `approval`), admission, then the upstream call. What a keyed write keeps for
-   * its repeats goes in `ran`: the upstream's own answer (`first`) and the caller's (`final`).
-   */
-  async #runWrite(
-    request: ToolCallRequest,
-    tool: Tool,
-    args: Record<string, unknown>,
-    plan: WritePlan,
-    { approval, deadlineMs, onProgress, report: sendReport }: RunSettings,
-    ran: Ran,
-  ): Promise<Ended> {
-    const f = features(request.revision);
-    if (approval) {
-      const ask = request.ask;
-      const step = await this.#approvals.step(tool, args, request.caller, {
-        modern:
-          request.revision === MODERN_REVISION
-            ? { params: request.params, elicitation: request.elicitation === true }
-            : undefined,
-        elicit: ask
-          ? (params, ttlMs) =>
-              ask('elicitation/create', params, AbortSignal.any([request.signal, AbortSignal.timeout(ttlMs)]))
-          : undefined,
-      });
-      const answer = approvalAnswer(step, tool);
-      if (answer) return answer;
-    }
-    // No await without a quota to ask (an await of undefined still costs a turn of the microtask queue).
-    const admission = this.#admit ? await this.#admit(tool, request.caller) : undefined;
-    if (admission?.quota) request.onQuota?.(admission.quota);
-    if (admission?.refusal) return refused(admission.refusal, f.argumentErrorsAsResults);
-    const started = Date.now();
-    const result = await this.#upstream.call(tool, args, {
-      signal: request.signal,
-      deadlineMs,
-      onProgress,
-      structured: f.structuredOutput,
-      audio: f.audioContent,
-      traceContext: request.traceContext,
-      caller: request.caller,
-      headers: request.headers,
-      idempotencyKey: plan.by === 'upstream' ? plan.upstreamKey : undefined,
-    });
-    ran.first = result;
-    const unknown = result.outcomeUnknown === true;
-    if (request.signal.aborted) {
-      const kept = withWriteMeta(this.#finish(tool, result), plan, unknown);
-      ran.final = unknown ? { ...kept, outcomeUnknown: true } : kept;
-      return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
-    }
-    const report = result._meta[UPSTREAM_REPORT_KEY];
-    if (result.accepted) {
-      // A job accepted for later: a task for a client of the extension (stored before it is
-      // answered), else followed to its end here. A caller at its task limit, or a task store
-      // that cannot be reached, is followed too: the job started upstream is never dropped.
-      const task = request.tasks
-        ? await this.tasks.create(tool, result.accepted, request.caller).catch(() => undefined)
-        : undefined;
-      if (task) {
-        ran.final = withWriteMeta(task as unknown as ToolResult, plan, false);
-        return { answer: { kind: 'result', result: task }, outcome: 'ok', called: { tool, report } };
-      }
-      const left = Math.max(0, deadlineMs - (Date.now() - started));
-      const followed = shown(
-        await this.tasks.follow(tool, result.accepted, request, left, onProgress),
-        sendReport,
-        plan,
-      );
-      logUpstream(request, tool.name, followed, followed._meta[UPSTREAM_REPORT_KEY]);
-      ran.final = followed;
-      return {
-        answer: { kind: 'result', result: followed as unknown as Record<string, unknown> },
-        outcome: followed.isError ? 'error' : 'ok',
-        called: { tool, report: followed._meta[UPSTREAM_REPORT_KEY] ?? report },
-      };
-    }
-    const answer = shown(this.#finish(tool, result), sendReport, plan, unknown);
-    logUpstream(request, tool.name, answer, report);
-    ran.final = unknown ? { ...answer, outcomeUnknown: true } : answer;
-    return {
-      answer: { kind: 'result', result: answer as unknown as Record<string, unknown> },
-      outcome: answer.isError ? 'error' : 'ok',
-      called: { tool, report },
-    };
-  }
-
-  /** A finished upstream result as a client gets it: checked against the output schema, bounded to the limits. */
-  #finish(tool: Tool, result: ToolResult): ToolResult {
-    const limits = tool.binding.resultLimits ?? this.#resultLimits;
-    const fits = (value: unknown) => {
-      try {
-        return this.#tools.checkOutput(tool, value).ok;
-      } catch {
-        return false;
-      }
-    };
-    // Most results carry neither internal field: no copy for them (the rest copy was 1.5 k
-    // instructions a call, bench/instructions.mjs).
-    let rest: ToolResult = result;
-    if (result.accepted !== undefined || result.outcomeUnknown !== undefined) {
-      const { accepted: _internal, outcomeUnknown: _said, ...kept } = result;
-      rest = kept;
-    }
-    return boundResult(this.#checkStructured(tool, rest), tool, limits, fits);
-  }
-
-  /**
-   * A result whose structuredContent fails the advertised schema would make a client throw:
-   * it becomes an error result that says why, with the body as it came.
-   */
-  #checkStructured(tool: Tool, result: ToolResult): ToolResult {
-    if (result.isError || result.structuredContent === undefined) return result;
-    let problems: string[];
-    try {
-      const checked = this.#tools.checkOutput(tool, result.structuredContent);
-      if (checked.ok) return result;
-      problems = checked.errors;
-    } catch (error) {
-      problems = [`its output schema from the OpenAPI document is not usable (${(error as Error).message})`];
-    }
-    const shown = problems.slice(0, 10);
-    const more = problems.length > shown.length ? `\n... and ${problems.length - shown.length} more` : '';
-    const text = `The upstream answer does not match the output schema of tool ${tool.name}:\n${shown.join('\n')}${more}\nThe body as received follows.`;
-    const { structuredContent: _dropped, ...rest } = result;
-    return { ...rest, isError: true, content: [{ type: 'text', text }, ...result.content] };
   }
 }
