@@ -5,7 +5,7 @@
 // arguments) on `office_days`, and the Prometheus metrics (METRICS=off) on `office_days`.
 // Tracing's cost is comparison 11; the key scrubbing of upstream bodies is always on and inside
 // every gateway row.
-import { checkClean, cpuOf, cpuText, round } from '../lib/runner.mjs';
+import { checkClean, cpuRatio, cpuText, ratioText } from '../lib/runner.mjs';
 import { gatewaySession, gatewayWithSession, sessionHeaders } from '../lib/shared-servers.mjs';
 
 export const ids = [12];
@@ -68,7 +68,8 @@ export async function run(runner) {
     ['dynamic mode (`call_operation`) vs static (`office_days` listed)', 'dynamic', 'static'],
     ['metrics on (tool calls and upstream attempts counted) vs off, `office_days`', 'static', 'metrics off'],
   ]) {
-    const ratio = cpuOf(s[on], 'own') / cpuOf(s[off], 'own');
+    const paired = cpuRatio(s[on], s[off], 'own');
+    const { ratio } = paired;
     // Issue 41 sets metrics a goal; the others are costs to know.
     const metrics = off === 'metrics off';
     runner.row({
@@ -76,7 +77,7 @@ export async function run(runner) {
       comparison: `gateway: ${what}, own CPU per call`,
       ours: cpuText(s[on], 'own'),
       baseline: cpuText(s[off], 'own'),
-      measure: `${round(ratio)}x`,
+      measure: ratioText(paired),
       goal: metrics ? '<= 1.05x' : 'none: its cost when on',
       met: metrics ? ratio <= 1.05 : null,
     });

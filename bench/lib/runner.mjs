@@ -39,6 +39,20 @@ export const microsWithSpread = (values) =>
   `${fmt(median(values))} µs (${fmt(Math.min(...values))}–${fmt(Math.max(...values))})`;
 /** Own CPU per request of process `name`, median and spread over the samples. */
 export const cpuText = (samples, name) => microsWithSpread(samples.map((s) => s.cpuUs[name]));
+/**
+ * Side `a` over side `b` round by round (both ran in each round): the median of the rounds' own
+ * ratios, and their range. A drift of the machine between rounds cancels within one, where a
+ * ratio of two medians can take them from different rounds (bench/own-cpu-ab.mjs, an A/A run:
+ * BENCHMARKS.md, "Reading a timed A/B").
+ */
+export function pairedRatio(a, b, value) {
+  const ratios = a.map((sample, i) => value(sample) / value(b[i]));
+  return { ratio: median(ratios), low: Math.min(...ratios), high: Math.max(...ratios) };
+}
+/** pairedRatio of process `name`'s own CPU per request. */
+export const cpuRatio = (a, b, name) => pairedRatio(a, b, (s) => s.cpuUs[name]);
+/** `1.24x (rounds 1.12–1.31)` */
+export const ratioText = ({ ratio, low, high }) => `${round(ratio)}x (rounds ${round(low)}–${round(high)})`;
 export { median, round };
 
 /** Throws when any sample had a failed request: the comparison would be meaningless. */
