@@ -3,14 +3,20 @@
 // call differ most, JavaScript included. Callgrind sees compiled JavaScript as bare addresses;
 // V8's map of its compiled code (LABEL.perf-map, written with the dump) names them, taking the
 // last function compiled at an address, since V8 reuses the memory of code it threw away.
-// Usage: node bench/instructions-diff.mjs DIR/A.callgrind DIR/B.callgrind [--calls 1000] [--top 40]
+// Usage: node bench/instructions-diff.mjs DIR/A.callgrind DIR/B.callgrind [--calls 1000] [--top 40] [--event Ir]
+//   --event: another of the dump's events instead of instructions, from a run with --cache-sim
+//   (I1mr: instruction cache misses, D1mr / D1mw: data, Bcm: mispredicted conditional branches)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { calls: { type: 'string', default: '1000' }, top: { type: 'string', default: '40' } },
+  options: {
+    calls: { type: 'string', default: '1000' },
+    top: { type: 'string', default: '40' },
+    event: { type: 'string', default: 'Ir' },
+  },
 });
 if (positionals.length !== 2) {
   throw new Error('usage: node bench/instructions-diff.mjs A.callgrind B.callgrind [--calls 1000] [--top 40]');
@@ -40,10 +46,14 @@ function codeMap(dump) {
 
 /** Own instructions per function name, summed over every address a name was compiled to. */
 function ownCounts(dump) {
-  const out = spawnSync('callgrind_annotate', ['--threshold=100', '--inclusive=no', dump], {
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-  }).stdout;
+  const out = spawnSync(
+    'callgrind_annotate',
+    ['--threshold=100', '--inclusive=no', `--show=${values.event}`, `--sort=${values.event}`, dump],
+    {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  ).stdout;
   const map = codeMap(dump);
   const counts = new Map();
   let total = 0;
@@ -86,7 +96,9 @@ const short = (s) =>
     .replace(/(file:\/\/)?\/\S*\/node_modules\/\.pnpm\/[^/]+\/node_modules\//, '')
     .replace(/file:\/\/\/\S*?\/(apps|packages|bench)\//, '$1/')
     .slice(0, 130);
-console.log(`Own instructions per call (${calls} calls): A = ${positionals[0]}, B = ${positionals[1]}`);
+console.log(
+  `Own ${values.event === 'Ir' ? 'instructions' : values.event} per call (${calls} calls): A = ${positionals[0]}, B = ${positionals[1]}`,
+);
 console.log(
   `in all: A ${per(a.total).toFixed(0)}, B ${per(b.total).toFixed(0)}, B - A ${(per(b.total) - per(a.total)).toFixed(0)}`,
 );

@@ -9,7 +9,9 @@
 // inside some windows and not others), compiling because it is the warm-up's tail. What counts leave out: the kernel (the socket system calls, the same on both
 // sides), cache misses, and the other processes.
 // Usage: node bench/instructions.mjs [--sides a,b,...] [--payload office_days|emails-2|emails-50]
-//          [--calls 1000] [--warm 10000] [--in-flight 1] [--before REPO_DIR] [--keep DIR]
+//          [--calls 1000] [--warm 10000] [--in-flight 1] [--before REPO_DIR] [--keep DIR] [--cache-sim]
+//          (--cache-sim: callgrind's cache and branch simulation too, a table of misses per call
+//          and an estimate of cycles; about twice as slow)
 //          (the GET sides ignore --payload; --keep saves each side's callgrind dump there, as
 //          LABEL.callgrind, with V8's map of the code it compiled, LABEL.perf-map, for
 //          `node bench/instructions-diff.mjs A B` to say which functions the work is in)
@@ -43,6 +45,7 @@ const { values } = parseArgs({
     before: { type: 'string' },
     keep: { type: 'string' },
     'in-flight': { type: 'string', default: '1' },
+    'cache-sim': { type: 'boolean', default: false },
   },
 });
 const PAYLOADS = {
@@ -125,7 +128,13 @@ function countsOf(file) {
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
   }).stdout;
-  const counts = { total: 0, compiler: 0, gc: 0, rest: 0 };
+  const counts = { total: 0, compiler: 0, gc: 0, rest: 0, events: {} };
+  // With --cache-sim: every event's program total (cache misses, branches), by the event's name.
+  const names = /^Events shown:\s+(.*)$/m.exec(out)?.[1].trim().split(/\s+/) ?? [];
+  const totals = /^(.*)PROGRAM TOTALS/m.exec(out)?.[1].match(/[\d,]+(?= \()/g) ?? [];
+  names.forEach((name, i) => {
+    counts.events[name] = Number((totals[i] ?? '0').replaceAll(',', ''));
+  });
   for (const line of out.split('\n')) {
     const m = /^\s*([\d,]+) \([^)]*\)\s+(.*)$/.exec(line);
     if (!m) continue;
@@ -228,6 +237,7 @@ async function measure(label, side, repo) {
     [
       '--tool=callgrind',
       '--instr-atstart=no',
+      ...(values['cache-sim'] ? ['--cache-sim=yes', '--branch-sim=yes'] : []),
       `--callgrind-out-file=${join(dir, 'callgrind.out')}`,
       process.execPath,
       '--single-threaded',
@@ -277,7 +287,23 @@ async function measure(label, side, repo) {
   }
   rmSync(dir, { recursive: true, force: true });
   const per = (n) => n / calls / 1000;
-  return { label, k: per(counts.total), compiler: per(counts.compiler), gc: per(counts.gc), rest: per(counts.rest) };
+  const e = counts.events;
+  const cache = values['cache-sim']
+    ? {
+        l1: (e.I1mr + e.D1mr + e.D1mw) / calls,
+        i1: e.I1mr / calls,
+        ll: (e.ILmr + e.DLmr + e.DLmw) / calls,
+        branches: (e.Bcm + e.Bim) / calls,
+      }
+    : undefined;
+  return {
+    label,
+    k: per(counts.total),
+    compiler: per(counts.compiler),
+    gc: per(counts.gc),
+    rest: per(counts.rest),
+    cache,
+  };
 }
 
 const rows = [];
@@ -310,6 +336,25 @@ for (const r of rows) {
   console.log(
     `| ${r.label} | ${k(r.rest)} | ${k(r.gc)} | ${k(r.compiler)} | ${k(r.k)} | ${(r.rest / first.rest).toFixed(3)}x |`,
   );
+}
+
+// What the instructions cost beyond their number, as callgrind simulates it (--cache-sim: its
+// own model of the caches, not this CPU's): first-level misses (instructions and data), last-level
+// misses and mispredicted branches per call, and KCachegrind's cycle estimate, Ir + 10 x (L1
+// misses + mispredicted branches) + 100 x LL misses. The whole program, the GC and compilers in it.
+if (values['cache-sim']) {
+  const estimate = (r) => r.k * 1000 + 10 * (r.cache.l1 + r.cache.branches) + 100 * r.cache.ll;
+  console.log(
+    '\n| side | L1 misses (of them instructions) | LL misses | branches mispredicted | estimated cycles | vs the first side |',
+  );
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const c = r.cache;
+    const n = (x) => Math.round(x).toLocaleString('en-US');
+    console.log(
+      `| ${r.label} | ${n(c.l1)} (${n(c.i1)}) | ${n(c.ll)} | ${n(c.branches)} | ${k(estimate(r) / 1000)} | ${(estimate(r) / estimate(first)).toFixed(3)}x |`,
+    );
+  }
 }
 
 // Issue 41's goals, read on the program's instructions, for the pairs this run measured.
