@@ -35,5 +35,9 @@ describe('/metrics', () => {
     expect(sample(text, 'toy_api_idempotent_replays_total')).toBe(1);
     // Templates only: no raw path, no id, no key.
     for (const raw of ['e-99', 'e-05', 'm-0042', '/nope', api.key]) expect(text).not.toContain(raw);
+    // Counted between scrapes and handed over at each: a second scrape counts the first, no more.
+    const again = await (await api.call('/metrics')).text();
+    expect(sample(again, 'toy_api_requests_total{route="/employees",method="GET",status="200"}')).toBe(1);
+    expect(sample(again, 'toy_api_requests_total{route="/metrics",method="GET",status="200"}')).toBe(1);
   });
 });

@@ -3,6 +3,7 @@
 // as 'unknown'), outcomes and status classes are fixed words, upstreams are the configured ones.
 import { createRequire } from 'node:module';
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
+import { Tally } from '@agentwire/telemetry';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallOutcome } from '../tools/call-answers.js';
 import type { ToolCallObserver } from '../tools/tool-calls.js';
@@ -14,34 +15,6 @@ function statusClass(status: number | null | undefined): string {
 }
 // Made once: a template string per attempt is a new string to hash as a key.
 const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
-
-/**
- * Counts of a two-label counter, kept here and handed to prom-client when it is scraped: a
- * prom-client counter hashes its label set into a string on every inc(), about half of what
- * the metrics cost a call (bench/instructions.mjs, gateway against metrics-off: 11 k -> 6 k
- * instructions); a scrape hashes each series once.
- */
-class Tally {
-  readonly #counts = new Map<string, Map<string, number>>();
-
-  add(first: string, second: string, n = 1): void {
-    let inner = this.#counts.get(first);
-    if (!inner) {
-      inner = new Map();
-      this.#counts.set(first, inner);
-    }
-    inner.set(second, (inner.get(second) ?? 0) + n);
-  }
-
-  /** Sets the counter to these counts (in its collect(), before it is read). */
-  into<L extends string>(counter: Counter<L>, firstLabel: L, secondLabel: L): void {
-    counter.reset();
-    for (const [first, inner] of this.#counts) {
-      for (const [second, n] of inner) counter.inc({ [firstLabel]: first, [secondLabel]: second } as Labels<L>, n);
-    }
-  }
-}
-type Labels<L extends string> = Partial<Record<L, string>>;
 
 // prom-client takes about 60 ms to load, a fifth of the gateway's start-up over stdio: it is
 // loaded when the metrics are first used (the first tool call or scrape), as undici is with the
@@ -63,8 +36,9 @@ export class GatewayMetrics implements ToolCallObserver {
   /** Gauges declared before the metrics were made, added when they are (by name: the newer wins). */
   readonly #gauges = new Map<string, (made: Made) => void>();
   readonly #onScrape: Array<() => void> = [];
-  readonly #calls = new Tally();
-  readonly #attempts = new Tally();
+  // Counted here, handed to prom-client when scraped (Tally, in @agentwire/telemetry).
+  readonly #calls = new Tally(['tool', 'outcome'] as const);
+  readonly #attempts = new Tally(['upstream', 'status_class'] as const);
 
   #make(): Made {
     if (this.#made) return this.#made;
@@ -82,7 +56,7 @@ export class GatewayMetrics implements ToolCallObserver {
         labelNames: ['tool', 'outcome'],
         registers,
         collect() {
-          calls.into(this, 'tool', 'outcome');
+          calls.into(this);
         },
       }),
       duration: new prom.Histogram({
@@ -98,7 +72,7 @@ export class GatewayMetrics implements ToolCallObserver {
         labelNames: ['upstream', 'status_class'],
         registers,
         collect() {
-          attempts.into(this, 'upstream', 'status_class');
+          attempts.into(this);
         },
       }),
       retries: new prom.Counter({
@@ -128,11 +102,11 @@ export class GatewayMetrics implements ToolCallObserver {
     upstream?: { name: string | undefined; report: UpstreamReport },
   ): void {
     const made = this.#make();
-    this.#calls.add(tool, outcome);
+    this.#calls.add([tool, outcome]);
     made.duration.observe({ tool }, seconds);
     if (!upstream) return;
     const name = upstream.name ?? 'default';
-    for (const attempt of upstream.report.attemptLog) this.#attempts.add(name, statusClass(attempt.status));
+    for (const attempt of upstream.report.attemptLog) this.#attempts.add([name, statusClass(attempt.status)]);
     if (upstream.report.retries > 0) made.retries.inc({ upstream: name }, upstream.report.retries);
   }
 
