@@ -19,7 +19,9 @@ const { values, positionals } = parseArgs({
   },
 });
 if (positionals.length !== 2) {
-  throw new Error('usage: node bench/instructions-diff.mjs A.callgrind B.callgrind [--calls 1000] [--top 40]');
+  throw new Error(
+    'usage: node bench/instructions-diff.mjs A.callgrind B.callgrind [--calls 1000] [--top 40] [--event Ir]',
+  );
 }
 for (const dump of positionals) {
   if (!existsSync(dump)) {
@@ -46,14 +48,21 @@ function codeMap(dump) {
 
 /** Own instructions per function name, summed over every address a name was compiled to. */
 function ownCounts(dump) {
-  const out = spawnSync(
+  const annotated = spawnSync(
     'callgrind_annotate',
     ['--threshold=100', '--inclusive=no', `--show=${values.event}`, `--sort=${values.event}`, dump],
     {
       encoding: 'utf8',
       maxBuffer: 256 * 1024 * 1024,
     },
-  ).stdout;
+  );
+  // An event the dump does not have (--event I1mr of a run without --cache-sim) fails here.
+  if (annotated.status !== 0) {
+    throw new Error(
+      `callgrind_annotate could not read ${dump} for --event ${values.event}: ${annotated.stderr.trim()}`,
+    );
+  }
+  const out = annotated.stdout;
   const map = codeMap(dump);
   const counts = new Map();
   let total = 0;

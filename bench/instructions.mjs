@@ -131,9 +131,15 @@ function countsOf(file) {
   const counts = { total: 0, compiler: 0, gc: 0, rest: 0, events: {} };
   // With --cache-sim: every event's program total (cache misses, branches), by the event's name.
   const names = /^Events shown:\s+(.*)$/m.exec(out)?.[1].trim().split(/\s+/) ?? [];
-  const totals = /^(.*)PROGRAM TOTALS/m.exec(out)?.[1].match(/[\d,]+(?= \()/g) ?? [];
+  // Each column is a count with its percentage, or a bare 0 or '.' for none.
+  const totals =
+    /^(.*)PROGRAM TOTALS/m
+      .exec(out)?.[1]
+      .replace(/\([^)]*\)/g, ' ')
+      .match(/[\d,]+|\./g) ?? [];
   names.forEach((name, i) => {
-    counts.events[name] = Number((totals[i] ?? '0').replaceAll(',', ''));
+    const total = totals[i] ?? '0';
+    counts.events[name] = total === '.' ? 0 : Number(total.replaceAll(',', ''));
   });
   for (const line of out.split('\n')) {
     const m = /^\s*([\d,]+) \([^)]*\)\s+(.*)$/.exec(line);

@@ -8,7 +8,7 @@
 // number of rounds is even, so each goes second as often, and the second of a round paid about
 // 8% more), and a row's ratio is the median of the rounds' own ratios, with their range: what
 // drifts between rounds cancels within one.
-// Usage: node bench/own-cpu-ab.mjs BEFORE_REPO_DIR AFTER_REPO_DIR [--rounds 12]   (both built: pnpm build; about 7 minutes)
+// Usage: node bench/own-cpu-ab.mjs BEFORE_REPO_DIR AFTER_REPO_DIR [--rounds 12]   (both built: pnpm build; about 6 minutes)
 //   Run it A/A (a copy of one build against itself) to see the spread a change must beat.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -147,13 +147,13 @@ const tools = [
 ];
 const gateway = {};
 for (const [name, args] of tools) {
-  const api = [];
+  const apiSamples = [];
   gateway[name] = await interleaved(async (side) => {
     const us = await gatewayRound(gateways[side], name, args);
-    api.push(us.api);
+    apiSamples.push(us.api);
     return us.gateway;
   });
-  gateway[name].api = api;
+  gateway[name].api = apiSamples.slice(2); // not the warm-up round's two
 }
 
 // 3. The toy API's digest as an event stream (about 60 events, no pause), each build's own API,

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { BENCH_DIR, cpuMicros, median, round, runJson, startProcess } from './util.mjs';
 
+// Rounds even (as in bench/own-cpu-ab.mjs): a comparison of two sides puts each first as often.
 const QUICK = {
-  rounds: 3,
+  rounds: 4,
   seconds: 2,
   /** Requests per sample where own CPU per call is read (a fixed count, not a duration). */
   calls: 5000,
@@ -20,7 +21,7 @@ const QUICK = {
   startupRuns: 5,
 };
 const FULL = {
-  rounds: 5,
+  rounds: 6,
   seconds: 5,
   calls: 15_000,
   connections: 32,
@@ -55,7 +56,7 @@ export const cpuRatio = (a, b, name) => pairedRatio(a, b, (s) => s.cpuUs[name]);
  * `1.243x (rounds 1.12–1.31)`: three digits, so that a ratio just over its goal does not read as
  * the goal (a row read 0.15x, missed, against at most 0.15x: it was just over).
  */
-export const ratioText = ({ ratio, low, high }) => `${ratio.toFixed(3)}x (rounds ${round(low)}–${round(high)})`;
+export const ratioText = ({ ratio, low, high }) => `${ratio.toFixed(3)}x (rounds ${low.toFixed(2)}–${high.toFixed(2)})`;
 export { median, round };
 
 /** Throws when any sample had a failed request: the comparison would be meaningless. */

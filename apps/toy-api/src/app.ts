@@ -310,7 +310,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
       }
       named(request, reply, request.caller.subject);
       // The full key may write anywhere: only a read-only caller needs the route's options (a
-      // getter that builds an object of eleven fields each time it is read).
+      // getter that builds an object of twelve fields each time it is read).
       if (request.caller.access !== 'full' && request.routeOptions.config.write) {
         done(new EnvelopeError('permission_error', 'this key is read-only; writes need the full-access key'));
         return;

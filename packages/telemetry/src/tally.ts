@@ -1,7 +1,7 @@
 // Counts by label values for a Prometheus counter that is bumped on every request: kept in
 // nested maps, one level a label, and handed to the counter when it is scraped. prom-client's
-// inc() hashes its label set into a string on every call (the keys sorted, then joined); a
-// scrape pays that once a series. The gateway's tool calls and upstream attempts and the toy
+// inc() builds a string of its label set on every call, to find the series by; a scrape pays
+// that once a series. The gateway's tool calls and upstream attempts and the toy
 // API's requests count this way (bench/instructions.mjs: the gateway's metrics on against off,
 // 11 k -> 6 k instructions a call).
 

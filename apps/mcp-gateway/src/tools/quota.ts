@@ -2,7 +2,7 @@
 // back at `calls` per `perSeconds`, so a caller may spend its quota in a burst and then gets one
 // call per perSeconds/calls. With Redis the bucket is one hash updated by a script (Redis's own
 // clock, one round trip), so every replica draws from the same bucket; without, in memory.
-// A call over its quota is refused before anything is sent upstream (tools/tool-calls.ts), and
+// A call over its quota is refused before anything is sent upstream (tools/operation-call.ts), and
 // the answer says which limit, when it resets, and how long to wait (retryAfterMs).
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
