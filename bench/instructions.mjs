@@ -11,7 +11,7 @@
 // Usage: node bench/instructions.mjs [--sides a,b,...] [--payload office_days|emails-2|emails-50]
 //          [--calls 1000] [--warm 10000] [--in-flight 1] [--before REPO_DIR] [--keep DIR] [--cache-sim]
 //          (--cache-sim: callgrind's cache and branch simulation too, a table of misses per call
-//          and an estimate of cycles; about twice as slow)
+//          and an estimate of cycles; slower to run)
 //          (the GET sides ignore --payload; --keep saves each side's callgrind dump there, as
 //          LABEL.callgrind, with V8's map of the code it compiled, LABEL.perf-map, for
 //          `node bench/instructions-diff.mjs A B` to say which functions the work is in)

@@ -13,20 +13,21 @@ import {
   type HttpClient,
   HttpClientError,
   Ledger,
-  ResponseTooLargeError,
   type SseEvent,
   serverRetryDelay,
 } from '@agentwire/http-client';
 // Types only: @agentwire/oauth (and jose) load only in a gateway that exchanges tokens.
 import type { TokenExchangeRefusedError, TokenExchanger } from '@agentwire/oauth';
-import type { UpstreamAttemptReport, UpstreamReport } from '@agentwire/schemas/upstream-report';
+import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { keepRawJson } from '../common/raw-json.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/parameter-styles.js';
 import { queryNameRefusal } from '../openapi/parameters.js';
 import type { CallContext, JobState, Tool, ToolResult } from '../tools/tool.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
+import { describeError, mayHaveReached } from './failures.js';
 import { acceptedOf, failureText, MAX_STATUS_REDIRECTS, pathUnder, progressLine, statusWordOf } from './jobs.js';
+import { upstreamMeta } from './report.js';
 
 /** How an upstream is called: with its own key, or as the user (RFC 8693 token exchange). */
 export type UpstreamIdentity =
@@ -507,7 +508,7 @@ export class UpstreamCaller {
       result.content.push({ type: 'text', text });
     }
     if (ctx.structured && tool.outputSchema) {
-      // Checked against the advertised schema by the tool layer (tools/tool-calls.ts) before it is sent.
+      // Checked against the advertised schema by the tool layer (tools/operation-call.ts) before it is sent.
       const wrapped = tool.binding.output.kind === 'json' && tool.binding.output.wrapped;
       result.structuredContent = data === undefined ? {} : wrapped ? { result: data } : data;
       // Sent as the upstream's own text unless something changes it (common/raw-json.ts).
@@ -517,96 +518,4 @@ export class UpstreamCaller {
     }
     return result;
   }
-}
-
-/** Connection errors that mean the request was never sent: no connection was made. */
-const NOT_SENT = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/**
- * Whether a failed request may have reached the upstream: anything but an answer or a connection
- * never made. A 502 or 504 is a proxy's answer that the upstream behind it did not give one.
- */
-function mayHaveReached(error: HttpClientError): boolean {
-  if (error instanceof APIError) return error.status === 502 || error.status === 504;
-  if (['timeout_error', 'deadline_exceeded', 'aborted', 'stream_interrupted'].includes(error.type)) return true;
-  // An answer came (a status, too large, unreadable), or nothing was sent (the budget, a bad request).
-  if (error.type !== 'connection_error') return false;
-  const cause = (error as { cause?: { code?: unknown; cause?: { code?: unknown } } }).cause;
-  const code = cause?.code ?? cause?.cause?.code;
-  return !(typeof code === 'string' && NOT_SENT.has(code));
-}
-
-/** What went wrong upstream, for a model; `said` replaces the usual hint on whether to try again. */
-function describeError(error: HttpClientError, said?: string): string {
-  const hint = said ?? (error.retryable ? 'trying again later may help' : 'retrying the same call will not help');
-  if (error instanceof APIError) {
-    return `upstream answered HTTP ${error.status} ${error.type}: ${error.serverMessage ?? '(no message)'} (${hint})`;
-  }
-  if (error instanceof ResponseTooLargeError) {
-    return `upstream answer too large (response_too_large): more than MAX_RESPONSE_BYTES (${error.limitBytes} bytes); it was not read further. Ask for less: a smaller page or a narrower filter (${hint})`;
-  }
-  return `upstream call failed (${error.type}): ${error.message} (${hint})`;
-}
-
-/**
- * The upstream report (packages/schemas: UpstreamReport) of one call, from its ledger. Made for
- * every call (metrics read it): the totals as the ledger counts them, then the ids and the log in
- * one pass, with no empty object spread for an absent hedge or span (`#result`, which makes it,
- * was the fourth largest allocator of a call; `node bench/allocations.mjs --by-function`).
- */
-function upstreamMeta(ledger: Ledger, started: number, status: number | null): UpstreamReport {
-  const totals = ledger.totals();
-  const attempts = ledger.attempts;
-  let hedgeWon = false;
-  const requestIds: string[] = [];
-  const attemptLog: UpstreamAttemptReport[] = [];
-  for (const a of attempts) {
-    if (a.requestId !== null) requestIds.push(a.requestId);
-    const line: UpstreamAttemptReport = {
-      attempt: a.attempt,
-      status: a.status,
-      errorType: a.errorType,
-      waitMs: a.waitMs,
-      waitReason: a.waitReason,
-      durationMs: a.durationMs,
-      bytesSent: a.bytesSent,
-      bytesReceived: a.bytesReceived,
-    };
-    // A hedge: sent this long after the attempt it raced.
-    if (a.hedgeAfterMs !== undefined) {
-      line.hedgeAfterMs = a.hedgeAfterMs;
-      if (a.errorType === null) hedgeWon = true;
-    }
-    // The attempt's span, when the gateway traces: a client's ledger line joins the trace.
-    if (a.spanId && a.traceId) {
-      line.traceId = a.traceId;
-      line.spanId = a.spanId;
-    }
-    attemptLog.push(line);
-  }
-  const report: UpstreamReport = {
-    status,
-    attempts: totals.requests,
-    retries: totals.retries,
-    waitMs: totals.waitMs.backoff + totals.waitMs.retry_after + totals.waitMs.sse_retry,
-    bytesSent: totals.bytesSent,
-    bytesReceived: totals.bytesReceived,
-    durationMs: Math.round(performance.now() - started),
-    requestIds,
-    attemptLog,
-  };
-  // What the upstream's resilience did: a hedge answered first, or an open breaker refused.
-  if (hedgeWon) report.hedgeWon = true;
-  const entries = ledger.entries;
-  if (entries.length > attempts.length && entries.some((e) => e.kind === 'event' && e.event === 'circuit_open')) {
-    report.breaker = 'open';
-  }
-  return report;
 }

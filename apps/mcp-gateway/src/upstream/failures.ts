@@ -1,0 +1,40 @@
+// How a failed upstream call reads: whether it may have reached the API (a write whose outcome is
+// then unknown), and what went wrong in words a model can act on, with whether trying again may
+// help. The caller (caller.ts) says both in the result it makes of the failure.
+import { APIError, type HttpClientError, ResponseTooLargeError } from '@agentwire/http-client';
+
+/** Connection errors that mean the request was never sent: no connection was made. */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * Whether a failed request may have reached the upstream: anything but an answer or a connection
+ * never made. A 502 or 504 is a proxy's answer that the upstream behind it did not give one.
+ */
+export function mayHaveReached(error: HttpClientError): boolean {
+  if (error instanceof APIError) return error.status === 502 || error.status === 504;
+  if (['timeout_error', 'deadline_exceeded', 'aborted', 'stream_interrupted'].includes(error.type)) return true;
+  // An answer came (a status, too large, unreadable), or nothing was sent (the budget, a bad request).
+  if (error.type !== 'connection_error') return false;
+  const cause = (error as { cause?: { code?: unknown; cause?: { code?: unknown } } }).cause;
+  const code = cause?.code ?? cause?.cause?.code;
+  return !(typeof code === 'string' && NOT_SENT.has(code));
+}
+
+/** What went wrong upstream, for a model; `said` replaces the usual hint on whether to try again. */
+export function describeError(error: HttpClientError, said?: string): string {
+  const hint = said ?? (error.retryable ? 'trying again later may help' : 'retrying the same call will not help');
+  if (error instanceof APIError) {
+    return `upstream answered HTTP ${error.status} ${error.type}: ${error.serverMessage ?? '(no message)'} (${hint})`;
+  }
+  if (error instanceof ResponseTooLargeError) {
+    return `upstream answer too large (response_too_large): more than MAX_RESPONSE_BYTES (${error.limitBytes} bytes); it was not read further. Ask for less: a smaller page or a narrower filter (${hint})`;
+  }
+  return `upstream call failed (${error.type}): ${error.message} (${hint})`;
+}
