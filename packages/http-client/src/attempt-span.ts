@@ -60,7 +60,10 @@ export function startAttemptSpan(tracer: Tracer, layer: string, call: Call, atte
 /** The call's headers with this attempt's traceparent (and tracestate) added. */
 export function headersWithContext(call: Call, span: Span): Record<string, string> {
   const { context, propagation, trace } = otel();
-  const withContext = { ...call.headers };
+  // Copied key by key from an empty object, not spread: the spread's copy took a map of its own,
+  // so the traceparent added to it made a new hidden class on every attempt, and undici walked
+  // its keys with a cold enum cache (bench/instructions.mjs, tracing-none: 331 -> 327 k a call).
+  const withContext: Record<string, string> = Object.assign({}, call.headers);
   const parentContext = call.traceContext ?? context.active();
   // The parent's own span (unsampled, above) is already in its context.
   propagation.inject(

@@ -4,6 +4,7 @@
 // while tracing is off: a process without OTEL_* pays for none of it.
 import type { DiagLogger, Tracer, TracerProvider } from '@opentelemetry/api';
 import type { Sampler, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { PooledIdGenerator } from './ids.js';
 
 /** Tracing as a process has it: a tracer per component, and the way to send what is left. */
 export interface Tracing {
@@ -182,7 +183,12 @@ export async function startTracing(options: StartOptions): Promise<Tracing | und
   const resource = resources
     .resourceFromAttributes({ 'service.name': settings.serviceName })
     .merge(resources.detectResources({ detectors: [resources.resourceAttributesEnvDetector] }));
-  const provider = new sdk.TracerProvider({ resource, sampler, spanProcessors: processors });
+  const provider = new sdk.TracerProvider({
+    resource,
+    sampler,
+    spanProcessors: processors,
+    idGenerator: new PooledIdGenerator(),
+  });
   trace.disable();
   context.disable();
   propagation.disable();

@@ -28,7 +28,12 @@ export function tracing(tracer: Tracer, served: (name: string) => boolean): Requ
     );
 }
 
-export async function inRequestSpan(
+/**
+ * Not an async function: a span that records nothing hands back `run`'s own promise, where an
+ * async wrapper added a promise and two microtask jobs to adopt it (bench/instructions.mjs,
+ * tracing-none: see stop 62's closing note). What throws here is a rejection all the same.
+ */
+export function inRequestSpan(
   tracer: Tracer,
   request: JsonRpcRequest,
   headers: Headers | undefined,
@@ -36,6 +41,21 @@ export async function inRequestSpan(
   run: (traceContext: Context) => Promise<Outcome>,
   /** The caller's `sub`, when it signed in: the span names whom the request was for (nothing else of them). */
   subject?: string | undefined,
+): Promise<Outcome> {
+  try {
+    return startRequestSpan(tracer, request, headers, served, run, subject);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function startRequestSpan(
+  tracer: Tracer,
+  request: JsonRpcRequest,
+  headers: Headers | undefined,
+  served: (name: string) => boolean,
+  run: (traceContext: Context) => Promise<Outcome>,
+  subject: string | undefined,
 ): Promise<Outcome> {
   const params = request.params as Record<string, unknown> | undefined;
   const parent = incomingContext(params?._meta, headers);
