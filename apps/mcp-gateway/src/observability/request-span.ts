@@ -31,7 +31,8 @@ export function tracing(tracer: Tracer, served: (name: string) => boolean): Requ
 /**
  * Not an async function: a span that records nothing hands back `run`'s own promise, where an
  * async wrapper added a promise and two microtask jobs to adopt it (bench/instructions.mjs,
- * tracing-none: see stop 62's closing note). What throws here is a rejection all the same.
+ * tracing-none, with the pooled ids of @agentwire/telemetry: 333 -> 332 k instructions a call,
+ * and about 0.5 k fewer in the microtask queue). What throws here is a rejection all the same.
  */
 export function inRequestSpan(
   tracer: Tracer,
