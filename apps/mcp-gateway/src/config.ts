@@ -1,8 +1,21 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
 import { userInfo } from 'node:os';
-import { parseArgs } from 'node:util';
-import { readLogLevel, secretProblem } from '@agentwire/schemas/settings';
+import { secretProblem } from '@agentwire/schemas/settings';
+import { parseFlags, USAGE } from './cli-flags.js';
 import { ConfigError } from './common/config-error.js';
+import {
+  httpUrlOf,
+  integerOf,
+  logLevelOf,
+  maxUploadBytesOf,
+  onOff,
+  outputSchemasOf,
+  pageSizeOf,
+  quotaPerOf,
+  upstreamAuthOf,
+  upstreamReportOf,
+} from './config-values.js';
+import { oauthSettingsOf } from './oauth-settings.js';
 import { DEFAULT_MAX_SCHEMA_BYTES, MAX_SCHEMA_BYTES_LIMIT, MIN_SCHEMA_BYTES } from './openapi/schema-budget.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import type { Caller } from './protocol/messages.js';
@@ -124,31 +137,6 @@ export interface GatewayConfig {
 }
 
 export { ConfigError };
-
-export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--config FILE] [--host H] [--port N]
-  [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]
-  [--demo-log-to-stdout] (with --stdio: breaks the protocol on purpose, for a lesson)
-environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
-  MCP_GATEWAY_AUTH (token|oauth|none), MCP_GATEWAY_TOKEN (required with token), ALLOWED_ORIGINS, ALLOWED_HOSTS,
-  OAUTH_ISSUER (required with oauth), OAUTH_JWKS_URI, OAUTH_RESOURCE, OAUTH_SCOPES, OAUTH_ALGORITHMS (RS256,PS256,ES256,EdDSA),
-  OAUTH_CLOCK_TOLERANCE_S (30), MAX_TOKEN_BYTES (8192), JWKS_CACHE_MS (600000), JWKS_MAX_STALE_MS (86400000),
-  JWKS_REFETCH_INTERVAL_MS (30000), JWT_CACHE_MS (60000), OAUTH_INTROSPECTION_CLIENT_ID/_SECRET, TRUSTED_PROXIES,
-  REDIS_URL, REDIS_PREFIX, TOOLS_PAGE_SIZE (100), OUTPUT_SCHEMAS (on|off|unlisted), TOOLS_DESCRIPTION_MAX, MAX_UPLOAD_BYTES (10485760), MAX_SCHEMA_BYTES (65536),
-  REQUEST_TIMEOUT_MS (30000), KEEP_ALIVE_TIMEOUT_MS (65000), MAX_CONNECTIONS (1000), MAX_LISTEN_STREAMS (1000),
-  MAX_LISTEN_STREAMS_PER_CALLER (16), LOG_LEVEL,
-  METRICS_PORT (unset: /metrics on the main port, behind the token; set: there alone, without it), METRICS (on|off),
-  UPSTREAM_REPORT (on-request|always: the upstream report in a successful result's _meta),
-  TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
-  TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
-  UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
-  OPENAPI_WATCH (on: reload when the spec file changes), OPENAPI_POLL_MS (unset: read a spec URL again at this interval); SIGHUP reloads,
-  UPSTREAM_IDENTITY (service|exchange), UPSTREAM_AUDIENCE (the upstream URL), OAUTH_EXCHANGE_CLIENT_ID (agentwire-gateway), OAUTH_EXCHANGE_CLIENT_SECRET,
-  FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none),
-  TASK_TTL_MS (3600000), MAX_TASKS_PER_CALLER (200), TASK_POLL_INTERVAL_MS (1000),
-  IDEMPOTENCY_TTL_MS (86400000), IDEMPOTENCY_MAX_KEYS_PER_CALLER (10000), IDEMPOTENCY_MAX_RESULT_BYTES (262144),
-  APPROVAL (marked|destructive|off), APPROVAL_REQUIRE (rules such as method:POST), APPROVAL_ALLOW (tool names), APPROVAL_KEY (random per process), APPROVAL_TTL_MS (300000),
-  UPSTREAM_BREAKER (off|on), UPSTREAM_BREAKER_FAILURE_RATIO (0.1), UPSTREAM_BREAKER_MIN_CALLS (100), UPSTREAM_BREAKER_WINDOW_MS (30000),
-  UPSTREAM_BREAKER_BREAK_MS (5000), UPSTREAM_HEDGE (off|<ms>|p<N>), UPSTREAM_MAX_CONCURRENT (128), UPSTREAM_MAX_QUEUE (512), UPSTREAM_MAX_RETRY_AFTER_MS (60000)`;
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -415,13 +403,6 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   };
 }
 
-function quotaPerOf(value: string | undefined): 'upstream' | 'tool' {
-  const per = value || 'upstream';
-  if (per !== 'upstream' && per !== 'tool')
-    throw new ConfigError(`QUOTA_PER must be upstream or tool, got '${per.slice(0, 40)}'`);
-  return per;
-}
-
 /** The OS user's name, or `local` where there is none (a container without a passwd entry). */
 function safeUserName(): string {
   try {
@@ -429,169 +410,4 @@ function safeUserName(): string {
   } catch {
     return 'local';
   }
-}
-
-function integerOf(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
-  const n = Number(value || fallback);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);
-  return n;
-}
-
-/** Asymmetric JWS algorithms a token may use; HMAC ones never (their key would be a shared secret). */
-const ASYMMETRIC_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-];
-
-/** OAuth mode's settings from OAUTH_* variables (the README lists them), checked. */
-export function oauthSettingsOf(env: NodeJS.ProcessEnv): OAuthSettings {
-  const issuer = env.OAUTH_ISSUER;
-  if (!issuer) {
-    throw new ConfigError(
-      'MCP_GATEWAY_AUTH=oauth needs OAUTH_ISSUER: the authorization server that issues tokens for this gateway, e.g. https://auth.example.com',
-    );
-  }
-  httpUrlOf('OAUTH_ISSUER', issuer);
-  const resource = env.OAUTH_RESOURCE || undefined;
-  if (resource) {
-    const url = httpUrlOf('OAUTH_RESOURCE', resource);
-    if (url.hash || url.search) {
-      throw new ConfigError(
-        `OAUTH_RESOURCE must be the MCP endpoint's URL without a query or fragment, got '${resource}'`,
-      );
-    }
-  }
-  const words = (value: string | undefined) => (value ?? '').split(/[\s,]+/).filter(Boolean);
-  const algorithms = env.OAUTH_ALGORITHMS ? words(env.OAUTH_ALGORITHMS) : undefined;
-  const refused = algorithms?.filter((a) => !ASYMMETRIC_ALGORITHMS.includes(a)) ?? [];
-  if (refused.length > 0) {
-    throw new ConfigError(
-      `OAUTH_ALGORITHMS may list only asymmetric algorithms (${ASYMMETRIC_ALGORITHMS.join(', ')}); not ${refused.join(', ')}`,
-    );
-  }
-  const clientId = env.OAUTH_INTROSPECTION_CLIENT_ID || undefined;
-  const clientSecret = env.OAUTH_INTROSPECTION_CLIENT_SECRET || undefined;
-  if ((clientId === undefined) !== (clientSecret === undefined)) {
-    throw new ConfigError(
-      'OAUTH_INTROSPECTION_CLIENT_ID and OAUTH_INTROSPECTION_CLIENT_SECRET go together: set both, or neither',
-    );
-  }
-  const jwksUri = env.OAUTH_JWKS_URI || undefined;
-  if (jwksUri) httpUrlOf('OAUTH_JWKS_URI', jwksUri);
-  return {
-    issuer,
-    jwksUri,
-    resource: resource?.replace(/\/$/, ''),
-    scopes: env.OAUTH_SCOPES ? words(env.OAUTH_SCOPES) : undefined,
-    algorithms,
-    clockToleranceSec: integerOf('OAUTH_CLOCK_TOLERANCE_S', env.OAUTH_CLOCK_TOLERANCE_S, 30, 0, 300),
-    maxTokenBytes: integerOf('MAX_TOKEN_BYTES', env.MAX_TOKEN_BYTES, 8192, 512, 65_536),
-    jwksCacheMs: integerOf('JWKS_CACHE_MS', env.JWKS_CACHE_MS, 600_000, 1_000, 86_400_000),
-    jwksMaxStaleMs: integerOf('JWKS_MAX_STALE_MS', env.JWKS_MAX_STALE_MS, 86_400_000, 1_000, 604_800_000),
-    jwksRefetchIntervalMs: integerOf(
-      'JWKS_REFETCH_INTERVAL_MS',
-      env.JWKS_REFETCH_INTERVAL_MS,
-      30_000,
-      1_000,
-      3_600_000,
-    ),
-    introspection: clientId && clientSecret ? { clientId, clientSecret } : undefined,
-    verifiedCacheMs: integerOf('JWT_CACHE_MS', env.JWT_CACHE_MS, 60_000, 0, 3_600_000),
-  };
-}
-
-function httpUrlOf(name: string, value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${value.slice(0, 200)}'`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${value.slice(0, 200)}'`);
-  }
-  if (url.username || url.password) throw new ConfigError(`${name} must not carry credentials`);
-  return url;
-}
-
-function maxUploadBytesOf(value: string | undefined): number {
-  const n = Number(value || 10 * 1024 * 1024);
-  if (!Number.isInteger(n) || n < 0 || n > 1024 * 1024 * 1024)
-    throw new ConfigError(`MAX_UPLOAD_BYTES must be an integer from 0 to 1073741824, got '${value}'`);
-  return n;
-}
-
-/** `spec` (the default: the document's security schemes), `bearer`, `basic`, `header:<Name>` or `query:<name>`. */
-function upstreamAuthOf(value: string | undefined): UpstreamAuth | undefined {
-  if (value === undefined || value === '' || value === 'spec') return undefined;
-  if (value === 'bearer') return { type: 'bearer' };
-  if (value === 'basic') return { type: 'basic' };
-  const match = /^(header|query):([!#$%&'*+.^_`|~0-9A-Za-z-]+)$/.exec(value);
-  if (match) return { type: match[1] as 'header' | 'query', name: match[2] as string };
-  throw new ConfigError(
-    `UPSTREAM_AUTH must be spec, bearer, basic, header:<Name> or query:<name> (e.g. header:X-Api-Key), got '${value}'`,
-  );
-}
-
-function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === '') return fallback;
-  if (value === 'on') return true;
-  if (value === 'off') return false;
-  throw new ConfigError(`${name} must be on or off, got '${value}'`);
-}
-
-function upstreamReportOf(value: string | undefined): UpstreamReportMode {
-  if (value === undefined || value === '') return 'on-request';
-  if (value === 'on-request' || value === 'always') return value;
-  throw new ConfigError(`UPSTREAM_REPORT must be on-request or always, got '${value}'`);
-}
-
-function outputSchemasOf(value: string | undefined): boolean | 'unlisted' {
-  if (value === undefined || value === '' || value === 'on') return true;
-  if (value === 'off') return false;
-  if (value === 'unlisted') return 'unlisted';
-  throw new ConfigError(`OUTPUT_SCHEMAS must be on, off or unlisted, got '${value}'`);
-}
-
-function pageSizeOf(value: string | undefined): number {
-  const n = Number(value ?? 100);
-  if (!Number.isInteger(n) || n < 1 || n > 1000)
-    throw new ConfigError(`TOOLS_PAGE_SIZE must be an integer from 1 to 1000, got '${value}'`);
-  return n;
-}
-
-function parseFlags(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      stdio: { type: 'boolean' },
-      'upstream-url': { type: 'string' },
-      openapi: { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      include: { type: 'string' },
-      exclude: { type: 'string' },
-      'read-only': { type: 'boolean' },
-      'tools-mode': { type: 'string' },
-      config: { type: 'string' },
-      'demo-log-to-stdout': { type: 'boolean' },
-    },
-  }).values;
-}
-
-function logLevelOf(value: string | undefined): string {
-  const read = readLogLevel(value);
-  if ('problem' in read) throw new ConfigError(read.problem);
-  return read.level;
 }

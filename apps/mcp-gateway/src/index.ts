@@ -1,6 +1,6 @@
 // @agentwire/mcp-gateway as a library: build a gateway in-process and serve it over either
 // transport (the agent's embedded stack does). Any new export added here becomes public API.
-export { ConfigError, type GatewayConfig, oauthSettingsOf, readConfig } from './config.js';
+export { ConfigError, type GatewayConfig, readConfig } from './config.js';
 export {
   createGateway,
   DEFAULT_TOOLS_TOKEN_BUDGET,
@@ -10,6 +10,7 @@ export {
   type ServeHttpOptions,
   serveHttp,
 } from './gateway.js';
+export { oauthSettingsOf } from './oauth-settings.js';
 export { type LoadResult, openApiToTools } from './openapi/openapi-to-tools.js';
 export { McpServer, type McpServerOptions } from './protocol/mcp-server.js';
 export type { SessionState, ToolService } from './protocol/messages.js';

@@ -15,8 +15,8 @@ import {
 } from '@agentwire/auth-server';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oauthSettingsOf } from '../src/config.js';
 import { createGateway, type GatewayOptions, serveHttp } from '../src/gateway.js';
+import { oauthSettingsOf } from '../src/oauth-settings.js';
 import { readUpstreamsConfig, UpstreamsConfigError } from '../src/upstream/config-file.js';
 import { onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
 

@@ -16,8 +16,8 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oauthSettingsOf } from '../src/config.js';
 import { createGateway, serveHttp } from '../src/gateway.js';
+import { oauthSettingsOf } from '../src/oauth-settings.js';
 import type { OAuthSettings } from '../src/transports/http/oauth.js';
 import { onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
 

@@ -1,0 +1,86 @@
+// One setting's text read as a value: a whole number in a range, on or off, an http(s) URL, or
+// one of the gateway's named choices. A value that is none of these is a ConfigError naming the
+// variable, what it got, and what is allowed.
+import { readLogLevel } from '@agentwire/schemas/settings';
+import { ConfigError } from './common/config-error.js';
+import type { UpstreamAuth, UpstreamReportMode } from './tools/tool.js';
+
+export function integerOf(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  const n = Number(value || fallback);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);
+  return n;
+}
+
+export function httpUrlOf(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${value.slice(0, 200)}'`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got '${value.slice(0, 200)}'`);
+  }
+  if (url.username || url.password) throw new ConfigError(`${name} must not carry credentials`);
+  return url;
+}
+
+export function quotaPerOf(value: string | undefined): 'upstream' | 'tool' {
+  const per = value || 'upstream';
+  if (per !== 'upstream' && per !== 'tool')
+    throw new ConfigError(`QUOTA_PER must be upstream or tool, got '${per.slice(0, 40)}'`);
+  return per;
+}
+
+export function maxUploadBytesOf(value: string | undefined): number {
+  const n = Number(value || 10 * 1024 * 1024);
+  if (!Number.isInteger(n) || n < 0 || n > 1024 * 1024 * 1024)
+    throw new ConfigError(`MAX_UPLOAD_BYTES must be an integer from 0 to 1073741824, got '${value}'`);
+  return n;
+}
+
+/** `spec` (the default: the document's security schemes), `bearer`, `basic`, `header:<Name>` or `query:<name>`. */
+export function upstreamAuthOf(value: string | undefined): UpstreamAuth | undefined {
+  if (value === undefined || value === '' || value === 'spec') return undefined;
+  if (value === 'bearer') return { type: 'bearer' };
+  if (value === 'basic') return { type: 'basic' };
+  const match = /^(header|query):([!#$%&'*+.^_`|~0-9A-Za-z-]+)$/.exec(value);
+  if (match) return { type: match[1] as 'header' | 'query', name: match[2] as string };
+  throw new ConfigError(
+    `UPSTREAM_AUTH must be spec, bearer, basic, header:<Name> or query:<name> (e.g. header:X-Api-Key), got '${value}'`,
+  );
+}
+
+export function onOff(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, got '${value}'`);
+}
+
+export function upstreamReportOf(value: string | undefined): UpstreamReportMode {
+  if (value === undefined || value === '') return 'on-request';
+  if (value === 'on-request' || value === 'always') return value;
+  throw new ConfigError(`UPSTREAM_REPORT must be on-request or always, got '${value}'`);
+}
+
+export function outputSchemasOf(value: string | undefined): boolean | 'unlisted' {
+  if (value === undefined || value === '' || value === 'on') return true;
+  if (value === 'off') return false;
+  if (value === 'unlisted') return 'unlisted';
+  throw new ConfigError(`OUTPUT_SCHEMAS must be on, off or unlisted, got '${value}'`);
+}
+
+export function pageSizeOf(value: string | undefined): number {
+  const n = Number(value ?? 100);
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new ConfigError(`TOOLS_PAGE_SIZE must be an integer from 1 to 1000, got '${value}'`);
+  return n;
+}
+
+export function logLevelOf(value: string | undefined): string {
+  const read = readLogLevel(value);
+  if ('problem' in read) throw new ConfigError(read.problem);
+  return read.level;
+}
