@@ -17,7 +17,8 @@
 //          `node bench/instructions-diff.mjs A B` to say which functions the work is in)
 //   sides: passthrough, gateway, metrics-off, tracing-none, tracing-sampled, tracing-on
 //          (tools/call over HTTP), stdio-floor and gateway-stdio (tools/call of office_days over
-//          stdio: a line in, a line out), toy-api and bare (GET /emails); the first side is the
+//          stdio: a line in, a line out), toy-api, toy-api-tracing-on, toy-api-tracing-none and
+//          bare (GET /emails); the first side is the
 //          one the others are compared with. With --before, each side runs from that build and
 //          from this one.
 //   (needs valgrind; run `pnpm build` first; about 40 s a side)
@@ -105,6 +106,14 @@ const SIDES = {
   'gateway-stdio': { script: '../apps/mcp-gateway/dist/main.js', args: ['--stdio'], stdio: true, env: upstreamEnv },
   'toy-api': { script: 'servers/toy-api.mjs', args: [key], get: '/emails' },
   bare: { script: 'servers/bare-json.mjs', args: [emailsFile], get: '/emails' },
+  // The toy API traced (@fastify/otel, a server span a request): every span exported, and none kept.
+  'toy-api-tracing-on': { script: 'servers/toy-api.mjs', args: [key], get: '/emails', env: traced },
+  'toy-api-tracing-none': {
+    script: 'servers/toy-api.mjs',
+    args: [key],
+    get: '/emails',
+    env: { ...traced, OTEL_TRACES_SAMPLER: 'always_off' },
+  },
 };
 
 /** The kind of work a function of the profile does: compiling (parser, bytecode, optimizers), the GC, or the rest. */
@@ -370,6 +379,8 @@ const GOALS = [
   ['tracing-none', 'gateway', 1.05, 'tracing loaded, nothing sampled, vs tracing off'],
   ['tracing-on', 'gateway', 1.3, 'tracing, every span exported, vs off'],
   ['toy-api', 'bare', 1.3, 'the toy API vs bare Fastify, GET /emails'],
+  ['toy-api-tracing-on', 'toy-api', 1.5, 'the toy API, tracing, every span exported, vs off'],
+  ['toy-api-tracing-none', 'toy-api', 1.05, 'the toy API, tracing loaded, nothing sampled, vs off'],
   ['gateway-stdio', 'stdio-floor', 1.3, 'the gateway over stdio vs the stdio floor'],
 ];
 const byLabel = new Map(rows.map((r) => [r.label, r]));

@@ -14,6 +14,10 @@ export async function traceRequests(app: FastifyInstance, provider: TracerProvid
     instrumentHandler: false,
     ignorePaths: (route: { url: string }) => route.url === '/health' || route.url === '/metrics',
     requestHook: (span, request) => {
+      // A span that records nothing keeps no name and no attribute: nothing to work out for it
+      // (bench/instructions.mjs --sides toy-api,toy-api-tracing-none: the route's options object,
+      // a replace and a split a request).
+      if (!span.isRecording()) return;
       // The template as the OpenAPI document and the gateway's spans write it: {id}, not :id.
       const route = request.routeOptions.url?.replace(/:(\w+)/g, '{$1}') ?? 'unmatched';
       span.updateName(`${request.method} ${route}`);
@@ -26,10 +30,17 @@ export async function traceRequests(app: FastifyInstance, provider: TracerProvid
   await app.register(instrumentation.plugin());
   // The plugin ends a span when the reply is sent through Fastify (onSend). An event stream is
   // written straight to the socket, and may be cut: its span ends when the connection does.
+  // Only for a span that records: an unsampled one has nothing to end (and `on`, not `once`: a
+  // response closes once, and once() wraps the listener in two objects more).
   app.addHook('onRequest', (request, reply, done) => {
-    reply.raw.once('close', () => {
-      const { span } = request.opentelemetry();
-      if (!span?.isRecording()) return;
+    const { span } = request.opentelemetry();
+    if (!span?.isRecording()) {
+      done();
+      return;
+    }
+    reply.raw.on('close', () => {
+      // Ended already when the reply went through Fastify (onSend).
+      if (!span.isRecording()) return;
       span.setAttribute('http.response.status_code', reply.raw.statusCode);
       if (!reply.raw.writableFinished) {
         span.setAttribute('error.type', 'connection_closed');
