@@ -14,7 +14,7 @@ export interface IdSource {
 
 /** Random bytes drawn at once: 4 KB, about 170 spans' ids (16 bytes of trace id, 8 of span id). */
 const POOL_BYTES = 4096;
-/** Eight zero bytes: a pool holding them anywhere is drawn again (one in about 2^55 pools). */
+/** Eight zero bytes: a pool holding them anywhere is drawn again (about one pool in 2^52). */
 const ZERO_WORD = Buffer.alloc(8);
 
 export class PooledIdGenerator implements IdSource {
