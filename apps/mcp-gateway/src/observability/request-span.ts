@@ -44,41 +44,30 @@ export function inRequestSpan(
   subject?: string | undefined,
 ): Promise<Outcome> {
   try {
-    return startRequestSpan(tracer, request, headers, served, run, subject);
+    const params = request.params as Record<string, unknown> | undefined;
+    const parent = incomingContext(params?._meta, headers);
+    const tool = request.method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
+    // A name the caller made up does not name the span.
+    const target = tool === undefined ? '' : served(tool) ? ` ${tool}` : ' (unknown tool)';
+    const span = tracer.startSpan(`${request.method}${target}`, { kind: otelApi().SpanKind.SERVER }, parent);
+    // Handed on explicitly (to the upstream calls), so no context manager is needed. A span that
+    // records nothing (the samplers decide on the trace) gets no attributes and has nothing to
+    // settle: no attribute object, no closure, no extra promise (bench/instructions.mjs, bench 11).
+    if (!span.isRecording()) return run(otelApi().trace.setSpan(parent, span));
+    span.setAttributes({
+      'mcp.method.name': request.method,
+      'jsonrpc.request.id': String(request.id),
+      ...(tool !== undefined && served(tool) ? { 'gen_ai.tool.name': tool } : {}),
+      ...(subject ? { 'enduser.id': subject.slice(0, 255) } : {}),
+    });
+    return settleSpan(span, async () => {
+      const outcome = await run(otelApi().trace.setSpan(parent, span));
+      describeOutcome(span, outcome);
+      return outcome;
+    });
   } catch (error) {
     return Promise.reject(error);
   }
-}
-
-function startRequestSpan(
-  tracer: Tracer,
-  request: JsonRpcRequest,
-  headers: Headers | undefined,
-  served: (name: string) => boolean,
-  run: (traceContext: Context) => Promise<Outcome>,
-  subject: string | undefined,
-): Promise<Outcome> {
-  const params = request.params as Record<string, unknown> | undefined;
-  const parent = incomingContext(params?._meta, headers);
-  const tool = request.method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
-  // A name the caller made up does not name the span.
-  const target = tool === undefined ? '' : served(tool) ? ` ${tool}` : ' (unknown tool)';
-  const span = tracer.startSpan(`${request.method}${target}`, { kind: otelApi().SpanKind.SERVER }, parent);
-  // Handed on explicitly (to the upstream calls), so no context manager is needed. A span that
-  // records nothing (the samplers decide on the trace) gets no attributes and has nothing to
-  // settle: no attribute object, no closure, no extra promise (bench/instructions.mjs, bench 11).
-  if (!span.isRecording()) return run(otelApi().trace.setSpan(parent, span));
-  span.setAttributes({
-    'mcp.method.name': request.method,
-    'jsonrpc.request.id': String(request.id),
-    ...(tool !== undefined && served(tool) ? { 'gen_ai.tool.name': tool } : {}),
-    ...(subject ? { 'enduser.id': subject.slice(0, 255) } : {}),
-  });
-  return settleSpan(span, async () => {
-    const outcome = await run(otelApi().trace.setSpan(parent, span));
-    describeOutcome(span, outcome);
-    return outcome;
-  });
 }
 
 function describeOutcome(span: Span, outcome: Outcome): void {
