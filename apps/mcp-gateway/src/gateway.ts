@@ -2,13 +2,13 @@
 // made from their documents, the tool-call pipeline, the MCP core that both transports use, and
 // the metrics; and reloads the catalog when a document changes. Composition only: each part
 // lives in its room (protocol/, tools/, openapi/, upstream/, observability/).
-import type { BreakerStore, BreakerTransition, HttpClient } from '@agentwire/http-client';
+import type { BreakerStore, HttpClient } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
 import { ConfigError } from './common/config-error.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { tracing } from './observability/request-span.js';
+import { upstreamGauges } from './observability/upstream-gauges.js';
 import type { SkippedOperation } from './openapi/openapi-to-tools.js';
-import { QUOTA_EXCEEDED } from './protocol/json-rpc.js';
 import { McpServer } from './protocol/mcp-server.js';
 import type { SessionBackend } from './sessions/session-store.js';
 import { AccessPolicy } from './tools/access.js';
@@ -20,30 +20,22 @@ import {
   type ToolsModeChoice,
   type UpstreamTools,
 } from './tools/catalog.js';
-import {
-  MemoryQuotaStore,
-  type Quota,
-  type QuotaState,
-  type QuotaStore,
-  quotaKey,
-  quotaName,
-  type Take,
-} from './tools/quota.js';
+import { MemoryQuotaStore, type QuotaStore } from './tools/quota.js';
+import { quotaAdmission } from './tools/quota-admission.js';
 import { isMetaTool, type ToolRegistry } from './tools/registry.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './tools/result-limits.js';
 import { SELECT_ALL, type SelectionReport, type ToolSelection } from './tools/selection.js';
 import type { TaskOptions } from './tools/tasks.js';
 import type { ToolsMode, UpstreamAuth, UpstreamReportMode } from './tools/tool.js';
-import { type ToolCallOptions, ToolCalls } from './tools/tool-calls.js';
+import { ToolCalls } from './tools/tool-calls.js';
 import type { WriteOptions } from './tools/writes.js';
 import type { ToolScopes } from './transports/http/oauth.js';
 import type { HttpOptions, HttpServer } from './transports/http.js';
 import type { ExchangeSettings, UpstreamIdentity } from './upstream/caller.js';
 import type { QuotaSettings, Upstream } from './upstream/config-file.js';
+import { identitiesOf } from './upstream/identities.js';
 import type { ResilienceSettings } from './upstream/resilience.js';
 import { type Source, sourceOf, UpstreamRouter } from './upstream/sources.js';
-
-const BREAKER_STATE_VALUES = { closed: 0, half_open: 1, open: 2 } as const;
 
 export { DEFAULT_TOOLS_TOKEN_BUDGET, type ToolListCost, type ToolsModeChoice } from './tools/catalog.js';
 
@@ -166,63 +158,14 @@ export interface Gateway {
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreams = upstreamsOf(options);
   const identities = await identitiesOf(upstreams, options.exchange);
-  // Each upstream's breaker state as last heard (0 closed, 1 half-open, 2 open), for /metrics.
-  const breakerStates = new Map<string, number>();
-  const breakers = {
-    store: options.breakerStore,
-    onStateChange: (upstream: string, change: BreakerTransition) =>
-      breakerStates.set(upstream, BREAKER_STATE_VALUES[change.to]),
-  };
+  const metrics = new GatewayMetrics();
+  const breakers = { store: options.breakerStore, onStateChange: upstreamGauges(metrics, () => sources) };
   const sources: Source[] = upstreams.map((u, i) =>
     sourceOf({ ...u, identity: identities[i] }, options.tracer, breakers),
   );
   const toolSettings = upstreams.map((u) => toolsOf(u, options));
   const loadAll = () => Promise.all(sources.map((s) => s.load()));
   let current = await buildCatalog(await loadAll(), toolSettings, options);
-  const metrics = new GatewayMetrics();
-  metrics.gaugeBy(
-    'mcp_gateway_retry_budget_tokens',
-    'Tokens left in each upstream retry budget; retries pause below half of the maximum.',
-    'upstream',
-    () => sources.map((s) => [s.name ?? 'default', s.retryBudget.tokens]),
-  );
-  metrics.gaugeBy(
-    'mcp_gateway_upstream_breaker_state',
-    'Each upstream circuit breaker as this replica last heard it: 0 closed, 1 half-open, 2 open.',
-    'upstream',
-    () => sources.map((s) => [s.name ?? 'default', breakerStates.get(s.name ?? 'default') ?? 0]),
-  );
-  // The four resilience gauges read one snapshot per scrape, so their values are of one moment.
-  let resilience: Array<[string, ReturnType<HttpClient['resilience']>]> = [];
-  metrics.onScrape(() => {
-    resilience = sources.map((s) => [s.name ?? 'default', s.client.resilience()]);
-  });
-  const resilienceOf = (pick: (r: ReturnType<HttpClient['resilience']>) => number) => () =>
-    resilience.map(([name, r]): [string, number] => [name, pick(r)]);
-  metrics.gaugeBy(
-    'mcp_gateway_upstream_hedges_sent',
-    'Hedged attempts sent to each upstream since start (a read that had not answered after the hedge delay).',
-    'upstream',
-    resilienceOf((r) => r.hedgesSent),
-  );
-  metrics.gaugeBy(
-    'mcp_gateway_upstream_hedges_won',
-    'Hedged attempts that answered first, per upstream, since start.',
-    'upstream',
-    resilienceOf((r) => r.hedgesWon),
-  );
-  metrics.gaugeBy(
-    'mcp_gateway_upstream_breaker_refusals',
-    'Calls an open circuit breaker failed at once, per upstream, since start.',
-    'upstream',
-    resilienceOf((r) => r.breakerRefusals),
-  );
-  metrics.gaugeBy(
-    'mcp_gateway_upstream_queued',
-    'Calls waiting for a free slot of each upstream (UPSTREAM_MAX_CONCURRENT) now.',
-    'upstream',
-    resilienceOf((r) => Object.values(r.concurrency).reduce((n, c) => n + c.queued, 0)),
-  );
   metrics.gauge(
     'mcp_gateway_tool_list_tokens',
     'The listed tools as a model reads them, in o200k_base tokens.',
@@ -235,7 +178,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const quotaStore = options.quotaStore ?? new MemoryQuotaStore();
   const calls = new ToolCalls({
     access: new AccessPolicy(new Map(upstreams.flatMap((u) => (u.rules ? [[u.name, u.rules] as const] : [])))),
-    admit: admissionOf(upstreams, quotaStore),
+    admit: quotaAdmission(upstreams, quotaStore),
     tools: current.tools,
     upstream: new UpstreamRouter(sources),
     observer: counted,
@@ -362,82 +305,6 @@ export interface ReloadOutcome {
   reason?: string;
   /** Why the new document could not be used; the previous tools are still served. */
   error?: string;
-}
-
-/** Each upstream's identity; one token exchanger for all that call as the user. */
-async function identitiesOf(
-  upstreams: readonly Configured[],
-  settings: ExchangeSettings | undefined,
-): Promise<Array<UpstreamIdentity | undefined>> {
-  const exchanging = upstreams.filter((u) => u.identity === 'exchange');
-  if (exchanging.length === 0) return upstreams.map(() => undefined);
-  if (!settings) {
-    const names = exchanging.map((u) => u.name ?? 'the upstream').join(', ');
-    throw new ConfigError(
-      `${names}: identity exchange calls the API as the signed-in user, which needs MCP_GATEWAY_AUTH=oauth with OAUTH_ISSUER, and OAUTH_EXCHANGE_CLIENT_SECRET: the secret of the gateway's client (OAUTH_EXCHANGE_CLIENT_ID, default agentwire-gateway) at the authorization server`,
-    );
-  }
-  // Loaded only here: a gateway that never exchanges never loads jose.
-  const { TokenExchanger, TokenVerifier } = await import('@agentwire/oauth');
-  const discovery = new TokenVerifier({ issuer: settings.issuer });
-  const exchanger = new TokenExchanger({
-    clientId: settings.clientId,
-    clientSecret: settings.clientSecret,
-    tokenEndpoint: async () => {
-      if (settings.tokenEndpoint) return settings.tokenEndpoint;
-      const endpoint = (await discovery.issuerMetadata()).token_endpoint;
-      if (!endpoint) throw new Error(`the metadata of ${settings.issuer} names no token_endpoint`);
-      return endpoint;
-    },
-  });
-  return upstreams.map((u) =>
-    u.identity === 'exchange'
-      ? { mode: 'exchange', exchanger, audience: u.audience ?? u.url, issuer: settings.issuer }
-      : undefined,
-  );
-}
-
-/** Counts each call against its upstream's quota, if it has one; refuses one over it. */
-function admissionOf(upstreams: readonly Configured[], store: QuotaStore): ToolCallOptions['admit'] {
-  const quotas = new Map<string | undefined, Quota>();
-  for (const u of upstreams) if (u.quota) quotas.set(u.name, { upstream: u.name, ...u.quota });
-  if (quotas.size === 0) return undefined;
-  return async (tool, caller) => {
-    const quota = quotas.get(tool.binding.upstream);
-    if (!quota) return undefined;
-    const name = quotaName(quota, tool.name);
-    let take: Take;
-    try {
-      take = await store.take(quotaKey(quota, tool.name, caller?.subject ?? ''), quota.calls, quota.perSeconds * 1000);
-    } catch (error) {
-      return {
-        refusal: {
-          text: `Tool ${tool.name} was not called: its quota ${name} could not be checked (${(error as Error).message}); nothing was sent upstream. Try again in a second.`,
-          code: QUOTA_EXCEEDED,
-          data: { reason: 'quota_unavailable', quota: name, retryAfterMs: 1000 },
-        },
-      };
-    }
-    const state: QuotaState = { name, limit: quota.calls, windowSeconds: quota.perSeconds, ...take };
-    if (take.allowed) return { quota: state };
-    const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
-    return {
-      quota: state,
-      refusal: {
-        text: `Tool ${tool.name} was not called: this caller is over the quota ${name} (${quota.calls} calls per ${quota.perSeconds} s${quota.per === 'tool' ? ' for this tool' : ''}). One more call is allowed in ${seconds(take.retryAfterMs)} s (retryAfterMs ${take.retryAfterMs}); the quota is full again in ${seconds(take.resetMs)} s. Nothing was sent upstream.`,
-        code: QUOTA_EXCEEDED,
-        data: {
-          reason: 'quota_exceeded',
-          quota: name,
-          limit: quota.calls,
-          windowSeconds: quota.perSeconds,
-          remaining: 0,
-          resetMs: take.resetMs,
-          retryAfterMs: take.retryAfterMs,
-        },
-      },
-    };
-  };
 }
 
 /** An upstream of the config file, or the environment's single one (no name, maybe a document given whole). */

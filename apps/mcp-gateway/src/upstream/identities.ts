@@ -1,0 +1,46 @@
+// Whom each upstream is called as: its own key, or the signed-in user through an RFC 8693 token
+// exchange (one exchanger for every upstream that exchanges, its token endpoint discovered from
+// the issuer's metadata on first use).
+import { ConfigError } from '../common/config-error.js';
+import type { ExchangeSettings, UpstreamIdentity } from './caller.js';
+
+/** What an upstream's settings say of its identity. */
+export interface IdentityOwner {
+  name: string | undefined;
+  url: string;
+  identity?: 'service' | 'exchange' | undefined;
+  audience?: string | undefined;
+}
+
+/** Each upstream's identity; one token exchanger for all that call as the user. */
+export async function identitiesOf(
+  upstreams: readonly IdentityOwner[],
+  settings: ExchangeSettings | undefined,
+): Promise<Array<UpstreamIdentity | undefined>> {
+  const exchanging = upstreams.filter((u) => u.identity === 'exchange');
+  if (exchanging.length === 0) return upstreams.map(() => undefined);
+  if (!settings) {
+    const names = exchanging.map((u) => u.name ?? 'the upstream').join(', ');
+    throw new ConfigError(
+      `${names}: identity exchange calls the API as the signed-in user, which needs MCP_GATEWAY_AUTH=oauth with OAUTH_ISSUER, and OAUTH_EXCHANGE_CLIENT_SECRET: the secret of the gateway's client (OAUTH_EXCHANGE_CLIENT_ID, default agentwire-gateway) at the authorization server`,
+    );
+  }
+  // Loaded only here: a gateway that never exchanges never loads jose.
+  const { TokenExchanger, TokenVerifier } = await import('@agentwire/oauth');
+  const discovery = new TokenVerifier({ issuer: settings.issuer });
+  const exchanger = new TokenExchanger({
+    clientId: settings.clientId,
+    clientSecret: settings.clientSecret,
+    tokenEndpoint: async () => {
+      if (settings.tokenEndpoint) return settings.tokenEndpoint;
+      const endpoint = (await discovery.issuerMetadata()).token_endpoint;
+      if (!endpoint) throw new Error(`the metadata of ${settings.issuer} names no token_endpoint`);
+      return endpoint;
+    },
+  });
+  return upstreams.map((u) =>
+    u.identity === 'exchange'
+      ? { mode: 'exchange', exchanger, audience: u.audience ?? u.url, issuer: settings.issuer }
+      : undefined,
+  );
+}
