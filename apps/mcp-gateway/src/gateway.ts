@@ -4,7 +4,6 @@
 // lives in its room (protocol/, tools/, openapi/, upstream/, observability/).
 import type { BreakerStore, HttpClient } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
-import { ConfigError } from './common/config-error.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { tracing } from './observability/request-span.js';
 import { upstreamGauges } from './observability/upstream-gauges.js';
@@ -31,7 +30,7 @@ import { ToolCalls } from './tools/tool-calls.js';
 import type { WriteOptions } from './tools/writes.js';
 import type { ToolScopes } from './transports/http/oauth.js';
 import type { HttpOptions, HttpServer } from './transports/http.js';
-import type { ExchangeSettings, UpstreamIdentity } from './upstream/caller.js';
+import type { ExchangeSettings } from './upstream/caller.js';
 import type { QuotaSettings, Upstream } from './upstream/config-file.js';
 import { identitiesOf } from './upstream/identities.js';
 import type { ResilienceSettings } from './upstream/resilience.js';
