@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
-import { unicodePattern } from '../src/openapi/json-schema.js';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
+import { unicodePattern } from '../src/openapi/patterns.js';
 import { startPrism } from './support/prism.js';
 import { onCleanup } from './support/stack.js';
 

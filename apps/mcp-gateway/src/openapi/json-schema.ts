@@ -6,6 +6,7 @@
 import { MAX_PATTERN_COST, patternCost, patternProblem } from '@agentwire/schemas/validation';
 import type { JsonSchema } from '../tools/tool.js';
 import { DEFS, defName, defRef, pointerToken, tokenName, wellFormed } from './json-pointer.js';
+import { clip, NOT_UNICODE, unicodePattern } from './patterns.js';
 
 export type { JsonSchema };
 
@@ -388,11 +389,6 @@ function componentSchema(document: unknown, name: string): unknown {
   return (schemas as Record<string, unknown>)[name];
 }
 
-/** A pattern quoted in a message, cut to a readable length. */
-function clip(pattern: string): string {
-  return JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 77)}...` : pattern);
-}
-
 /** A loose schema also takes null (and an integer schema any number). */
 function nullable(schema: Record<string, unknown>): Record<string, unknown> {
   const { type } = schema;
@@ -429,46 +425,6 @@ export function targetOf(schema: JsonSchema, defs: Map<string, JsonSchema>): Jso
 
 /** OpenAPI keywords that are not JSON Schema: never passed on to a client. */
 const NOT_SCHEMA = new Set(['nullable', 'discriminator', 'xml', 'externalDocs', 'example']);
-
-const NOT_UNICODE =
-  'not a valid regular expression in Unicode mode, which JSON Schema 2020-12 clients compile with (the upstream still applies it)';
-/** What `\X` may escape in Unicode mode: syntax characters and `/`, and `-` inside a class. */
-const SYNTAX = new Set(['^', '$', '\\', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '/']);
-
-/**
- * A pattern as a Unicode-mode ECMAScript regular expression (JSON Schema 2020-12; clients
- * compile patterns with the `u` flag): escapes of punctuation that mean the character itself
- * (`\_`, `\:`, `\-` outside a class), which that mode refuses, are written as the character.
- * Undefined when it still does not compile (a lone brace, `\a`): the caller leaves it out.
- */
-export function unicodePattern(pattern: string): string | undefined {
-  if (compilesUnicode(pattern)) return pattern;
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '\\' && i + 1 < pattern.length) {
-      const next = pattern[i + 1] as string;
-      i++;
-      const kept = SYNTAX.has(next) || (inClass && next === '-') || /[\p{L}\p{N}]/u.test(next);
-      out += kept ? `\\${next}` : next;
-      continue;
-    }
-    if (c === '[' && !inClass) inClass = true;
-    else if (c === ']' && inClass) inClass = false;
-    out += c;
-  }
-  return compilesUnicode(out) ? out : undefined;
-}
-
-function compilesUnicode(pattern: string): boolean {
-  try {
-    new RegExp(pattern, 'u');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
