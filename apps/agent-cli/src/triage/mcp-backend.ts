@@ -7,15 +7,10 @@ import type { HttpClient, RunBudget } from '@agentwire/http-client';
 import type { Email, Employee, OfficeDays, Reply } from '@agentwire/schemas';
 import { readUpstreamReport, UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report';
 import { settleSpan, traceMeta } from '@agentwire/telemetry';
-import {
-  Client,
-  type OAuthClientProvider,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from '@modelcontextprotocol/client';
+import { Client, type OAuthClientProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
-import { AgentOAuthProvider } from '../auth/agent-oauth.js';
+import { RefusalWatch, withSignIn } from '../auth/sign-in.js';
 import { askAtTerminal, ELICITATION_CAPABILITY } from '../elicitation.js';
 import type { ToolCallRecord } from '../run-record.js';
 import type { ToolView } from '../tool-rendering.js';
@@ -435,47 +430,5 @@ export class McpBackend implements TriageBackend {
 
   async close() {
     await this.#client.close();
-  }
-}
-
-/**
- * Runs `attempt`; when the server wanted a sign-in (first use, or a step-up to a wider scope)
- * and the provider started one, finishes it and runs `attempt` again, at most twice.
- */
-async function withSignIn<T>(provider: OAuthClientProvider | undefined, attempt: () => Promise<T>): Promise<T> {
-  for (let round = 0; ; round += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      const canFinish = provider instanceof AgentOAuthProvider && provider.pending && round < 2;
-      if (!(error instanceof UnauthorizedError) || !canFinish) throw error;
-      await provider.completeSignIn();
-    }
-  }
-}
-
-/**
- * Remembers the last 403's reason (its WWW-Authenticate error_description): the SDK's error for
- * it says only which scopes, and a person wants to know why.
- */
-class RefusalWatch {
-  #last: string | undefined;
-
-  watch(fetchFn: typeof fetch): typeof fetch {
-    return async (input, init) => {
-      const response = await fetchFn(input, init);
-      if (response.status === 403) {
-        const challenge = response.headers.get('www-authenticate') ?? '';
-        this.#last = /error_description="([^"]*)"/.exec(challenge)?.[1] ?? `HTTP 403 (${challenge.slice(0, 200)})`;
-      }
-      return response;
-    };
-  }
-
-  /** The reason of a 403 since the last take, if any. */
-  take(): string | undefined {
-    const last = this.#last;
-    this.#last = undefined;
-    return last;
   }
 }
