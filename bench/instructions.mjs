@@ -96,6 +96,8 @@ const gateway = (env) => ({ script: 'servers/gateway-http.mjs', args: [api.line,
 const emailsFile = join(mkdtempSync(join(tmpdir(), 'agentwire-instructions-')), 'emails.json');
 const emails = await request(`${api.line}/emails`, { headers: { authorization: `Bearer ${key}` } });
 writeFileSync(emailsFile, await emails.body.text());
+/** The calls a side takes to warm up: --warm, times its own factor. */
+const warmOf = (side) => warm * (side.warmTimes ?? 1);
 const SIDES = {
   passthrough: { script: 'servers/passthrough.mjs', args: [api.line, key] },
   gateway: gateway({}),
@@ -103,7 +105,8 @@ const SIDES = {
   'tracing-none': gateway({ ...traced, OTEL_TRACES_SAMPLER: 'always_off' }),
   // Warmed three times as long: its sampled path runs on one call in ten, so it takes ten times the
   // calls to be compiled, and after 10,000 it was still compiling in the counted window (54 to
-  // 66 k a call, and 1.154x to 1.210x the gateway; after 30,000, 7 to 9 k and 1.13x to 1.14x).
+  // 66 k a call, and 1.154x to 1.210x the gateway; after 30,000, with exports by size, 0 to 1 k
+  // and 1.14x to 1.16x).
   'tracing-sampled': {
     ...gateway({ ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
     warmTimes: 3,
@@ -291,7 +294,7 @@ async function measure(label, side, repo) {
   });
   const run = side.stdio ? await stdioCalls(label, child, exited) : await httpCalls(label, side, child, exited);
   const control = (flag) => spawnSync('callgrind_control', [flag, String(child.pid)], { encoding: 'utf8' });
-  await run(warm * (side.warmTimes ?? 1));
+  await run(warmOf(side));
   control('--instr=on');
   await run(calls);
   control('--dump');
@@ -342,7 +345,7 @@ try {
     const builds = values.before ? [['before', values.before], ['after']] : [[undefined]];
     for (const [build, repo] of builds) {
       const label = build ? `${name} (${build})` : name;
-      process.stderr.write(`${label}: ${warm * (side.warmTimes ?? 1)} calls to warm up, ${calls} counted...\n`);
+      process.stderr.write(`${label}: ${warmOf(side)} calls to warm up, ${calls} counted...\n`);
       rows.push(await measure(label, side, repo));
     }
   }
@@ -356,7 +359,7 @@ const first = rows[0];
 const k = (n) => `${n.toFixed(0)} k`;
 const longer = sideNames
   .filter((name) => SIDES[name]?.warmTimes)
-  .map((name) => `; ${name} after ${warm * SIDES[name].warmTimes}`)
+  .map((name) => `; ${name} after ${warmOf(SIDES[name])}`)
   .join('');
 console.log(
   `\nInstructions per call, ${values.payload}, ${calls} calls counted after ${warm} to warm up${longer} (callgrind)`,
@@ -371,9 +374,8 @@ for (const r of rows) {
 
 // A side that compiled much inside its counted window ran part of it as code not yet optimized
 // (a late tier-up, or a deoptimization and the recompile after it), and its program count reads
-// high with it: tracing-sampled warmed 10,000 calls compiled 54 k a call and counted 360 k (1.154x
-// the gateway); warmed 30,000, 9 k and 353 k. At 30,000 the lump fell in other sides' windows
-// instead (tracing-none 44 k and 1.101x; run again, both sides 65 k and 1.045x).
+// high with it (tracing-sampled, above; and once tracing-none at 30,000 calls of warm-up, 44 k and
+// 1.101x, where a second run read both sides at 65 k and 1.045x).
 const lumps = rows.filter((r) => r.compiler > 0.05 * r.rest);
 if (lumps.length > 0) {
   console.log(

@@ -33,13 +33,6 @@ export function quotaPerOf(value: string | undefined): 'upstream' | 'tool' {
   return per;
 }
 
-export function maxUploadBytesOf(value: string | undefined): number {
-  const n = Number(value || 10 * 1024 * 1024);
-  if (!Number.isInteger(n) || n < 0 || n > 1024 * 1024 * 1024)
-    throw new ConfigError(`MAX_UPLOAD_BYTES must be an integer from 0 to 1073741824, got '${value}'`);
-  return n;
-}
-
 /** `spec` (the default: the document's security schemes), `bearer`, `basic`, `header:<Name>` or `query:<name>`. */
 export function upstreamAuthOf(value: string | undefined): UpstreamAuth | undefined {
   if (value === undefined || value === '' || value === 'spec') return undefined;

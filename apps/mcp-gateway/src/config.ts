@@ -7,7 +7,6 @@ import {
   httpUrlOf,
   integerOf,
   logLevelOf,
-  maxUploadBytesOf,
   onOff,
   outputSchemasOf,
   pageSizeOf,
@@ -299,7 +298,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     descriptionMax: env.TOOLS_DESCRIPTION_MAX
       ? integerOf('TOOLS_DESCRIPTION_MAX', env.TOOLS_DESCRIPTION_MAX, 0, 40, 100_000)
       : undefined,
-    maxUploadBytes: maxUploadBytesOf(env.MAX_UPLOAD_BYTES),
+    maxUploadBytes: integerOf('MAX_UPLOAD_BYTES', env.MAX_UPLOAD_BYTES, 10 * 1024 * 1024, 0, 1024 * 1024 * 1024),
     maxSchemaBytes: integerOf(
       'MAX_SCHEMA_BYTES',
       env.MAX_SCHEMA_BYTES,

@@ -3,14 +3,10 @@
 // the issuer's metadata on first use).
 import { ConfigError } from '../common/config-error.js';
 import type { ExchangeSettings, UpstreamIdentity } from './caller.js';
+import type { Upstream } from './config-file.js';
 
-/** What an upstream's settings say of its identity. */
-export interface IdentityOwner {
-  name: string | undefined;
-  url: string;
-  identity?: 'service' | 'exchange' | undefined;
-  audience?: string | undefined;
-}
+/** What an upstream's settings say of its identity (the environment's single upstream has no name). */
+export type IdentityOwner = Pick<Upstream, 'url' | 'identity' | 'audience'> & { name: string | undefined };
 
 /** Each upstream's identity; one token exchanger for all that call as the user. */
 export async function identitiesOf(
