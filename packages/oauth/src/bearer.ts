@@ -19,6 +19,8 @@ export type BearerRead = { token: string } | { problem: BearerProblem };
 
 // token68 (RFC 7235 §2.1): what a bearer token may contain.
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+// What an auth scheme's name looks like (Basic, Digest, DPoP, AWS4-HMAC-SHA256): short, a letter first.
+const SCHEME_NAME = /^[A-Za-z][A-Za-z0-9-]{0,19}$/;
 
 /**
  * The bearer token of a request, from its raw headers (Node keeps only the first of repeated
@@ -49,7 +51,9 @@ export function readBearer(
   const space = value.indexOf(' ');
   const scheme = space < 0 ? value : value.slice(0, space);
   if (scheme.toLowerCase() !== 'bearer') {
-    return problem(401, 'invalid_request', `the Authorization scheme must be Bearer, not '${scheme.slice(0, 20)}'`);
+    // Named back only when it looks like a scheme: a token sent with no scheme is not echoed.
+    const named = SCHEME_NAME.test(scheme) ? `not '${scheme}'` : 'and the header starts with no scheme name';
+    return problem(401, 'invalid_request', `the Authorization scheme must be Bearer, ${named}`);
   }
   // "Bearer" alone has no token (and must not be read as the token "Bearer").
   const token = space < 0 ? '' : value.slice(space + 1).trim();

@@ -2,8 +2,9 @@
 // cached key when a refetch fails, so a JWKS endpoint that is down for a minute would refuse
 // every token; this cache keeps the keys it has (for a bounded time) and uses jose's local key
 // set to pick a key. Its rules:
-// - the keys are fetched again after `cacheMs`; if that fails they keep working until they are
-//   `maxStaleMs` old, then every check fails with a clear error until the endpoint answers;
+// - the keys are fetched again after `cacheMs` (or `maxStaleMs`, if shorter); if that fails they
+//   keep working until they are `maxStaleMs` old, then every check fails with a clear error until
+//   the endpoint answers;
 // - a token naming a key not in the set (a rotation) causes one refetch, at most one per
 //   `refetchIntervalMs` whatever the number of such tokens, and concurrent ones share it.
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
@@ -38,8 +39,10 @@ export class JwksCache {
 
   /** The key for a token's header, as jose's jwtVerify asks for it. */
   readonly key = async (header: JWSHeaderParameters, token: { payload: unknown; signature: string }) => {
-    const now = this.options.now();
-    if (now - this.#fetchedAt > this.options.cacheMs) await this.#refresh().catch(() => undefined);
+    // Fetched again once older than the cache time, or than keys may be used at all (a cache time
+    // longer than maxStaleMs would otherwise refuse every token between the two, never asking).
+    const age = this.options.now() - this.#fetchedAt;
+    if (age > this.options.cacheMs || age > this.options.maxStaleMs) await this.#refresh().catch(() => undefined);
     const picker = this.#usable();
     try {
       return await picker(header, token as never);

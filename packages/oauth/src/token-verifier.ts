@@ -4,7 +4,7 @@
 // signature and claim checks are jose's; this file decides the policy (issuer, audience, an
 // algorithm allow-list, a leeway, which errors mean what).
 import { createHash } from 'node:crypto';
-import { decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
+import { type CryptoKey, decodeProtectedHeader, errors, type JWTPayload, type JWTVerifyOptions, jwtVerify } from 'jose';
 import { AuthServerUnavailableError, type FetchLimits, fetchJson } from './fetch-json.js';
 import { JwksCache } from './jwks-cache.js';
 
@@ -77,7 +77,7 @@ export class TokenVerifier {
   readonly #now: () => number;
   readonly #limits: FetchLimits;
   #metadata: Promise<IssuerMetadata> | undefined;
-  readonly #introspected = new Map<string, { principal: Principal | undefined; until: number }>();
+  readonly #introspected = new Map<string, ({ principal: Principal } | { refusal: string }) & { until: number }>();
   readonly #verified = new Map<string, { principal: Principal; until: number }>();
 
   constructor(options: TokenVerifierOptions) {
@@ -100,14 +100,14 @@ export class TokenVerifier {
   async verify(token: string, audience: string): Promise<Principal> {
     const cacheMs = this.#options.verifiedCacheMs ?? 60_000;
     const key = `${audience}\n${token}`;
-    const cached = cacheMs > 0 ? this.#verified.get(key) : undefined;
+    const cached = this.#verified.get(key); // (nothing is kept when cacheMs is 0)
     if (cached) {
       if (cached.until > this.#now()) return cached.principal;
       this.#verified.delete(key);
     }
     if (!looksLikeJwt(token)) return this.#introspect(token, audience);
     try {
-      const { payload } = await jwtVerify(token, this.jwks.key, {
+      const { payload } = await verifyJwt(token, this.jwks.key, {
         issuer: this.#options.issuer,
         audience,
         algorithms: this.#options.algorithms ?? DEFAULT_ALGORITHMS,
@@ -148,18 +148,23 @@ export class TokenVerifier {
           authorization: `Basic ${Buffer.from(`${encodeURIComponent(introspection.clientId)}:${encodeURIComponent(introspection.clientSecret)}`).toString('base64')}`,
         },
         body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
-      })) as JWTPayload & { active?: boolean };
-      const principal = answer.active === true && answer.iss === this.#options.issuer ? principalOf(answer) : undefined;
+      })) as JWTPayload & { active?: unknown };
+      const refusal = introspectionRefusal(answer, this.#options.issuer);
       const maxCache = this.#options.introspectionCacheMs ?? 300_000;
-      // An inactive answer is kept briefly too, so a flood of one bad token is one request.
-      const until = Math.min(now + maxCache, principal?.expiresAt ? principal.expiresAt * 1000 : now + maxCache);
-      entry = { principal, until: principal ? until : now + Math.min(maxCache, 30_000) };
+      if (refusal === undefined) {
+        const principal = principalOf(answer);
+        const end = principal.expiresAt ? principal.expiresAt * 1000 : now + maxCache;
+        entry = { principal, until: Math.min(now + maxCache, end) };
+      } else {
+        // A refusal is kept briefly too, so a flood of one bad token is one request.
+        entry = { refusal, until: now + Math.min(maxCache, 30_000) };
+      }
       if (this.#introspected.size >= (this.#options.maxCachedTokens ?? MAX_CACHED))
         this.#introspected.delete(this.#introspected.keys().next().value ?? '');
       this.#introspected.set(key, entry);
     }
+    if ('refusal' in entry) throw new TokenRejectedError(entry.refusal);
     const principal = entry.principal;
-    if (!principal) throw new TokenRejectedError('the access token is not active');
     if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= now) {
       throw new TokenRejectedError('the access token has expired');
     }
@@ -194,7 +199,8 @@ export class TokenVerifier {
 
   async #discover(): Promise<IssuerMetadata> {
     const issuer = new URL(this.#options.issuer);
-    const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
+    // RFC 8414 §3.1: a path's closing slash goes (and the root path is no path).
+    const path = issuer.pathname.replace(/\/$/, '');
     const candidates = [
       `${issuer.origin}/.well-known/oauth-authorization-server${path}`,
       `${issuer.origin}${path}/.well-known/openid-configuration`,
@@ -220,6 +226,43 @@ export class TokenVerifier {
   }
 }
 
+/**
+ * jose's jwtVerify; and for a token that names no key (`kid`) while several of the issuer's keys
+ * fit it (a rotation under way), each of those keys in turn, as jose's documentation advises:
+ * the first whose signature verifies decides.
+ */
+async function verifyJwt(token: string, key: JwksCache['key'], options: JWTVerifyOptions) {
+  try {
+    return await jwtVerify(token, key, options);
+  } catch (error) {
+    if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+    for await (const candidate of error as unknown as AsyncIterable<CryptoKey>) {
+      try {
+        return await jwtVerify(token, candidate, options);
+      } catch (failed) {
+        if (!(failed instanceof errors.JWSSignatureVerificationFailed)) throw failed;
+      }
+    }
+    throw new errors.JWSSignatureVerificationFailed();
+  }
+}
+
+/**
+ * Why an introspection answer (RFC 7662 §2.2) grants nothing, or undefined when it may: it must
+ * say active (true, not "true") for our issuer, give `exp` as a number if at all, and name whom
+ * it speaks for (`sub`, or for a client's own token `client_id`).
+ */
+function introspectionRefusal(answer: JWTPayload & { active?: unknown }, issuer: string): string | undefined {
+  if (answer.active !== true || answer.iss !== issuer) return 'the access token is not active';
+  if (answer.exp !== undefined && typeof answer.exp !== 'number') {
+    return "the authorization server's introspection answer gives exp as something other than a number";
+  }
+  if ((answer.sub === undefined || answer.sub === null) && typeof answer.client_id !== 'string') {
+    return "the authorization server's introspection answer names no subject (sub) and no client (client_id)";
+  }
+  return undefined;
+}
+
 /** Three base64url parts, the first a JSON header: anything else is an opaque token. */
 function looksLikeJwt(token: string): boolean {
   if (token.split('.').length !== 3) return false;
@@ -237,7 +280,8 @@ function principalOf(claims: JWTPayload): Principal {
   const audience = claims.aud === undefined ? [] : Array.isArray(claims.aud) ? claims.aud : [claims.aud];
   const clientId = claims.client_id ?? claims.azp;
   return {
-    subject: String(claims.sub ?? ''),
+    // A client's own token (client credentials) may name only the client.
+    subject: String(claims.sub ?? clientId ?? ''),
     clientId: typeof clientId === 'string' ? clientId : undefined,
     scopes: scopes.filter((s) => s !== ''),
     audience,

@@ -3,13 +3,15 @@
 // here with jose, as any authorization server would; the code under test never sees this file.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { CompactSign, exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose';
 
 export interface TestIssuer {
   issuer: string;
   /** Requests for the JWKS so far. */
   jwksRequests(): number;
   introspectionRequests(): number;
+  /** Requests for the RFC 8414 metadata document so far. */
+  metadataRequests(): number;
   /** Answer 503 to every request while true. */
   setDown(down: boolean): void;
   /** A new key becomes the signing key; the JWKS serves both. */
@@ -19,6 +21,8 @@ export interface TestIssuer {
   /** Change the metadata document (undefined: the usual one). */
   setMetadata(change: ((metadata: Record<string, unknown>) => Record<string, unknown>) | undefined): void;
   sign(claims: JWTPayload, options?: { kid?: string; alg?: string; header?: Record<string, unknown> }): Promise<string>;
+  /** A JWS of any payload bytes with the signing key, as a JWT would be (for payloads that are not claims). */
+  signBytes(payload: Uint8Array): Promise<string>;
   /** Opaque tokens the introspection endpoint knows. */
   opaque: Map<string, Record<string, unknown>>;
   publicJwk(): JWK;
@@ -40,6 +44,7 @@ export async function startIssuer(): Promise<TestIssuer> {
   let down = false;
   let jwksCount = 0;
   let introspectionCount = 0;
+  let metadataCount = 0;
   const opaque = new Map<string, Record<string, unknown>>();
   let issuer = '';
   const server: Server = createServer((request, response) => {
@@ -51,6 +56,7 @@ export async function startIssuer(): Promise<TestIssuer> {
       return;
     }
     if (request.url === '/.well-known/oauth-authorization-server') {
+      metadataCount += 1;
       const metadata = { issuer, jwks_uri: `${issuer}/jwks`, introspection_endpoint: `${issuer}/introspect` };
       json(200, changeMetadata ? changeMetadata(metadata) : metadata);
       return;
@@ -60,8 +66,13 @@ export async function startIssuer(): Promise<TestIssuer> {
       json(200, { issuer: `${issuer}/tenant`, jwks_uri: `${issuer}/jwks` });
       return;
     }
+    // An issuer whose identifier ends in a slash (`<issuer>/slash/`): RFC 8414 §3.1 drops the slash.
+    if (request.url === '/.well-known/oauth-authorization-server/slash') {
+      json(200, { issuer: `${issuer}/slash/`, jwks_uri: `${issuer}/jwks` });
+      return;
+    }
     if (request.url === '/jwks') {
-      json(200, jwksBody ?? { keys: keys.map((k) => k.publicJwk) });
+      json(200, jwksBody !== undefined ? jwksBody : { keys: keys.map((k) => k.publicJwk) });
       return;
     }
     if (request.url === '/introspect' && request.method === 'POST') {
@@ -87,6 +98,7 @@ export async function startIssuer(): Promise<TestIssuer> {
     issuer,
     jwksRequests: () => jwksCount,
     introspectionRequests: () => introspectionCount,
+    metadataRequests: () => metadataCount,
     setDown: (value) => {
       down = value;
     },
@@ -110,6 +122,11 @@ export async function startIssuer(): Promise<TestIssuer> {
           ...options.header,
         })
         .sign(key.privateKey);
+    },
+    async signBytes(payload) {
+      const key = keys[keys.length - 1];
+      if (!key) throw new Error('no key');
+      return new CompactSign(payload).setProtectedHeader({ alg: key.alg, kid: key.kid }).sign(key.privateKey);
     },
     close: () =>
       new Promise<void>((resolve) => {
