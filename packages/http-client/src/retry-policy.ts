@@ -31,8 +31,10 @@ export function serverRetryDelay(headers: IncomingHttpHeaders, now: number): num
   const retryAfter = header(headers, 'retry-after')?.trim();
   if (retryAfter === undefined || retryAfter === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(retryAfter)) return Math.ceil(Number(retryAfter) * 1000);
-  // Anything else numeric-looking (negative, exponent) is unreadable, not a date.
-  if (/^[-+]?[\d.eE+-]+$/.test(retryAfter)) return undefined;
+  // Else an HTTP-date (RFC 9110 §5.6.7: its three forms all start with the day's name), or the
+  // ISO 8601 date-time some servers send instead. Anything else is unreadable: a negative
+  // number, an exponent, or junk that V8's lenient Date.parse would still read as a date ("a 1").
+  if (!/^((mon|tue|wed|thu|fri|sat|sun)|\d{4}-\d\d-\d\dT)/i.test(retryAfter)) return undefined;
   const at = Date.parse(retryAfter);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import {
   type BreakerOptions,
+  type BreakerStore,
   CircuitOpenError,
   ConcurrencyLimitError,
   HttpClient,
@@ -135,13 +136,15 @@ describe('a client with a breaker', () => {
     expect(isCircuitOpenError(refused)).toBe(true);
     expect(refused).toMatchObject({ type: 'circuit_open', retryable: true, breakerKey: server.url, attempts: 0 });
     expect(refused.halfOpenAt).toBe(clock.now() + 5_000);
-    expect(refused.message).toContain(`the circuit breaker for ${server.url} is open`);
+    expect(refused.message).toBe(
+      `GET /x: the circuit breaker for ${server.url} is open (its upstream failed too many calls lately): not sent; it lets a call through again in 5.0 s`,
+    );
     expect(server.hits()).toBe(4);
     // The change, then what the refused call found (no change: the same state twice).
     expect(changes).toEqual([`${server.url} closed->open`, `${server.url} open->open`]);
-    expect(ledger.entries.filter((e) => e.kind === 'event').map((e) => (e.kind === 'event' ? e.event : ''))).toEqual([
-      'circuit_state',
-      'circuit_open',
+    expect(ledger.entries.flatMap((e) => (e.kind === 'event' ? [[e.event, e.detail]] : []))).toEqual([
+      ['circuit_state', `${server.url}: closed -> open`],
+      ['circuit_open', `${server.url}: refused, half-open at ${new Date(clock.now() + 5_000).toISOString()}`],
     ]);
     expect(http.resilience().breakerRefusals).toBe(1);
 
@@ -203,6 +206,49 @@ describe('a client with a breaker', () => {
     await two.close();
   });
 
+  it("waits for a shared store's answer to a probe, and logs the changes such a store reports", async () => {
+    /** A store that answers later, as one shared through Redis does (the gateway's is). */
+    class LaterStore implements BreakerStore {
+      readonly memory = new MemoryBreakerStore();
+      recorded = 0;
+      async admit(...args: Parameters<MemoryBreakerStore['admit']>) {
+        await new Promise((resolve) => setImmediate(resolve));
+        return this.memory.admit(...args);
+      }
+      async record(...args: Parameters<MemoryBreakerStore['record']>) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        this.recorded++;
+        return this.memory.record(...args);
+      }
+    }
+    let healthy = false;
+    const server = await startServer((_req, res) => (healthy ? json(res, 200, { ok: true }) : json(res, 503, {})));
+    const clock = new FakeClock();
+    const ledger = new Ledger();
+    const store = new LaterStore();
+    const http = new HttpClient({
+      baseUrl: server.url,
+      clock,
+      ledger,
+      maxRetries: 0,
+      retryBudget: false,
+      breaker: { ...small, store },
+    });
+    for (let i = 0; i < 4; i++) await expect(http.get('/x')).rejects.toBeInstanceOf(ServerError);
+    // An ordinary call's outcome is counted without being waited for.
+    await expect.poll(() => store.recorded).toBe(4);
+    await expect(http.get('/x')).rejects.toBeInstanceOf(CircuitOpenError);
+    healthy = true;
+    clock.advance(5_000);
+    // The probe's is waited for: when the call returns, the store has closed the breaker.
+    expect((await http.get('/x')).status).toBe(200);
+    expect(store.recorded).toBe(5);
+    expect(
+      ledger.entries.flatMap((e) => (e.kind === 'event' && e.event === 'circuit_state' ? [e.detail] : [])),
+    ).toEqual([`${server.url}: closed -> open`, `${server.url}: half_open -> closed`]);
+    await http.close();
+  });
+
   it('refuses bad breaker options when the client is made, naming the option', () => {
     expect(() => new HttpClient({ baseUrl: 'http://x', breaker: { failureRatio: 0 } })).toThrow(
       'breaker.failureRatio must be above 0 and at most 1, got 0',
@@ -261,6 +307,105 @@ describe('a client that hedges', () => {
     const response = await http.post('/w', {}, { idempotencyKey: 'k-2', hedge: true });
     expect(response.data).toEqual({ n: 2 });
     expect(server.requests.slice(1).map((r) => r.headers['idempotency-key'])).toEqual(['k-2', 'k-2']);
+    await http.close();
+  });
+
+  it('hedges HEAD and OPTIONS as it hedges GET, with no retry budget to draw from', async () => {
+    for (const method of ['HEAD', 'OPTIONS']) {
+      const { server } = await stallingServer((n) => n === 0);
+      const http = new HttpClient({
+        baseUrl: server.url,
+        clock: new FakeClock(),
+        hedge: { delayMs: 10 },
+        retryBudget: false,
+      });
+      expect((await http.request({ method, path: '/x' })).status).toBe(200);
+      expect(server.hits()).toBe(2);
+      expect(http.resilience()).toMatchObject({ hedgesSent: 1, hedgesWon: 1 });
+      await http.close();
+    }
+  });
+
+  it('never hedges a write declared idempotent without an idempotency key to send twice', async () => {
+    const { server } = await stallingServer((n) => n === 0);
+    const http = new HttpClient({
+      baseUrl: server.url,
+      clock: new FakeClock(),
+      hedge: { delayMs: 10 },
+      timeoutMs: 300,
+      maxRetries: 0,
+    });
+    await expect(http.post('/w', {}, { idempotent: true, hedge: true })).rejects.toMatchObject({
+      type: 'timeout_error',
+    });
+    expect(server.hits()).toBe(1);
+    await http.close();
+  });
+
+  it('never hedges a stream: one request, read as events', async () => {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: one\n\ndata: two\n\n');
+    });
+    const http = new HttpClient({ baseUrl: server.url, clock: new FakeClock(), hedge: { delayMs: 10 } });
+    const events: string[] = [];
+    for await (const event of http.stream({ path: '/events' })) events.push(event.data);
+    expect(events).toEqual(['one', 'two']);
+    expect(server.hits()).toBe(1);
+    expect(http.resilience().hedgesSent).toBe(0);
+    await http.close();
+  });
+
+  it('lets a hedge still out win over a first answer that may be retried, and counts no win for an error', async () => {
+    const held: Array<() => void> = [];
+    const server = await startServer((_req, res, n) => {
+      // The first attempt fails with a 503 once the hedge is out; the hedge then answers.
+      held.push(() => (n === 0 ? json(res, 503, {}) : json(res, 200, { n })));
+    });
+    const clock = new ManualClock();
+    const http = new HttpClient({ baseUrl: server.url, clock, hedge: { delayMs: 50 }, maxRetries: 0 });
+    const call = http.get('/x');
+    await expect.poll(() => server.hits()).toBe(1);
+    await clock.advance(50);
+    await expect.poll(() => server.hits()).toBe(2);
+    held[0]?.();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    held[1]?.();
+    expect((await call).data).toEqual({ n: 1 });
+    expect(http.resilience()).toMatchObject({ hedgesSent: 1, hedgesWon: 1 });
+    await http.close();
+
+    // A hedge whose answer cannot be retried (a 404) ends the call, and is no win.
+    const notFound = await startServer((_req, res, n) => (n === 0 ? undefined : json(res, 404, {})));
+    const http404 = new HttpClient({ baseUrl: notFound.url, clock: new FakeClock(), hedge: { delayMs: 10 } });
+    await expect(http404.get('/x')).rejects.toBeInstanceOf(NotFoundError);
+    expect(http404.resilience()).toMatchObject({ hedgesSent: 1, hedgesWon: 0 });
+    await http404.close();
+  });
+
+  it("records a hedge's wait as none, and its first attempt's as the backoff it waited", async () => {
+    const server = await startServer((_req, res, n) => {
+      if (n === 0) json(res, 503, {});
+      else if (n === 2) json(res, 200, { n });
+      // n 1, the second attempt's first racer, stalls and is hedged.
+    });
+    const clock = new ManualClock();
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: server.url, clock, ledger, hedge: { delayMs: 50 }, random: () => 0 });
+    const call = http.get('/x');
+    await expect.poll(() => ledger.attempts.length).toBe(1);
+    await expect.poll(() => clock.waiting).toBe(1);
+    await clock.advance(500); // the backoff after the 503
+    await expect.poll(() => server.hits()).toBe(2);
+    await clock.advance(50); // the hedge
+    expect((await call).data).toEqual({ n: 2 });
+    await expect.poll(() => ledger.attempts.length).toBe(3);
+    const rows = ledger.attempts.map((a) => [a.attempt, a.hedgeAfterMs ?? null, a.waitMs, a.waitReason]);
+    expect(rows).toEqual([
+      [1, null, 0, null],
+      [2, 50, 0, null],
+      [2, null, 500, 'backoff'],
+    ]);
     await http.close();
   });
 

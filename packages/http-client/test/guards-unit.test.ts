@@ -2,6 +2,7 @@
 // classified, how a server's wait is read, when a budget says no, what the scrubber replaces.
 // Written to kill the mutants `pnpm test:mutation` found surviving the end-to-end tests.
 import { describe, expect, it } from 'vitest';
+import type { Sent } from '../src/attempt.js';
 import { classifyFailure, errorFromResponse } from '../src/failure.js';
 import {
   AbortedError,
@@ -9,9 +10,13 @@ import {
   DeadlineExceededError,
   HttpClientError,
   InvalidArgumentError,
+  NotFoundError,
+  ResponseTooLargeError,
+  ServerError,
   TimeoutError,
 } from '../src/index.js';
 import { RetryBudget } from '../src/retry-budget.js';
+import { breakerOutcome } from '../src/retry-loop.js';
 import { isReplaySafe, serverRetryDelay, serverRetryOverride } from '../src/retry-policy.js';
 import { RunBudget } from '../src/run-budget.js';
 import { REDACTED, Scrubber } from '../src/scrubber.js';
@@ -96,6 +101,14 @@ describe('errorFromResponse', () => {
     );
   });
 
+  it("takes the class from the envelope's type before the status, with a secret in the type scrubbed", () => {
+    const typed = errorFromResponse(400, {}, '{"error":{"type":"not_found_error","message":"gone"}}', call);
+    expect(typed).toBeInstanceOf(NotFoundError);
+    expect(typed.type).toBe('not_found_error');
+    const leaky = errorFromResponse(500, {}, '{"error":{"type":"sekrit-key","message":"x"}}', call);
+    expect(leaky.type).toBe(REDACTED);
+  });
+
   it('carries the wait and the x-should-retry override', () => {
     const error = errorFromResponse(503, { 'retry-after': '2', 'x-should-retry': 'false' }, '', call);
     expect(error).toMatchObject({ retryAfterMs: 2000, retryable: false });
@@ -108,12 +121,15 @@ describe('serverRetryDelay', () => {
   it('reads retry-after-ms first, then seconds, then an HTTP-date', () => {
     expect(delay({ 'retry-after-ms': '1500' })).toBe(1500);
     expect(delay({ 'retry-after-ms': ' 12.5 ' })).toBe(13);
+    expect(delay({ 'retry-after-ms': '1.25' })).toBe(2);
     expect(delay({ 'retry-after-ms': '250', 'retry-after': '9' })).toBe(250);
     expect(delay({ 'retry-after': '3' })).toBe(3000);
     expect(delay({ 'retry-after': ' 0.25 ' })).toBe(250);
     expect(delay({ 'retry-after': '1.05' })).toBe(1050);
     expect(delay({ 'retry-after': 'Wed, 10 Jun 2026 09:00:05 GMT' })).toBe(5000);
     expect(delay({ 'retry-after': 'Wed, 10 Jun 2026 08:59:00 GMT' })).toBe(0);
+    // A date that starts or ends with digits is still a date, not a number to refuse.
+    expect(delay({ 'retry-after': '2026-06-10T09:00:07+00:00' })).toBe(7000);
   });
 
   it('ignores what it cannot read, whole: negative, exponents, partial numbers, junk', () => {
@@ -122,7 +138,28 @@ describe('serverRetryDelay', () => {
     }
     // An unreadable retry-after-ms falls through to Retry-After.
     expect(delay({ 'retry-after-ms': 'soon', 'retry-after': '2' })).toBe(2000);
-    for (const value of ['-1', '+2', '1e3', '2.5e1', '1.2.3', '3 seconds', 'a3', '', '   ', 'tomorrow', '1.x']) {
+    for (const value of [
+      '-1',
+      '+2',
+      '1e3',
+      '2.5e1',
+      '1.2.3',
+      '3 seconds',
+      'a3',
+      '',
+      '   ',
+      'tomorrow',
+      '1.x',
+      // Read by V8's Date.parse as dates in 2001 and 2099; they are not HTTP-dates.
+      'a.1',
+      'a 2099',
+      'a Sun 2099',
+      // Shaped like a date, but not one.
+      'Sunday soon',
+      '2026-99-99T00:00:00Z',
+      '2026-06-10',
+      'Someday, 10 Jun 2026',
+    ]) {
       expect(delay({ 'retry-after': value }), value).toBeUndefined();
     }
     expect(delay({})).toBeUndefined();
@@ -158,7 +195,8 @@ describe('RunBudget', () => {
     }
   };
   it('allows exactly up to each limit, and says which one stopped it', () => {
-    const attempts = new RunBudget({ maxAttempts: 2 });
+    // A limit given as undefined is no limit, as one left out is.
+    const attempts = new RunBudget({ maxAttempts: 2, maxBytes: undefined, maxCost: undefined });
     attempts.chargeAttempt(0);
     expect(check(attempts)).toBe('ok');
     attempts.chargeAttempt(0);
@@ -211,6 +249,9 @@ describe('Scrubber', () => {
     expect(scrubber.text('x abcdef y abc')).toBe(`x ${REDACTED} y ${REDACTED}`);
     expect(scrubber.bytes(Buffer.from('abcdef-abcdef-abc')).toString()).toBe(`${REDACTED}-${REDACTED}-${REDACTED}`);
     expect(scrubber.bytes(Buffer.from('nothing here')).toString()).toBe('nothing here');
+    // At every offset, the first and second included.
+    expect(scrubber.bytes(Buffer.from('xabc')).toString()).toBe(`x${REDACTED}`);
+    expect(scrubber.bytes(Buffer.from('abc')).toString()).toBe(REDACTED);
     expect(scrubber.headers({ a: 'abc', b: ['x', 'abcdef'], c: undefined })).toEqual({
       a: REDACTED,
       b: ['x', REDACTED],
@@ -254,6 +295,7 @@ describe('Scrubber', () => {
     // A body that is one JSON string.
     expect(scrubber.parsed(JSON.parse('"k\\/y+z"'))).toEqual({ value: REDACTED, changed: true });
     expect(scrubber.parsed(7)).toEqual({ value: 7, changed: false });
+    expect(scrubber.parsed('plain')).toEqual({ value: 'plain', changed: false });
     // An array's indices are not keys to clean, even when a secret is made of digits.
     expect(new Scrubber(['0']).parsed(['a'])).toEqual({ value: ['a'], changed: false });
   });
@@ -275,6 +317,27 @@ describe('Scrubber', () => {
     const scrubber = new Scrubber(['k/y"z']);
     expect(scrubber.text(`?key=${encodeURIComponent('k/y"z')}`)).toBe(`?key=${REDACTED}`);
     expect(scrubber.text(JSON.stringify({ key: 'k/y"z' }))).toBe(`{"key":"${REDACTED}"}`);
+  });
+});
+
+describe('breakerOutcome', () => {
+  const failed = (error: HttpClientError, reachedServer = true): Sent => ({ kind: 'error', error, reachedServer });
+  const server = (status: number) => new ServerError({ ...at, status });
+
+  it('counts 5xx, timeouts and broken connections as sickness; other answers as health; our own doing as nothing', () => {
+    const answered = { kind: 'buffered', status: 200, headers: {}, buffer: Buffer.alloc(0) } as unknown as Sent;
+    expect(breakerOutcome(answered)).toBe('success');
+    expect(breakerOutcome(failed(server(500)))).toBe('failure');
+    expect(breakerOutcome(failed(new NotFoundError({ ...at, status: 499 })))).toBe('success');
+    expect(breakerOutcome(failed(new ConnectionError('x', at)))).toBe('failure');
+    expect(breakerOutcome(failed(new TimeoutError('x', { ...at, timeoutMs: 1 })))).toBe('failure');
+    // A body too large came from an upstream that works.
+    expect(breakerOutcome(failed(new ResponseTooLargeError('x', { ...at, limitBytes: 1 })))).toBe('success');
+    expect(breakerOutcome(failed(new AbortedError('x', at)))).toBe('none');
+    expect(breakerOutcome(failed(new DeadlineExceededError('x', at)))).toBe('none');
+    // Never sent: says nothing of the upstream, whatever the error.
+    expect(breakerOutcome(failed(server(503), false))).toBe('none');
+    expect(breakerOutcome(failed(new ConnectionError('x', at), false))).toBe('none');
   });
 });
 
