@@ -68,6 +68,9 @@ describe('which tools need a yes', () => {
     expect([never, plainDelete].map((t) => ruledDeletes.needed(t))).toEqual([true, true]);
     const allowed = approvals({ policy: 'destructive', allow: new Set(['delete_email', 'cancel_export']) });
     expect([marked, plainDelete].map((t) => allowed.needed(t))).toEqual([false, false]);
+    // One rule of several is enough.
+    const either = approvals({ require: parseSelectors('method:PATCH,method:POST', 'APPROVAL_REQUIRE') });
+    expect(either.needed(post)).toBe(true);
     const off = approvals({ policy: 'off', require: parseSelectors('method:POST', 'APPROVAL_REQUIRE') });
     expect([marked, post].map((t) => off.needed(t))).toEqual([false, false]);
     // A destructive hint on a read-only tool is not a reason to ask.
@@ -107,9 +110,16 @@ describe('a session client asked with elicitation/create', () => {
       kind: 'declined',
       text: 'The call of delete_email was not approved (the person chose cancel); nothing was sent.',
     });
-    await expect(
-      approvals().step(t, {}, ann, { elicit: () => Promise.resolve({ action: 'accept', content: 'yes' }) }),
-    ).rejects.toThrow('inputResponses.approval.content must be an object');
+    for (const content of ['yes', null, ['approve']]) {
+      await expect(
+        approvals().step(t, {}, ann, { elicit: () => Promise.resolve({ action: 'accept', content }) }),
+      ).rejects.toThrow('inputResponses.approval.content must be an object');
+    }
+    for (const answer of [null, 'accept', { action: 'maybe' }]) {
+      await expect(approvals().step(t, {}, ann, { elicit: () => Promise.resolve(answer) })).rejects.toThrow(
+        'inputResponses.approval must be an elicitation result: {action: "accept" | "decline" | "cancel", content?}',
+      );
+    }
     expect(await approvals().step(t, {}, ann, {})).toMatchObject({ kind: 'cannot_ask' });
   });
 });
@@ -148,6 +158,58 @@ describe('a returned requestState', () => {
     await expect(
       a.step(t, { email_id: 'm-1' }, ann, modern({ inputResponses: yes, requestState: state })),
     ).rejects.toThrow('requestState expired (an approval must be answered within APPROVAL_TTL_MS, 60000 ms)');
+  });
+
+  it('is refused when changed by a byte, signed with another key, or not in two parts', async () => {
+    const a = approvals();
+    const t = tool('delete_email', 'DELETE', { approval: 'required' });
+    const args = { email_id: 'm-1' };
+    const state = await asked(a, t, args);
+    const [body, mac] = state.split('.') as [string, string];
+    const answer = (requestState: string) => a.step(t, args, ann, modern({ inputResponses: yes, requestState }));
+    // A body re-signed by no one: a later expiry, with the old signature.
+    const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    const later = Buffer.from(JSON.stringify({ ...payload, exp: payload.exp + 3_600_000 })).toString('base64url');
+    const integrity =
+      'requestState failed its integrity check (it was changed, or signed with another APPROVAL_KEY); call delete_email again without requestState to be asked afresh';
+    await expect(answer(`${later}.${mac}`)).rejects.toThrow(integrity);
+    await expect(answer(`${body}.${mac.slice(0, -1)}`)).rejects.toThrow(integrity);
+    const other = approvals({ key: Buffer.from('o'.repeat(32)) });
+    await expect(answer(await asked(other, t, args))).rejects.toThrow(integrity);
+    const foreign = 'requestState is not one this gateway issued';
+    for (const malformed of [body, `${body}.`, `.${mac}`, `${state}.x`])
+      await expect(answer(malformed)).rejects.toThrow(foreign);
+    // 4096 characters is the most read: one more is refused unread, 4096 is checked (and fails).
+    await expect(answer(`${body}.${'m'.repeat(4095 - body.length)}`)).rejects.toThrow(integrity);
+    await expect(answer(`${body}.${'m'.repeat(4096 - body.length)}`)).rejects.toThrow(foreign);
+    // The state alone, without an answer under its key, asks again (and an answer that is not an object is refused).
+    expect((await a.step(t, args, ann, modern({ requestState: state }))).kind).toBe('ask');
+    await expect(a.step(t, args, ann, modern({ inputResponses: 'yes', requestState: state }))).rejects.toThrow(
+      'tools/call: params.inputResponses must be an object (input key -> response)',
+    );
+  });
+
+  it('expires at exactly APPROVAL_TTL_MS, and names a long tool in at most 100 characters', async () => {
+    const start = Date.parse('2026-06-10T09:00:00Z');
+    vi.useFakeTimers({ now: start });
+    const a = approvals();
+    const t = tool('delete_email', 'DELETE', { approval: 'required' });
+    const state = await asked(a, t, { email_id: 'm-1' });
+    vi.setSystemTime(start + 60_000);
+    await expect(
+      a.step(t, { email_id: 'm-1' }, ann, modern({ inputResponses: yes, requestState: state })),
+    ).rejects.toThrow('requestState expired');
+    vi.setSystemTime(start + 59_999);
+    expect(await a.step(t, { email_id: 'm-1' }, ann, modern({ inputResponses: yes, requestState: state }))).toEqual({
+      kind: 'run',
+    });
+    const long = tool(`delete_${'x'.repeat(150)}`, 'DELETE', { approval: 'required' });
+    const longState = await asked(a, long, {});
+    const error = await a
+      .step(t, {}, ann, modern({ inputResponses: yes, requestState: longState }))
+      .catch((e: Error) => e);
+    expect((error as Error).message).toContain(`was issued for tool ${long.name.slice(0, 100)}, not delete_email`);
+    expect((error as Error).message).not.toContain(long.name.slice(0, 101));
   });
 
   it('runs the call on a yes, once; the document can name the question', async () => {

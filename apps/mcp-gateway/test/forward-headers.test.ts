@@ -73,5 +73,20 @@ describe('forwardHeaders', () => {
     expect(b.seen[0]?.['x-tenant']).toBeUndefined();
     expect(b.seen[0]?.authorization).toBe(`Bearer ${b.key}`);
     expect(JSON.stringify([...a.seen, ...b.seen])).not.toContain(gw.token);
+    // A caller without the listed header: nothing is sent in its place.
+    const { 'x-tenant': _tenant, ...without } = headers;
+    const bare = await fetch(gw.mcpUrl, {
+      method: 'POST',
+      headers: { ...without, 'mcp-session-id': session },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'a.list_employees', arguments: {} },
+      }),
+    });
+    expect((await bare.json()).result.isError).toBe(false);
+    expect(a.seen).toHaveLength(2);
+    expect(Object.keys(a.seen[1] ?? {})).not.toContain('x-tenant');
   });
 });

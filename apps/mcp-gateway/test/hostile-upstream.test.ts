@@ -28,6 +28,7 @@ const SPEC = {
         parameters: [
           { name: 'filter', in: 'query', style: 'form', explode: true, schema: { type: 'object' } },
           { name: 'limit', in: 'query', schema: { type: 'integer', maximum: 10 } },
+          { name: 'X-Region', in: 'header', schema: { type: 'string' } },
         ],
         responses: { 200: { description: 'ok', content: json } },
       },
@@ -205,10 +206,24 @@ describe('a hostile upstream, through the gateway', () => {
     expect(asKey.content[0]?.text).toBe(
       "query name 'api_key' from argument filter is not the model's to set: the api_key query parameter carries the upstream key",
     );
+    // Refused before sending, and no retry makes it right.
+    const report = (asKey as { _meta?: Record<string, { retryable?: boolean; attempts?: number }> })._meta?.[
+      'agentwire.dev/upstream'
+    ];
+    expect(report).toMatchObject({ retryable: false, attempts: 0 });
     const asLimit = await call({ limit: 1000 });
     expect(asLimit.content[0]?.text).toMatch(
       /^query name 'limit' from argument filter is not the model's to set: it is the operation's own parameter limit/,
     );
+    // A header parameter's name is not a query name: as a key of the object it is only a query name.
+    const asHeaderName = await call({ 'X-Region': 'eu' });
+    expect(asHeaderName.isError).toBe(false);
+    expect(asHeaderName.structuredContent).toMatchObject({
+      query: [
+        ['X-Region', 'eu'],
+        ['api_key', '[redacted]'],
+      ],
+    });
     const fine = await call({ color: 'red' });
     expect(fine.isError).toBe(false);
     expect(fine.structuredContent).toEqual({

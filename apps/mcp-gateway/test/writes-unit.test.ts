@@ -3,7 +3,7 @@
 // kept and which let the key go; and the memory store's expiry and counts.
 import { describe, expect, it } from 'vitest';
 import type { Tool, ToolResult } from '../src/tools/tool.js';
-import { MemoryWriteStore, type WriteLease } from '../src/tools/write-store.js';
+import { MAX_MEMORY_WRITES, MemoryWriteStore, type WriteLease } from '../src/tools/write-store.js';
 import { canonical, keyOf, type WritePlan, Writes } from '../src/tools/writes.js';
 
 function tool(name: string, overrides: Partial<Tool['binding']> = {}, readOnly = false): Tool {
@@ -105,6 +105,9 @@ describe('keyed writes, the rules', () => {
     expect(canonical({ b: [1, 'two', null, true], a: { d: undefined, c: 3 } })).toBe(
       '{"a":{"c":3},"b":[1,"two",null,true]}',
     );
+    // Keys in every order come out in one: the fingerprint of the same arguments, however sent.
+    expect(canonical({ d: 1, c: 2, b: 3, a: 4, e: 5 })).toBe('{"a":4,"b":3,"c":2,"d":1,"e":5}');
+    expect(canonical({ a: 4, b: 3, c: 2, d: 1, e: 5 })).toBe('{"a":4,"b":3,"c":2,"d":1,"e":5}');
     expect(canonical(undefined)).toBe('null');
     expect(canonical(['a', 'b'])).toBe('["a","b"]');
   });
@@ -113,7 +116,12 @@ describe('keyed writes, the rules', () => {
     const clock = { now: 1000 };
     const writes = writesAt(clock, 1);
     await writes.begin(tool('create_note'), {}, 'k', ann, 1000);
-    clock.now += 1000 + 5000 + 1;
+    // The lease is the call's deadline and 5 s more: until then a repeat hears "in progress".
+    clock.now += 1000 + 5000 - 1;
+    expect(await writes.begin(tool('create_note'), {}, 'k', ann, 1000)).toMatchObject({
+      refusal: { reason: 'in_progress' },
+    });
+    clock.now += 2;
     const found = await writes.begin(tool('create_note'), {}, 'k', ann, 1000);
     expect(found).toEqual({
       refusal: {
@@ -142,6 +150,12 @@ describe('keyed writes, the rules', () => {
       ['a 429', result(429, true, 'slow down'), false],
       ['a 503', result(503, true, 'unavailable'), false],
       ['no answer, never sent', result(null, true, 'refused'), false],
+      [
+        'refused by the gateway, no report',
+        { content: [{ type: 'text', text: 'no' }], isError: true, _meta: {} },
+        false,
+      ],
+      ['cut off, no report', { content: [], isError: true, outcomeUnknown: true, _meta: {} }, true],
       ['no answer, sent', result(null, true, 'cut', { outcomeUnknown: true }), true],
       ['a 500', result(500, true, 'broke'), true],
       ['a 201', result(201, false, 'stored'), true],
@@ -195,12 +209,70 @@ describe('keyed writes, the rules', () => {
     expect(replay.replay.content[0]?.text).toMatch(
       /^The call ended \(HTTP 201\), but its result \(\d+ bytes\) was larger than IDEMPOTENCY_MAX_RESULT_BYTES \(1024\) and was not kept; read the resource to see it\.$/,
     );
+    // The replay carries the write's own _meta entry, under its name on the wire.
+    expect(replay.replay._meta['agentwire.dev/write']).toEqual({ key: 'big', by: 'gateway', replayed: true });
     const small = (await writes.begin(tool('create_note'), {}, 'small', ann, 1000)) as WritePlan & { by: 'gateway' };
     await writes.finish(small, result(201, false, 'y'.repeat(300)));
     expect(
       ((await writes.begin(tool('create_note'), {}, 'small', ann, 1000)) as unknown as { replay: ToolResult }).replay
         .content[0]?.text,
     ).toBe('y'.repeat(300));
+  });
+});
+
+describe('a kept result, measured', () => {
+  const keptOf = async (limit: number, first: ToolResult) => {
+    const writes = writesAt({ now: 1000 }, 10, limit);
+    const plan = (await writes.begin(tool('create_note'), {}, 'k', ann, 1000)) as WritePlan & { by: 'gateway' };
+    await writes.finish(plan, first);
+    return ((await writes.begin(tool('create_note'), {}, 'k', ann, 1000)) as unknown as { replay: ToolResult }).replay;
+  };
+  const noted = (kept: ToolResult) => /^The call ended/.test(String(kept.content[0]?.text));
+
+  it('keeps a result of exactly IDEMPOTENCY_MAX_RESULT_BYTES whole, and one byte more as a note', async () => {
+    // A large result and a small one (whose estimate alone is near the limit).
+    for (const size of [5000, 800]) {
+      const first = result(201, false, 'x'.repeat(size));
+      const bytes = Buffer.byteLength(JSON.stringify(first));
+      expect(noted(await keptOf(bytes, first))).toBe(false);
+      expect(noted(await keptOf(bytes - 1, first))).toBe(true);
+    }
+  });
+
+  it('measures text, data and embedded resources by their UTF-8 bytes, never taking a big one for small', async () => {
+    // Two bytes a character: 20,000 bytes of text is over 12,000, though 10,000 characters are not.
+    expect(noted(await keptOf(12_000, result(201, false, 'é'.repeat(10_000))))).toBe(true);
+    expect(noted(await keptOf(8_192, result(201, false, 'x'.repeat(10_000))))).toBe(true);
+    const image = {
+      ...result(200, false),
+      content: [{ type: 'image' as const, data: 'A'.repeat(10_000), mimeType: 'image/png' }],
+    };
+    expect(noted(await keptOf(8_192, image))).toBe(true);
+    const embedded = (resource: Record<string, unknown>) => ({
+      ...result(200, false),
+      content: [{ type: 'resource' as const, resource: { uri: 'https://x/r', ...resource } }],
+    });
+    expect(noted(await keptOf(8_192, embedded({ text: 'r'.repeat(10_000) }) as ToolResult))).toBe(true);
+    expect(noted(await keptOf(8_192, embedded({ blob: 'b'.repeat(10_000) }) as ToolResult))).toBe(true);
+    expect(noted(await keptOf(8_192, embedded({ text: 'small' }) as ToolResult))).toBe(false);
+  });
+
+  it('says in its note whether the call failed, and its status when there was one', async () => {
+    const failed = await keptOf(1024, result(500, true, 'x'.repeat(5000)));
+    expect(failed.isError).toBe(true);
+    expect(failed.content[0]).toEqual({
+      type: 'text',
+      text: expect.stringMatching(
+        /^The call ended \(HTTP 500\) with an error, but its result \(\d+ bytes\) was larger than/,
+      ),
+    });
+    // A result with no upstream report (the API was never asked for this one) says no status.
+    const unreported = await keptOf(1024, {
+      content: [{ type: 'text', text: 'y'.repeat(5000) }],
+      isError: false,
+      _meta: {},
+    });
+    expect(unreported.content[0]?.text).toMatch(/^The call ended, but its result/);
   });
 });
 
@@ -220,6 +292,38 @@ describe('the memory write store, its expiry and counts', () => {
     // a expired: its place is free, and a is a new key again.
     expect(await store.begin(lease('c', 't1'), 100, 10_000, 2)).toEqual({ kind: 'started' });
     expect(await store.begin(lease('a', 't3'), 100, 10_000, 3)).toEqual({ kind: 'started' });
+  });
+
+  it('forgets an expired key even behind a longer-lived one, and counts its caller down', async () => {
+    const clock = { now: 1000 };
+    const store = new MemoryWriteStore(() => clock.now);
+    expect(await store.begin(lease('long', 't1'), 100, 20_000, 2)).toEqual({ kind: 'started' });
+    expect(await store.begin(lease('short', 't1'), 100, 10_000, 2)).toEqual({ kind: 'started' });
+    await store.finish(lease('short', 't1'), { content: [], isError: false });
+    clock.now += 10_000;
+    // Expired, though the sweep stops at the live one in front of it: a new write, not a replay.
+    expect(await store.begin(lease('short', 't2'), 100, 10_000, 2)).toEqual({ kind: 'started' });
+    // The expired one no longer counts: two live keys, the most allowed.
+    expect(await store.begin(lease('third', 't1'), 100, 10_000, 2)).toEqual({ kind: 'full' });
+  });
+
+  it("counts a caller's keys down one at a time as they are let go", async () => {
+    const store = new MemoryWriteStore(() => 1000);
+    for (const id of ['a', 'b', 'c'])
+      expect(await store.begin(lease(id, 't'), 100, 10_000, 3)).toEqual({ kind: 'started' });
+    await store.abandon(lease('a', 't'));
+    // Three held, one let go: room for exactly one more.
+    expect(await store.begin(lease('d', 't'), 100, 10_000, 3)).toEqual({ kind: 'started' });
+    expect(await store.begin(lease('e', 't'), 100, 10_000, 3)).toEqual({ kind: 'full' });
+  });
+
+  it('keeps at most MAX_MEMORY_WRITES keys in all, whoever holds them', async () => {
+    const store = new MemoryWriteStore(() => 1000);
+    for (let i = 0; i < MAX_MEMORY_WRITES; i++) {
+      const found = await store.begin(lease(`k${i}`, 't', `caller-${i % 100}`), 100, 10_000, MAX_MEMORY_WRITES);
+      if (found.kind !== 'started') throw new Error(`key ${i} was not taken: ${found.kind}`);
+    }
+    expect(await store.begin(lease('one-more', 't', 'someone-new'), 100, 10_000, 10)).toEqual({ kind: 'full' });
   });
 
   it('lets go of a lease only for its own token and only before its result', async () => {

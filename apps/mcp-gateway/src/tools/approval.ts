@@ -166,7 +166,7 @@ export class Approvals {
             : `the client could not ask (${(error as Error).message})`;
         return { kind: 'declined', text: `The call of ${tool.name} was not approved: ${why}; nothing was sent.` };
       }
-      return readAnswer(answer, 'approval', tool) ?? { kind: 'declined', text: declinedText(tool) };
+      return readAnswer(answer, 'approval', tool);
     }
     return { kind: 'cannot_ask', text: cannotAskText(tool) };
   }
@@ -194,7 +194,7 @@ export class Approvals {
       const answer = (responses as Record<string, unknown> | undefined)?.[payload.key];
       if (answer !== undefined) {
         const step = readAnswer(answer, payload.key, tool);
-        if (step?.kind === 'declined') return step;
+        if (step.kind === 'declined') return step;
         if (!(await this.#options.used.use(payload.nonce, Math.max(1, payload.exp - Date.now())))) {
           throw new RpcError(
             INVALID_PARAMS,
@@ -294,8 +294,8 @@ function argsDigest(key: Buffer, args: Record<string, unknown>): string {
     .digest('base64url');
 }
 
-/** An elicitation result: run on accept (unless approve is false), declined otherwise; undefined when it is not one. */
-function readAnswer(answer: unknown, key: string, tool: Tool): ApprovalStep | undefined {
+/** An elicitation result: run on accept (unless approve is false), declined otherwise; refused when it is not one. */
+function readAnswer(answer: unknown, key: string, tool: Tool): ApprovalStep {
   const a = answer as { action?: unknown; content?: unknown } | null;
   const action = typeof a === 'object' && a !== null ? a.action : undefined;
   if (action !== 'accept' && action !== 'decline' && action !== 'cancel') {

@@ -35,7 +35,6 @@ export interface TaskRecord {
 }
 
 export interface TaskStore {
-  readonly kind: 'memory' | 'redis';
   /** Stores a new task, unless its owner already holds `maxPerOwner` unexpired ones (false). */
   create(record: TaskRecord, maxPerOwner: number): Promise<boolean>;
   /** The task, or undefined when unknown or expired. */
@@ -57,7 +56,6 @@ export function newTaskId(): string {
 export const MAX_MEMORY_TASKS = 100_000;
 
 export class MemoryTaskStore implements TaskStore {
-  readonly kind = 'memory';
   readonly #tasks = new Map<string, TaskRecord>();
   readonly #now: () => number;
 
@@ -125,7 +123,6 @@ return ARGV[1]`;
 type Script = (...args: unknown[]) => Promise<unknown>;
 
 export class RedisTaskStore implements TaskStore {
-  readonly kind = 'redis';
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #quit: boolean;

@@ -42,7 +42,6 @@ export interface WriteLease {
 }
 
 export interface WriteStore {
-  readonly kind: 'memory' | 'redis';
   /** Takes the key for this call, or says what holds it. */
   begin(lease: WriteLease, leaseMs: number, ttlMs: number, maxPerOwner: number): Promise<WriteBegin>;
   /** Stores the call's result under its lease (false: the lease is no longer this call's). */
@@ -64,7 +63,6 @@ export function resolveWrite(record: WriteRecord, fingerprint: string, now: numb
 export const MAX_MEMORY_WRITES = 100_000;
 
 export class MemoryWriteStore implements WriteStore {
-  readonly kind = 'memory';
   /** In the order taken: with one TTL for all, the first ones expire first. */
   readonly #records = new Map<string, { record: WriteRecord; owner: string; expiresAt: number }>();
   /** Live keys per caller, kept as keys come and go (no count over every record per call). */
@@ -158,7 +156,6 @@ return redis.call('DEL', KEYS[1])`;
 type Script = (...args: unknown[]) => Promise<unknown>;
 
 export class RedisWriteStore implements WriteStore {
-  readonly kind = 'redis';
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #quit: boolean;

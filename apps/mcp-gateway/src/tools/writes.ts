@@ -80,10 +80,6 @@ export class Writes {
     this.#options = options;
   }
 
-  get store(): WriteStore {
-    return this.#options.store;
-  }
-
   /**
    * What a call with this key does: nothing for a read or without a key; the upstream's key; or
    * the gateway's lease, taken here (a refusal, or a stored result to replay, when it is held).
@@ -257,7 +253,7 @@ export function canonical(value: unknown): string {
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(([a], [b]) => (a < b ? -1 : 1)); // (an object's keys are never equal)
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
