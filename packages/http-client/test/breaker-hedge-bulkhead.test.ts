@@ -117,19 +117,24 @@ describe('MemoryBreakerStore: every state change', () => {
 describe('a client with a breaker', () => {
   const small = { failureRatio: 0.5, minimumThroughput: 4, breakDurationMs: 5_000, samplingDurationMs: 30_000 };
 
-  it('fails calls at once while open, in the ledger as such, and closes after a successful probe', async () => {
+  /** An upstream that answers 503 until healed, and a client over it with this breaker (no retries, a fake clock). */
+  async function sickUpstream(breaker: ConstructorParameters<typeof HttpClient>[0]['breaker']) {
     let healthy = false;
     const server = await startServer((_req, res) => (healthy ? json(res, 200, { ok: true }) : json(res, 503, {})));
     const clock = new FakeClock();
     const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: server.url, clock, ledger, maxRetries: 0, retryBudget: false, breaker });
+    const heal = () => {
+      healthy = true;
+    };
+    return { server, clock, ledger, http, heal };
+  }
+
+  it('fails calls at once while open, in the ledger as such, and closes after a successful probe', async () => {
     const changes: string[] = [];
-    const http = new HttpClient({
-      baseUrl: server.url,
-      clock,
-      ledger,
-      maxRetries: 0,
-      retryBudget: false,
-      breaker: { ...small, onStateChange: (key, c) => changes.push(`${key} ${c.from}->${c.to}`) },
+    const { server, clock, ledger, http, heal } = await sickUpstream({
+      ...small,
+      onStateChange: (key, c) => changes.push(`${key} ${c.from}->${c.to}`),
     });
     for (let i = 0; i < 4; i++) await expect(http.get('/x')).rejects.toBeInstanceOf(ServerError);
     const refused = (await http.get('/x').catch((e: unknown) => e)) as CircuitOpenError;
@@ -148,7 +153,7 @@ describe('a client with a breaker', () => {
     ]);
     expect(http.resilience().breakerRefusals).toBe(1);
 
-    healthy = true;
+    heal();
     clock.advance(5_000);
     expect((await http.get('/x')).status).toBe(200);
     expect(server.hits()).toBe(5);
@@ -221,24 +226,13 @@ describe('a client with a breaker', () => {
         return this.memory.record(...args);
       }
     }
-    let healthy = false;
-    const server = await startServer((_req, res) => (healthy ? json(res, 200, { ok: true }) : json(res, 503, {})));
-    const clock = new FakeClock();
-    const ledger = new Ledger();
     const store = new LaterStore();
-    const http = new HttpClient({
-      baseUrl: server.url,
-      clock,
-      ledger,
-      maxRetries: 0,
-      retryBudget: false,
-      breaker: { ...small, store },
-    });
+    const { server, clock, ledger, http, heal } = await sickUpstream({ ...small, store });
     for (let i = 0; i < 4; i++) await expect(http.get('/x')).rejects.toBeInstanceOf(ServerError);
     // An ordinary call's outcome is counted without being waited for.
     await expect.poll(() => store.recorded).toBe(4);
     await expect(http.get('/x')).rejects.toBeInstanceOf(CircuitOpenError);
-    healthy = true;
+    heal();
     clock.advance(5_000);
     // The probe's is waited for: when the call returns, the store has closed the breaker.
     expect((await http.get('/x')).status).toBe(200);
