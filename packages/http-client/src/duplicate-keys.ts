@@ -6,8 +6,31 @@
 
 /** True when valid JSON `text`, parsed as `value`, writes some key twice in one object. */
 export function hasDuplicateKeys(text: string, value: unknown): boolean {
+  const held = keysHeld(value);
+  if (keysAtMost(text) === held) return false;
   const written = keysWritten(text);
-  return written > 0 && written !== keysHeld(value);
+  return written > 0 && written !== held;
+}
+
+/**
+ * At least the keys written, and cheap to count: colons whose last character before them, white
+ * space aside, is a quote. Every key has its own colon so placed (JSON allows only white space
+ * between a key and its colon); a colon inside a string so placed (after an escaped quote, or
+ * first in a string) only adds to the count. So when the count equals the keys held, no key is
+ * written twice, and the exact scan below is skipped; on JSON without such strings it always
+ * is. One native search a colon, where the scan stops at every quote: natively 5 µs against
+ * 16 µs for the scan on a page of 50 emails (14 KB), and 1,675 k -> 1,514 k instructions a call
+ * (bench/instructions.mjs --payload emails-50). Searching for `":` instead cost 45 µs: V8 looks
+ * for a two-character string one first character at a time.
+ */
+export function keysAtMost(text: string): number {
+  let keys = 0;
+  for (let colon = text.indexOf(':'); colon !== -1; colon = text.indexOf(':', colon + 1)) {
+    let before = colon - 1;
+    while (before >= 0 && isSpace(text.charCodeAt(before))) before--;
+    if (text.charCodeAt(before) === 0x22) keys++;
+  }
+  return keys;
 }
 
 /**
