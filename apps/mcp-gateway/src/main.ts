@@ -104,6 +104,19 @@ async function main(): Promise<void> {
     const stop = () => exit(0);
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
+    // A stdio client sends no HTTP headers, so a list of them to copy copies nothing.
+    const forwarding = [
+      ...(config.forwardHeaders.length > 0 ? ['FORWARD_HEADERS'] : []),
+      ...(config.upstreams ?? [])
+        .filter((u) => (u.forwardHeaders ?? []).length > 0)
+        .map((u) => `${u.name}.forwardHeaders`),
+    ];
+    if (forwarding.length > 0) {
+      logger.warn(
+        { forwarding },
+        `${forwarding.join(', ')}: nothing to copy over stdio, where a client sends no HTTP headers; each upstream gets only its own headers`,
+      );
+    }
     if (config.demoLogToStdout) {
       logger.warn(
         '--demo-log-to-stdout: every answer on stdout follows a line that is not JSON-RPC; MCP clients will fail (lecture exercise 6). Never use this outside the lesson.',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readUpstreamsConfig } from '../src/upstream/config-file.js';
-import { startHttpGatewayFor, startRecordingToyApi } from './support/stack.js';
+import { initializedStdio, startHttpGatewayFor, startRecordingToyApi } from './support/stack.js';
 
 const recording = () => startRecordingToyApi((request) => ({ ...request.headers }));
 
@@ -88,5 +88,29 @@ describe('forwardHeaders', () => {
     expect((await bare.json()).result.isError).toBe(false);
     expect(a.seen).toHaveLength(2);
     expect(Object.keys(a.seen[1] ?? {})).not.toContain('x-tenant');
+  });
+
+  it('over stdio, where a client sends no headers, copies nothing, calls as before, and says so at start', async () => {
+    const api = await recording();
+    const io = await initializedStdio({
+      UPSTREAM_URL: api.url,
+      UPSTREAM_API_KEY: api.key,
+      FORWARD_HEADERS: 'X-Tenant',
+    });
+    io.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_employees', arguments: {} } });
+    await expect.poll(() => io.lines.length).toBe(2);
+    expect((io.lines[1] as { result: { isError: boolean } }).result.isError).toBe(false);
+    expect(api.seen).toHaveLength(1);
+    expect(api.seen[0]?.authorization).toBe(`Bearer ${api.key}`);
+    expect(Object.keys(api.seen[0] ?? {})).not.toContain('x-tenant');
+    expect(io.stderr()).toContain('FORWARD_HEADERS: nothing to copy over stdio, where a client sends no HTTP headers');
+    // The same for a config file's upstream, named.
+    const file = join(mkdtempSync(join(tmpdir(), 'gw-forward-')), 'gateway.yaml');
+    writeFileSync(
+      file,
+      `upstreams:\n  - name: a\n    url: ${api.url}\n    auth: { keyEnv: A_KEY }\n    forwardHeaders: [X-Tenant]\n`,
+    );
+    const named = await initializedStdio({ MCP_GATEWAY_CONFIG: file, A_KEY: api.key });
+    await expect.poll(() => named.stderr()).toContain('a.forwardHeaders: nothing to copy over stdio');
   });
 });
