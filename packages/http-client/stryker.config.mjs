@@ -1,7 +1,6 @@
 // Mutation testing of the code that guards (issue 22): retry classes, Retry-After parsing,
-// deadline clamping, the run budget and the retry budget, secret scrubbing. (The circuit breaker,
-// the bulkhead and the hedge delay of issue 40 are not in it yet: their mutants are for a run of
-// their own.) `pnpm test:mutation`
+// deadline clamping, the run budget and the retry budget, secret scrubbing, the duplicate-key
+// check; and issue 40's circuit breaker, bulkhead and hedge delay. `pnpm test:mutation`
 // from the repository root runs it; incremental, so a run re-tests only what changed since the
 // result file (committed) was written.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
@@ -15,6 +14,10 @@ export default {
     'src/run-budget.ts',
     'src/failure.ts',
     'src/scrubber.ts',
+    'src/duplicate-keys.ts',
+    'src/circuit-breaker.ts',
+    'src/concurrency-limit.ts',
+    'src/hedging.ts',
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,

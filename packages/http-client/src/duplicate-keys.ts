@@ -8,8 +8,8 @@
 export function hasDuplicateKeys(text: string, value: unknown): boolean {
   const held = keysHeld(value);
   if (keysAtMost(text) === held) return false;
-  const written = keysWritten(text);
-  return written > 0 && written !== held;
+  // Valid JSON writes each key it holds at least once: more written means one written twice.
+  return keysWritten(text) !== held;
 }
 
 /**

@@ -24,13 +24,15 @@ export const LATENCY_WINDOW = 200;
 export class LatencyWindow {
   readonly #samples: number[] = [];
   #next = 0;
-  /** The percentile, kept until enough new samples came to move it. */
+  /** The percentile last asked for (#cachedFor), kept until enough new samples came to move it. */
   #cached: number | undefined;
+  /** NaN until one is worked out: no p equals it. */
+  #cachedFor = Number.NaN;
   #sinceCached = 0;
 
   add(ms: number): void {
-    if (this.#samples.length < LATENCY_WINDOW) this.#samples.push(ms);
-    else this.#samples[this.#next] = ms;
+    // Until the window is full, #next is the array's length, so this appends.
+    this.#samples[this.#next] = ms;
     this.#next = (this.#next + 1) % LATENCY_WINDOW;
     this.#sinceCached++;
   }
@@ -39,13 +41,14 @@ export class LatencyWindow {
     return this.#samples.length;
   }
 
-  /** The p-th percentile (nearest rank), recomputed at most every 10 samples: a sort per call would cost more than it saves. */
+  /** The p-th percentile (nearest rank), recomputed at most every 10 samples (or for another p): a sort per call would cost more than it saves. */
   percentile(p: number): number | undefined {
     if (this.#samples.length === 0) return undefined;
-    if (this.#cached === undefined || this.#sinceCached >= 10) {
+    if (this.#sinceCached >= 10 || p !== this.#cachedFor) {
       const sorted = [...this.#samples].sort((a, b) => a - b);
       const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
       this.#cached = sorted[rank - 1];
+      this.#cachedFor = p;
       this.#sinceCached = 0;
     }
     return this.#cached;

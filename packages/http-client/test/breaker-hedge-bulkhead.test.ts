@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import {
+  AbortedError,
   type BreakerOptions,
   type BreakerStore,
   CircuitOpenError,
@@ -566,6 +567,26 @@ describe('a client with a bulkhead per origin', () => {
     expect(server.hits()).toBe(1);
     json(held[0] as ServerResponse, 200, {});
     await first;
+    // The slot went back to the pool, not to the attempt that gave up.
+    expect(http.resilience().concurrency[server.url]).toEqual({ inFlight: 0, queued: 0 });
+    await http.close();
+  });
+
+  it('lets a caller who aborts while waiting for a slot go at once, as aborted, out of the queue', async () => {
+    const held: ServerResponse[] = [];
+    const server = await startServer((_req, res) => held.push(res));
+    const http = new HttpClient({ baseUrl: server.url, concurrency: { maxConcurrent: 1 }, maxRetries: 0 });
+    const first = http.get('/1', { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    await expect.poll(() => server.hits()).toBe(1);
+    const caller = new AbortController();
+    const second = http.get('/2', { timeoutMs: 5_000, signal: caller.signal }).catch((e: unknown) => e);
+    await expect.poll(() => http.resilience().concurrency[server.url]).toEqual({ inFlight: 1, queued: 1 });
+    caller.abort();
+    expect(await second).toBeInstanceOf(AbortedError);
+    expect(http.resilience().concurrency[server.url]).toEqual({ inFlight: 1, queued: 0 });
+    json(held[0] as ServerResponse, 200, {});
+    await first;
+    expect(server.hits()).toBe(1);
     await http.close();
   });
 
