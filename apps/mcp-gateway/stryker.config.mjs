@@ -19,7 +19,7 @@ export default {
     // (path segments, query names, headers, forwarded headers, the key or the exchanged token).
     'src/upstream/caller.ts:89-98',
     'src/upstream/caller.ts:127-189',
-    'src/upstream/caller.ts:240-261',
+    'src/upstream/caller.ts:241-262',
     // A job's status URL is followed with the upstream's credentials only under its base URL;
     // a task is seen only by its creator.
     'src/upstream/jobs.ts:53-69',

@@ -57,6 +57,58 @@ describe('serializeMessage', () => {
     const value = { ok: true };
     keepRawJson(value, '{"ok":true}');
     const batch = [message(value), { jsonrpc: '2.0', id: 2, result: {} }];
-    expect(JSON.parse(serializeBody(batch))).toEqual(JSON.parse(JSON.stringify(batch)));
+    expect(JSON.parse(serializeBody(batch) as string)).toEqual(JSON.parse(JSON.stringify(batch)));
+  });
+});
+
+describe('serializeBody, for HTTP', () => {
+  const utf8 = (body: string | Buffer) => (typeof body === 'string' ? body : body.toString('utf8'));
+
+  it('writes the upstream bytes when it has them, from 2 KB: the same message once parsed, for any value', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (value) => {
+        const text = JSON.stringify(value);
+        keepRawJson(value, text, Buffer.from(text));
+        const body = serializeBody(message(value));
+        expect(Buffer.isBuffer(body)).toBe(Buffer.byteLength(text) >= 2_048);
+        expect(JSON.parse(utf8(body))).toEqual(JSON.parse(JSON.stringify(message(value))));
+      }),
+    );
+    const big = { pad: 'x'.repeat(2_037) };
+    keepRawJson(big, JSON.stringify(big), Buffer.from(JSON.stringify(big)));
+    expect(Buffer.byteLength(JSON.stringify(big))).toBe(2_047);
+    expect(typeof serializeBody(message(big))).toBe('string');
+    const bigger = { pad: 'x'.repeat(2_038) };
+    keepRawJson(bigger, JSON.stringify(bigger), Buffer.from(JSON.stringify(bigger)));
+    expect(Buffer.isBuffer(serializeBody(message(bigger)))).toBe(true);
+  });
+
+  it("writes the upstream's own bytes, not the text encoded again, wrapped ones too", () => {
+    const pad = 'x'.repeat(2_048);
+    // The text has a JSON escape where the bytes have the letter: which of the two was written shows.
+    const text = `{"name":"Zo\\u00eb","id":9007199254740993,"pad":"${pad}"}`;
+    const value = JSON.parse(text);
+    const bytes = Buffer.from(`{"name":"Zoë","id":9007199254740993,"pad":"${pad}"}`);
+    keepRawJson(value, text, bytes);
+    const body = serializeBody(message(value)) as Buffer;
+    expect(body.includes(bytes)).toBe(true);
+    expect(JSON.parse(body.toString('utf8')).result.structuredContent.name).toBe('Zoë');
+    expect(serializeMessage(message(value))).toContain(`"structuredContent":${text}}`);
+    const list = `[1, "${pad}"]`;
+    const wrapped = { result: JSON.parse(list) };
+    keepRawJson(wrapped, list, Buffer.from(list.replace(' ', '')), true);
+    expect(utf8(serializeBody(message(wrapped)))).toContain(`"structuredContent":{"result":[1,"${pad}"]}}}`);
+    expect(serializeMessage(message(wrapped))).toContain(`"structuredContent":{"result":${list}}}}`);
+  });
+
+  it('writes remembered text with a line break as it is (stdio alone cannot), and anything else as JSON.stringify does', () => {
+    const pretty = { a: [1, 2] };
+    keepRawJson(pretty, '{\n  "a": [1, 2]\n}');
+    expect(serializeBody(message(pretty))).toContain('"structuredContent":{\n  "a": [1, 2]\n}}}');
+    expect(JSON.parse(utf8(serializeBody(message(pretty))))).toEqual(JSON.parse(JSON.stringify(message(pretty))));
+    const plain = { a: 1 };
+    expect(serializeBody(message(plain))).toBe(JSON.stringify(message(plain)));
+    const error = { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'no' } };
+    expect(serializeBody(error)).toBe(JSON.stringify(error));
   });
 });

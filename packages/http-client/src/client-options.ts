@@ -167,6 +167,12 @@ export interface HttpResponse<T> {
    * for a caller that passes it on without writing the parsed value again.
    */
   text: string | undefined;
+  /**
+   * A JSON body's bytes, when `text` is exactly their UTF-8 (nothing scrubbed or written again,
+   * no broken sequence): for a caller that sends the body on, to write them without encoding the
+   * text again.
+   */
+  bytes?: Buffer | undefined;
   requestId: string | undefined;
   /** How many attempts the call took. */
   attempts: number;

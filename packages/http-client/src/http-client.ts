@@ -94,12 +94,13 @@ export class HttpClient {
   async request<S extends TSchema | undefined = undefined>(options: CallOptions<S>): Promise<HttpResponse<Data<S>>> {
     const call = prepareCall(this.#settings, options);
     const { sent, attempt } = await this.#loop.execute(call, 'buffered', 1, NO_WAIT);
-    const { data, text } = this.#bodies.parse(call, sent, options.schema, this.#settings.scrubber);
+    const { data, text, bytes } = this.#bodies.parse(call, sent, options.schema, this.#settings.scrubber);
     return {
       status: sent.status,
       headers: sent.headers,
       data: data as Data<S>,
       text,
+      bytes,
       requestId: firstHeader(sent.headers, 'request-id'),
       attempts: attempt,
     };

@@ -1,5 +1,6 @@
 // A whole response body as the caller gets it: JSON parsed (and checked against the call's
 // schema, compiled once per schema), text types as text, anything else as bytes.
+import { isUtf8 } from 'node:buffer';
 import { compileValidator, type Validate } from '@agentwire/schemas/validation';
 import type { TSchema } from 'typebox';
 import type { Buffered } from './attempt.js';
@@ -17,6 +18,8 @@ const TEXTUAL =
 export interface ParsedBody {
   data: unknown;
   text: string | undefined;
+  /** The body's bytes, when `text` is exactly their UTF-8 (HttpResponse.bytes). */
+  bytes?: Buffer | undefined;
 }
 
 export class ResponseBodies {
@@ -63,7 +66,11 @@ export class ResponseBodies {
     // Text cleaned of a secret was written by JSON.stringify, which writes no key twice.
     const handedOn =
       clean.text === text && hasDuplicateKeys(text, clean.value) ? JSON.stringify(clean.value) : clean.text;
-    return { data: this.#validated(call, sent, clean.value, schema), text: handedOn };
+    const checked = this.#validated(call, sent, clean.value, schema);
+    // The bytes stand for the text only when it is theirs unchanged, and they are valid UTF-8
+    // (a broken sequence decodes to U+FFFD, which the bytes do not say).
+    const same = handedOn === text && isUtf8(sent.buffer);
+    return same ? { data: checked, text: handedOn, bytes: sent.buffer } : { data: checked, text: handedOn };
   }
 
   #validated(call: Call, sent: Buffered, data: unknown, schema: TSchema | undefined): unknown {

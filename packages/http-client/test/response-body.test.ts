@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient } from '../src/index.js';
+import { startServer } from './support/servers.js';
 
 const BYTES = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe]);
 const server = createServer((req, res) => {
@@ -46,5 +47,41 @@ describe('the body as text', () => {
     expect(json.text).toBe('{"ok":true}');
     expect((await client.get(`/${encodeURIComponent('text/csv')}`)).text).toBe('a,b');
     expect((await client.get(`/${encodeURIComponent('application/zip')}`)).text).toBeUndefined();
+  });
+});
+
+describe('the body as bytes, beside its text', () => {
+  /** A client of a server that answers every request with `body` as JSON. */
+  async function answering(body: Buffer, secrets: string[] = []) {
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const http = new HttpClient({ baseUrl: server.url, redact: secrets });
+    const response = await http.get('/');
+    await http.close();
+    return response;
+  }
+
+  it('come with a JSON body whose text is exactly their UTF-8, and are what the server sent', async () => {
+    const sent = Buffer.from('{"name":"Zoë","emoji":"😀","n":9007199254740993}');
+    const response = await answering(sent);
+    expect(response.bytes?.equals(sent)).toBe(true);
+    expect(response.text).toBe(sent.toString('utf8'));
+    expect((await client.get(`/${encodeURIComponent('text/csv')}`)).bytes).toBeUndefined();
+  });
+
+  it('do not come when the text is not theirs: a broken UTF-8 sequence, a secret scrubbed, a key written twice', async () => {
+    const broken = await answering(
+      Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]),
+    );
+    expect(broken.text).toContain('\ufffd');
+    expect(broken.bytes).toBeUndefined();
+    const escaped = await answering(Buffer.from('{"echo":"s3cr\\u0065t-value"}'), ['s3cret-value']);
+    expect(escaped.text).not.toContain('s3cr');
+    expect(escaped.bytes).toBeUndefined();
+    const twice = await answering(Buffer.from('{"a":1,"a":2}'));
+    expect(twice.text).toBe('{"a":2}');
+    expect(twice.bytes).toBeUndefined();
   });
 });

@@ -213,6 +213,7 @@ export class UpstreamCaller {
         ledger,
         started,
         response.text,
+        response.bytes,
       );
       // A job accepted for later: the tool layer makes a task of it or follows it (tools/tasks.ts).
       const accepted = acceptedOf(response.status, response.headers, this.#client.baseUrl);
@@ -352,6 +353,7 @@ export class UpstreamCaller {
             ledger,
             started,
             response.text,
+            response.bytes,
           ),
         };
       }
@@ -482,6 +484,7 @@ export class UpstreamCaller {
     ledger: Ledger,
     started: number,
     bodyText?: string,
+    bodyBytes?: Buffer,
   ): ToolResult {
     const meta = { [UPSTREAM_REPORT_KEY]: this.#report(ledger, started, status, ctx) };
     const type = String((Array.isArray(contentType) ? contentType[0] : contentType) ?? '').split(';')[0] ?? '';
@@ -513,7 +516,7 @@ export class UpstreamCaller {
       result.structuredContent = data === undefined ? {} : wrapped ? { result: data } : data;
       // Sent as the upstream's own text unless something changes it (common/raw-json.ts).
       if (bodyText !== undefined && data !== undefined && typeof data !== 'string') {
-        keepRawJson(result.structuredContent, wrapped ? `{"result":${bodyText}}` : bodyText);
+        keepRawJson(result.structuredContent, bodyText, bodyBytes, wrapped);
       }
     }
     return result;
