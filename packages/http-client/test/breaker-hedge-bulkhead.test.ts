@@ -16,6 +16,7 @@ import {
   RetryBudget,
   ServerError,
 } from '../src/index.js';
+import { openedAt, recordMany } from './support/breaker.js';
 import { FakeClock, ManualClock } from './support/fake-clock.js';
 import { json, startServer } from './support/servers.js';
 
@@ -39,29 +40,28 @@ describe('MemoryBreakerStore: every state change', () => {
 
   it('opens at 10% failures, not at 9%', () => {
     const at9 = new MemoryBreakerStore();
-    for (let i = 0; i < 91; i++) at9.record('up', 'success', false, T0, OPTIONS);
-    for (let i = 0; i < 9; i++) at9.record('up', 'failure', false, T0, OPTIONS);
+    recordMany(at9, 91, 'success', T0, OPTIONS);
+    recordMany(at9, 9, 'failure', T0, OPTIONS);
     expect(at9.admit('up', T0, OPTIONS).allowed).toBe(true);
     const at10 = new MemoryBreakerStore();
-    for (let i = 0; i < 90; i++) at10.record('up', 'success', false, T0, OPTIONS);
-    for (let i = 0; i < 9; i++) at10.record('up', 'failure', false, T0, OPTIONS);
+    recordMany(at10, 90, 'success', T0, OPTIONS);
+    recordMany(at10, 9, 'failure', T0, OPTIONS);
     expect(at10.record('up', 'failure', false, T0, OPTIONS).to).toBe('open');
   });
 
   it('forgets failures older than the sampling window', () => {
     const store = new MemoryBreakerStore();
-    for (let i = 0; i < 99; i++) store.record('up', 'failure', false, T0, OPTIONS);
+    recordMany(store, 99, 'failure', T0, OPTIONS);
     // 30 s later the 99 failures have left the window: one more is 1 call, under the minimum.
     expect(store.record('up', 'failure', false, T0 + 30_000, OPTIONS).to).toBe('closed');
     // Within the window they still count.
     const fresh = new MemoryBreakerStore();
-    for (let i = 0; i < 99; i++) fresh.record('up', 'failure', false, T0, OPTIONS);
+    recordMany(fresh, 99, 'failure', T0, OPTIONS);
     expect(fresh.record('up', 'failure', false, T0 + 26_999, OPTIONS).to).toBe('open');
   });
 
   it('lets one probe through after the break; its success closes the breaker, its failure opens it again', () => {
-    const store = new MemoryBreakerStore();
-    for (let i = 0; i < 100; i++) store.record('up', 'failure', false, T0, OPTIONS);
+    const store = openedAt(T0, OPTIONS);
     expect(store.admit('up', T0 + 4_999, OPTIONS).allowed).toBe(false);
     expect(store.admit('up', T0 + 5_000, OPTIONS)).toEqual({ allowed: true, probe: true });
     // While the probe is out, everyone else is refused until a break's length after it went.
@@ -80,8 +80,7 @@ describe('MemoryBreakerStore: every state change', () => {
   });
 
   it('starts each closed spell with an empty window, even in the first bucket of the clock', () => {
-    const store = new MemoryBreakerStore();
-    for (let i = 0; i < 100; i++) store.record('up', 'failure', false, 0, OPTIONS);
+    const store = openedAt(0, OPTIONS);
     expect(store.admit('up', 5_000, OPTIONS)).toEqual({ allowed: true, probe: true });
     expect(store.record('up', 'success', true, 5_000, OPTIONS).to).toBe('closed');
     // The 100 failures before the break are gone: 99 more stay under the minimum, the 100th opens.
@@ -89,13 +88,12 @@ describe('MemoryBreakerStore: every state change', () => {
     expect(store.record('up', 'failure', false, 5_001, OPTIONS).to).toBe('open');
     // A bucket's slot reused a window later starts from nothing: 99 failures at 0, one at 30 s.
     const ring = new MemoryBreakerStore();
-    for (let i = 0; i < 99; i++) ring.record('up', 'failure', false, 0, OPTIONS);
+    recordMany(ring, 99, 'failure', 0, OPTIONS);
     for (let i = 0; i < 99; i++) expect(ring.record('up', 'failure', false, 30_000, OPTIONS).to).toBe('closed');
   });
 
   it('replaces a probe that never reported back, and ignores what says nothing about the upstream', () => {
-    const store = new MemoryBreakerStore();
-    for (let i = 0; i < 100; i++) store.record('up', 'failure', false, T0, OPTIONS);
+    const store = openedAt(T0, OPTIONS);
     expect(store.admit('up', T0 + 5_000, OPTIONS).allowed).toBe(true);
     expect(store.admit('up', T0 + 9_999, OPTIONS).allowed).toBe(false);
     expect(store.admit('up', T0 + 10_000, OPTIONS)).toEqual({ allowed: true, probe: true });
@@ -103,12 +101,11 @@ describe('MemoryBreakerStore: every state change', () => {
     expect(store.record('up', 'none', true, T0 + 10_001, OPTIONS)).toEqual({ from: 'half_open', to: 'half_open' });
     expect(store.admit('up', T0 + 10_002, OPTIONS)).toEqual({ allowed: true, probe: true });
     // Late outcomes of calls let through before it opened change nothing.
-    const open = new MemoryBreakerStore();
-    for (let i = 0; i < 100; i++) open.record('up', 'failure', false, T0, OPTIONS);
+    const open = openedAt(T0, OPTIONS);
     expect(open.record('up', 'success', false, T0 + 1, OPTIONS)).toEqual({ from: 'open', to: 'open' });
     // 'none' is not a call: 100 of them and one failure do not open it.
     const none = new MemoryBreakerStore();
-    for (let i = 0; i < 100; i++) none.record('up', 'none', false, T0, OPTIONS);
+    recordMany(none, 100, 'none', T0, OPTIONS);
     expect(none.record('up', 'failure', false, T0, OPTIONS).to).toBe('closed');
     // Keys are apart.
     expect(open.admit('other', T0 + 1, OPTIONS).allowed).toBe(true);

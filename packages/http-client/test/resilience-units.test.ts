@@ -7,16 +7,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type BreakerOptions, breakerOptionsOf, DEFAULT_BREAKER, MemoryBreakerStore } from '../src/circuit-breaker.js';
 import { ConcurrencyLimiter, concurrencyOptionsOf } from '../src/concurrency-limit.js';
 import { DEFAULT_HEDGE, hedgeDelay, hedgeOptionsOf, LATENCY_WINDOW, LatencyWindow } from '../src/hedging.js';
+import { openedAt, recordMany } from './support/breaker.js';
 
 const T0 = 1_000_000_000_000;
 const OPTIONS: BreakerOptions = DEFAULT_BREAKER;
-
-/** A store opened at `at` by 100 failures, the default minimum throughput. */
-function openedAt(at: number): MemoryBreakerStore {
-  const store = new MemoryBreakerStore();
-  for (let i = 0; i < 100; i++) store.record('up', 'failure', false, at, OPTIONS);
-  return store;
-}
 
 describe('the breaker store at its edges', () => {
   it('takes a late outcome that is not the probe for nothing while half-open, and a late probe for nothing once reopened', () => {
@@ -34,14 +28,14 @@ describe('the breaker store at its edges', () => {
 
   it('does not stretch a break for failures reported while open', () => {
     const store = openedAt(T0);
-    for (let i = 0; i < 100; i++) store.record('up', 'failure', false, T0 + 1, OPTIONS);
+    recordMany(store, 100, 'failure', T0 + 1, OPTIONS);
     expect(store.admit('up', T0 + 5_000, OPTIONS)).toEqual({ allowed: true, probe: true });
   });
 
   it('counts no outcome-less attempt as a call: 1,000 of them leave 100 failures at 100%', () => {
     const store = new MemoryBreakerStore();
-    for (let i = 0; i < 1_000; i++) store.record('up', 'none', false, T0, OPTIONS);
-    for (let i = 0; i < 99; i++) store.record('up', 'failure', false, T0, OPTIONS);
+    recordMany(store, 1_000, 'none', T0, OPTIONS);
+    recordMany(store, 99, 'failure', T0, OPTIONS);
     expect(store.record('up', 'failure', false, T0, OPTIONS).to).toBe('open');
   });
 
@@ -49,13 +43,13 @@ describe('the breaker store at its edges', () => {
     // Buckets of 3 s. 99 failures at 0; a window later (bucket 10, the same slot) 99 successes
     // and one failure: 1 in 100, under the 10% share.
     const reused = new MemoryBreakerStore();
-    for (let i = 0; i < 99; i++) reused.record('up', 'failure', false, 0, OPTIONS);
-    for (let i = 0; i < 99; i++) reused.record('up', 'success', false, 30_000, OPTIONS);
+    recordMany(reused, 99, 'failure', 0, OPTIONS);
+    recordMany(reused, 99, 'success', 30_000, OPTIONS);
     expect(reused.record('up', 'failure', false, 30_000, OPTIONS).to).toBe('closed');
     // 99 failures at 0, then 100 more at 33 s (bucket 11, another slot): bucket 0 is out of the
     // window though its slot still holds it, so the 100th of the new ones opens, not the 1st.
     const stale = new MemoryBreakerStore();
-    for (let i = 0; i < 99; i++) stale.record('up', 'failure', false, 0, OPTIONS);
+    recordMany(stale, 99, 'failure', 0, OPTIONS);
     for (let i = 0; i < 99; i++) expect(stale.record('up', 'failure', false, 33_000, OPTIONS).to).toBe('closed');
     expect(stale.record('up', 'failure', false, 33_000, OPTIONS).to).toBe('open');
   });
