@@ -17,9 +17,9 @@ export default {
     'src/openapi/parameter-styles.ts',
     // The caller's guards: which caller headers may go upstream, and the request's making
     // (path segments, query names, headers, forwarded headers, the key or the exchanged token).
-    'src/upstream/caller.ts:89-98',
-    'src/upstream/caller.ts:127-189',
-    'src/upstream/caller.ts:241-262',
+    'src/upstream/forward-headers.ts:36-66',
+    'src/upstream/caller.ts:85-147',
+    'src/upstream/caller.ts:199-215',
     // A job's status URL is followed with the upstream's credentials only under its base URL;
     // a task is seen only by its creator.
     'src/upstream/jobs.ts:53-69',

@@ -30,7 +30,7 @@ import {
 import type { UpstreamAuth, UpstreamReportMode } from './tools/tool.js';
 import { DEFAULT_MAX_WRITE_RESULT_BYTES, DEFAULT_MAX_WRITES_PER_CALLER, DEFAULT_WRITE_TTL_MS } from './tools/writes.js';
 import type { OAuthSettings } from './transports/http/oauth.js';
-import { type ExchangeSettings, forwardHeaderProblem } from './upstream/caller.js';
+import type { ExchangeSettings } from './upstream/caller.js';
 import {
   type QuotaSettings,
   readUpstreamsConfig,
@@ -38,6 +38,7 @@ import {
   UpstreamsConfigError,
   upstreamUrlProblem,
 } from './upstream/config-file.js';
+import { forwardHeaderProblem } from './upstream/forward-headers.js';
 import { type ResilienceSettings, resilienceFromEnv } from './upstream/resilience.js';
 
 export interface GatewayConfig {

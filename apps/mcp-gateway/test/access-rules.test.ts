@@ -9,7 +9,7 @@ import type { Caller } from '../src/protocol/messages.js';
 import { AccessPolicy, type UpstreamRules } from '../src/tools/access.js';
 import { parseSelectors } from '../src/tools/selection.js';
 import type { Tool } from '../src/tools/tool.js';
-import { forwardHeaderProblem } from '../src/upstream/caller.js';
+import { forwardHeaderProblem } from '../src/upstream/forward-headers.js';
 import { onCleanup } from './support/stack.js';
 
 function tool(name: string, scopes: string[], tags: string[] = [], upstream = 'toy'): Tool {

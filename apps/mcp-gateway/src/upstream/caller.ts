@@ -26,6 +26,7 @@ import { queryNameRefusal } from '../openapi/parameters.js';
 import type { CallContext, JobState, Tool, ToolResult } from '../tools/tool.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
 import { describeError, mayHaveReached } from './failures.js';
+import { copyForwarded, forwardable } from './forward-headers.js';
 import { acceptedOf, failureText, MAX_STATUS_REDIRECTS, pathUnder, progressLine, statusWordOf } from './jobs.js';
 import { upstreamMeta } from './report.js';
 
@@ -51,49 +52,9 @@ export interface UpstreamCallerOptions {
   forwardHeaders?: readonly string[] | undefined;
 }
 
-/**
- * Headers never copied from a caller, whatever a forwardHeaders list says: credentials, the
- * gateway's own protocol headers, and those that describe the connection or the body.
- */
-const NEVER_FORWARDED = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'host',
-  'content-length',
-  'content-type',
-  'content-encoding',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  'expect',
-  'accept',
-  'accept-encoding',
-  'last-event-id',
-  'forwarded',
-  'traceparent',
-  'tracestate',
-  'idempotency-key',
-]);
-
 /** RFC 7617: `user:password` in Base64 (a key without a colon is the user, with no password). */
 export function basicCredentials(key: string): string {
   return Buffer.from(key.includes(':') ? key : `${key}:`, 'utf8').toString('base64');
-}
-
-/** Why a caller header may not be forwarded upstream, or undefined when it may. */
-export function forwardHeaderProblem(name: string): string | undefined {
-  const lower = name.toLowerCase();
-  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(lower)) return 'is not a header name';
-  if (NEVER_FORWARDED.has(lower)) return 'is never forwarded: it is a credential, or describes the connection or body';
-  if (lower.startsWith('mcp-')) return "is never forwarded: it is one of the gateway's own MCP headers";
-  if (lower.startsWith('x-forwarded-') || lower.startsWith('proxy-'))
-    return 'is never forwarded: it belongs to proxies';
-  return undefined;
 }
 
 /** Why a request cannot carry credentials (nothing is then sent), and whether trying again may help. */
@@ -111,10 +72,7 @@ export class UpstreamCaller {
     this.#apiKey = options.apiKey;
     this.#maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
     this.#identity = options.identity ?? { mode: 'service' };
-    // Checked again here, whatever made the list: a forbidden name is dropped, never sent.
-    this.#forward = (options.forwardHeaders ?? [])
-      .map((h) => h.toLowerCase())
-      .filter((h) => forwardHeaderProblem(h) === undefined);
+    this.#forward = forwardable(options.forwardHeaders ?? []);
   }
 
   async call(tool: Tool, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
@@ -242,12 +200,7 @@ export class UpstreamCaller {
     headers: Record<string, string>,
     query: Record<string, string[]>,
   ): AuthProblem | undefined | Promise<AuthProblem | undefined> {
-    for (const name of this.#forward) {
-      const value = ctx.headers?.[name];
-      if (value === undefined) continue;
-      const text = Array.isArray(value) ? value.join(', ') : value;
-      if (!/[\r\n]/.test(text)) headers[name] = text;
-    }
+    copyForwarded(this.#forward, ctx.headers, headers);
     if (this.#identity.mode === 'exchange') return this.#userToken(tool, ctx, headers);
     for (const auth of tool.binding.auth) {
       if (!this.#apiKey) break;

@@ -34,7 +34,7 @@ import {
   type UpstreamRules,
 } from '../tools/selection.js';
 import type { UpstreamAuth } from '../tools/tool.js';
-import { forwardHeaderProblem } from './caller.js';
+import { forwardHeaderProblem } from './forward-headers.js';
 import {
   RESILIENCE_SCHEMA,
   type ResilienceFile,
