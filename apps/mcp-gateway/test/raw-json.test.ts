@@ -101,6 +101,20 @@ describe('serializeBody, for HTTP', () => {
     expect(serializeMessage(message(wrapped))).toContain(`"structuredContent":{"result":${list}}}}`);
   });
 
+  it('writes the text, not the bytes, when they hold a broken UTF-8 sequence: the text is what was checked', () => {
+    const pad = 'x'.repeat(2_048);
+    const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from(`","pad":"${pad}"}`)]);
+    const text = bytes.toString('utf8');
+    const value = JSON.parse(text);
+    keepRawJson(value, text, bytes);
+    const body = serializeBody(message(value));
+    expect(typeof body).toBe('string');
+    expect(body).toContain(`"structuredContent":{"a":"\ufffd(",`);
+    const valid = Buffer.from(text);
+    keepRawJson(value, text, valid);
+    expect((serializeBody(message(value)) as Buffer).includes(valid)).toBe(true);
+  });
+
   it('writes remembered text with a line break as it is (stdio alone cannot), and anything else as JSON.stringify does', () => {
     const pretty = { a: [1, 2] };
     keepRawJson(pretty, '{\n  "a": [1, 2]\n}');

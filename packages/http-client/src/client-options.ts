@@ -168,9 +168,10 @@ export interface HttpResponse<T> {
    */
   text: string | undefined;
   /**
-   * A JSON body's bytes, when `text` is exactly their UTF-8 (nothing scrubbed or written again,
-   * no broken sequence): for a caller that sends the body on, to write them without encoding the
-   * text again.
+   * A JSON body's bytes, when `text` is their UTF-8 decoding unchanged (nothing scrubbed or
+   * written again): for a caller that sends the body on, to write them without encoding the text
+   * again. A broken UTF-8 sequence decodes to U+FFFD, which the bytes do not say: check
+   * `isUtf8(bytes)` (node:buffer) before sending them for the text.
    */
   bytes?: Buffer | undefined;
   requestId: string | undefined;

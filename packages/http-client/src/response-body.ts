@@ -1,6 +1,5 @@
 // A whole response body as the caller gets it: JSON parsed (and checked against the call's
 // schema, compiled once per schema), text types as text, anything else as bytes.
-import { isUtf8 } from 'node:buffer';
 import { compileValidator, type Validate } from '@agentwire/schemas/validation';
 import type { TSchema } from 'typebox';
 import type { Buffered } from './attempt.js';
@@ -67,10 +66,9 @@ export class ResponseBodies {
     const handedOn =
       clean.text === text && hasDuplicateKeys(text, clean.value) ? JSON.stringify(clean.value) : clean.text;
     const checked = this.#validated(call, sent, clean.value, schema);
-    // The bytes stand for the text only when it is theirs unchanged, and they are valid UTF-8
-    // (a broken sequence decodes to U+FFFD, which the bytes do not say).
-    const same = handedOn === text && isUtf8(sent.buffer);
-    return same ? { data: checked, text: handedOn, bytes: sent.buffer } : { data: checked, text: handedOn };
+    // The bytes go with the text only when it is their decoding unchanged. Whether they are valid
+    // UTF-8 is left to the caller that sends them (see HttpResponse.bytes): most never do.
+    return handedOn === text ? { data: checked, text, bytes: sent.buffer } : { data: checked, text: handedOn };
   }
 
   #validated(call: Call, sent: Buffered, data: unknown, schema: TSchema | undefined): unknown {

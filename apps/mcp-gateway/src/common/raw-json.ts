@@ -7,12 +7,18 @@
 // kept them (HttpResponse.bytes), so they are not encoded again; over stdio and in events, as
 // text, and never with a line break in it: stdio frames messages by lines.
 
+import { isUtf8 } from 'node:buffer';
+
 interface Raw {
   text: string;
   bytes: Buffer | undefined;
 }
 const raws = new WeakMap<object, Raw>();
-const CLOSE = Buffer.from('}}');
+const WRAP_OPEN = Buffer.from('{"result":');
+const WRAP_CLOSE = Buffer.from('}');
+/** What closes a message after its structuredContent: the result, then the message. */
+const CLOSE = '}}';
+const CLOSE_BYTES = Buffer.from(CLOSE);
 /**
  * From this size the bytes are written, below it the text: the bytes save about 4 instructions a
  * byte, and joining them to the rest of the answer costs about 5 k whatever the size (office_days,
@@ -22,14 +28,14 @@ const BYTES_FROM = 2_048;
 
 /**
  * Remembers the JSON text `value` was parsed from (exactly that value, unchanged), and the bytes
- * the text was decoded from when they are known; with `wrapped`, `value` is `{ result: <that JSON> }`.
+ * the text was decoded from when they are known (HttpResponse.bytes: not yet checked to be valid
+ * UTF-8); with `wrapped`, `value` is `{ result: <that JSON> }`.
  */
 export function keepRawJson(value: unknown, text: string, bytes?: Buffer, wrapped = false): void {
   if (value === null || typeof value !== 'object') return;
   if (!wrapped) raws.set(value, { text, bytes });
   else {
-    const open = Buffer.from('{"result":');
-    raws.set(value, { text: `{"result":${text}}`, bytes: bytes && Buffer.concat([open, bytes, CLOSE.subarray(1)]) });
+    raws.set(value, { text: `{"result":${text}}`, bytes: bytes && Buffer.concat([WRAP_OPEN, bytes, WRAP_CLOSE]) });
   }
 }
 
@@ -46,13 +52,16 @@ function split(message: unknown): { before: string; raw: Raw } | undefined {
   return { before: `${open(JSON.stringify(envelope))}"result":${open(JSON.stringify(rest))}"structuredContent":`, raw };
 }
 
+/** The message as text, its structuredContent the text it was parsed from. */
+const joined = ({ before, raw }: { before: string; raw: Raw }) => `${before}${raw.text}${CLOSE}`;
+
 /** JSON.stringify of one message, with a remembered structuredContent written as its text; one line. */
 export function serializeMessage(message: unknown): string {
   const parts = split(message);
   if (parts === undefined || parts.raw.text.includes('\n') || parts.raw.text.includes('\r')) {
     return JSON.stringify(message);
   }
-  return `${parts.before}${parts.raw.text}}}`;
+  return joined(parts);
 }
 
 /**
@@ -65,8 +74,9 @@ export function serializeBody(body: unknown): string | Buffer {
   if (Array.isArray(body)) return `[${body.map(serializeMessage).join(',')}]`;
   const parts = split(body);
   if (parts === undefined) return JSON.stringify(body);
-  // A line break is fine in an HTTP body.
+  // A line break is fine in an HTTP body. The bytes stand for the text only when they are valid
+  // UTF-8: a broken sequence was decoded to U+FFFD, and the text is what was checked.
   const { bytes } = parts.raw;
-  if (bytes === undefined || bytes.length < BYTES_FROM) return `${parts.before}${parts.raw.text}}}`;
-  return Buffer.concat([Buffer.from(parts.before), bytes, CLOSE]);
+  if (bytes === undefined || bytes.length < BYTES_FROM || !isUtf8(bytes)) return joined(parts);
+  return Buffer.concat([Buffer.from(parts.before), bytes, CLOSE_BYTES]);
 }
