@@ -397,6 +397,15 @@ describe('a spec path naming a file that is not a document', () => {
   });
 });
 
+describe('a JSON document after a byte order mark', () => {
+  it('is read as JSON, not handed to the YAML parser: a key written twice shows which read it', async () => {
+    const file = join(tmpdir(), `bom-spec-${process.pid}.json`);
+    // JSON.parse keeps the last of a key written twice; the YAML parser refuses the document.
+    writeFileSync(file, '\ufeff{"openapi":"3.0.3","info":{"title":"a","version":"1"},"paths":{},"paths":{}}');
+    expect(await loadSpec(file)).toMatchObject({ openapi: '3.0.3', info: { title: 'a' } });
+  });
+});
+
 describe('a spec URL that answers one byte at a time', () => {
   it('gives up at the fetch deadline, however often a byte arrives, and says so', async () => {
     const server = createServer((_req, res) => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
-import { httpV1, onCleanup, startToyApi, stdioV1 } from './support/stack.js';
+import { httpV1, onCleanup, startHttpGatewayFor, startToyApi, stdioV1 } from './support/stack.js';
 
 async function recordingUpstream(status = 200) {
   const seen: IncomingMessage[] = [];
@@ -489,5 +489,43 @@ describe('binary responses', () => {
       }
     ).response.result;
     expect(result.content).toEqual([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]);
+  });
+});
+
+describe("an upstream's JSON answer, as its bytes came", () => {
+  // From 2 KB the gateway sends an answer's structuredContent as the upstream's own bytes
+  // (common/raw-json.ts): what the official client reads must be what the upstream meant.
+  it('reaches the official client the same: non-ASCII, after a byte order mark, and with a broken UTF-8 sequence', async () => {
+    const pad = 'x'.repeat(2_100);
+    const answers: Record<string, Buffer> = {
+      plain: Buffer.from(`{"name":"Zoë 😀","pad":"${pad}"}`),
+      marked: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"name":"Zoë","pad":"${pad}"}`)]),
+      broken: Buffer.concat([Buffer.from('{"name":"Zo'), Buffer.from([0xc3, 0x28]), Buffer.from(`","pad":"${pad}"}`)]),
+    };
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(answers[(req.url ?? '/').split('/').pop() ?? '']);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      openapi: { ...spec, components: {}, security: [] },
+    });
+    const { client } = await httpV1(gw);
+    const read = async (name: string) =>
+      (await client.callTool({ name: 'read_file', arguments: { name } })) as {
+        structuredContent?: { name: string; pad: string };
+        content: Array<{ type: string; text: string }>;
+      };
+    for (const [name, expected] of [
+      ['plain', 'Zoë 😀'],
+      ['marked', 'Zoë'],
+      ['broken', 'Zo\ufffd('],
+    ] as const) {
+      const result = await read(name);
+      expect(result.structuredContent, name).toEqual({ name: expected, pad });
+      expect(JSON.parse(result.content[0]?.text ?? ''), name).toEqual({ name: expected, pad });
+    }
   });
 });

@@ -163,8 +163,9 @@ export interface HttpResponse<T> {
   headers: IncomingHttpHeaders;
   data: T;
   /**
-   * The body as text, when it was read as text (JSON included): exactly what the server sent,
-   * for a caller that passes it on without writing the parsed value again.
+   * The body as text, when it was read as text (JSON included): exactly what the server sent
+   * (a JSON body less a byte order mark, which JSON does not allow and some servers send), for a
+   * caller that passes it on without writing the parsed value again.
    */
   text: string | undefined;
   /**

@@ -69,7 +69,8 @@ export function classifyFailure(error: unknown, ctx: FailureContext): HttpClient
 function readEnvelope(text: string): { type?: string; message?: string } {
   let parsed: { error?: { type?: unknown; message?: unknown }; message?: unknown };
   try {
-    parsed = JSON.parse(text);
+    // Less a byte order mark, as a JSON body is read (response-body.ts).
+    parsed = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch {
     const fallback = text.trim().slice(0, 200);
     return fallback ? { message: fallback } : {};

@@ -17,7 +17,7 @@ const TEXTUAL =
 export interface ParsedBody {
   data: unknown;
   text: string | undefined;
-  /** The body's bytes, when `text` is exactly their UTF-8 (HttpResponse.bytes). */
+  /** The body's bytes, when `text` is their UTF-8 decoding unchanged (HttpResponse.bytes). */
   bytes?: Buffer | undefined;
 }
 
@@ -31,10 +31,21 @@ export class ResponseBodies {
     if (type !== '' && !TEXTUAL.test(type)) return { data: sent.buffer, text: undefined };
     const text = sent.buffer.toString('utf8');
     if (!type.includes('json')) return { data: text, text };
-    return this.#json(call, sent, text, schema, scrubber);
+    // A byte order mark is not JSON, and a parser may ignore it (RFC 8259, 8.1): some servers send
+    // one. Only U+FEFF's own three bytes decode to it, so the bytes lose the same three.
+    if (text.charCodeAt(0) === 0xfeff)
+      return this.#json(call, sent, text.slice(1), sent.buffer.subarray(3), schema, scrubber);
+    return this.#json(call, sent, text, sent.buffer, schema, scrubber);
   }
 
-  #json(call: Call, sent: Buffered, text: string, schema: TSchema | undefined, scrubber: Scrubber): ParsedBody {
+  #json(
+    call: Call,
+    sent: Buffered,
+    text: string,
+    bytes: Buffer,
+    schema: TSchema | undefined,
+    scrubber: Scrubber,
+  ): ParsedBody {
     let data: unknown;
     const fail = (message: string, cause?: unknown) =>
       new InvalidResponseError(message, {
@@ -68,7 +79,7 @@ export class ResponseBodies {
     const checked = this.#validated(call, sent, clean.value, schema);
     // The bytes go with the text only when it is their decoding unchanged. Whether they are valid
     // UTF-8 is left to the caller that sends them (see HttpResponse.bytes): most never do.
-    return handedOn === text ? { data: checked, text, bytes: sent.buffer } : { data: checked, text: handedOn };
+    return handedOn === text ? { data: checked, text, bytes } : { data: checked, text: handedOn };
   }
 
   #validated(call: Call, sent: Buffered, data: unknown, schema: TSchema | undefined): unknown {

@@ -86,6 +86,11 @@ describe('errorFromResponse', () => {
     );
     expect(envelope).toMatchObject({ status: 409, type: 'conflict_error', serverMessage: 'busy', requestId: 'req_1' });
     expect(errorFromResponse(400, {}, '{"message":"plain"}', call)).toMatchObject({ serverMessage: 'plain' });
+    // A byte order mark before the envelope is not part of it.
+    expect(errorFromResponse(400, {}, '\ufeff{"error":{"type":"t","message":"m"}}', call)).toMatchObject({
+      type: 't',
+      serverMessage: 'm',
+    });
     expect(
       errorFromResponse(400, {}, '{"error":{"type":7,"message":8},"message":9}', call).serverMessage,
     ).toBeUndefined();

@@ -88,4 +88,15 @@ describe('the body as bytes, beside its text', () => {
     expect(twice.text).toBe('{"a":2}');
     expect(twice.bytes).toBeUndefined();
   });
+
+  it('are read less a byte order mark, which JSON does not allow and some servers send: text and bytes alike', async () => {
+    const json = Buffer.from('{"name":"Zoë"}');
+    const marked = await answering(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]));
+    expect(marked.data).toEqual({ name: 'Zoë' });
+    expect(marked.text).toBe('{"name":"Zoë"}');
+    expect(marked.bytes?.equals(json)).toBe(true);
+    // Only at the start: one inside a string is the string's.
+    const inside = await answering(Buffer.from('{"a":"\ufeff"}'));
+    expect(inside.data).toEqual({ a: '\ufeff' });
+  });
 });
