@@ -6,6 +6,9 @@
 // as the folder itself, so what the tests and configs reach by relative path
 // (../../test-support, ../../tsconfig.base.json) resolves there as it does here, and the source
 // files an editor, a build or another test reads are never the instrumented ones.
+import { markedParts } from '../../test-support/mutation-parts.mjs';
+
+// A part of a file is marked in its source (test-support/mutation-parts.mjs), not given as line numbers.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
@@ -17,22 +20,20 @@ export default {
     'src/openapi/parameter-styles.ts',
     // The caller's guards: which caller headers may go upstream, and the request's making
     // (path segments, query names, headers, forwarded headers, the key or the exchanged token).
-    'src/upstream/forward-headers.ts:36-66',
-    'src/upstream/caller.ts:85-147',
-    'src/upstream/caller.ts:199-215',
+    ...markedParts(import.meta.url, 'src/upstream/forward-headers.ts'),
+    ...markedParts(import.meta.url, 'src/upstream/caller.ts'),
     // A job's status URL is followed with the upstream's credentials only under its base URL;
     // a task is seen only by its creator.
-    'src/upstream/jobs.ts:53-69',
-    'src/tools/tasks.ts:180-193',
+    ...markedParts(import.meta.url, 'src/upstream/jobs.ts'),
+    ...markedParts(import.meta.url, 'src/tools/tasks.ts'),
     // Who may call which tool: declared scopes, allow and deny rules.
     'src/tools/access.ts',
     // A person's approval: which calls need it, the answer read, the signed state checked.
-    'src/tools/approval.ts:139-219',
-    'src/tools/approval.ts:257-315',
+    ...markedParts(import.meta.url, 'src/tools/approval.ts'),
     // A keyed write: the key checked, scoped, leased, replayed, refused, kept or let go.
     'src/tools/writes.ts',
     // The memory store (the Redis one is Lua, run by the Redis tests and the chaos run).
-    'src/tools/write-store.ts:55-122',
+    ...markedParts(import.meta.url, 'src/tools/write-store.ts'),
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,

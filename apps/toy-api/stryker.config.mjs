@@ -5,11 +5,14 @@
 // as the folder itself, so what the tests and configs reach by relative path
 // (../../test-support, ../../tsconfig.base.json) resolves there as it does here, and the source
 // files an editor, a build or another test reads are never the instrumented ones.
+import { markedParts } from '../../test-support/mutation-parts.mjs';
+
+// A part of a file is marked in its source (test-support/mutation-parts.mjs), not given as line numbers.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
   plugins: ['@stryker-mutator/vitest-runner'],
-  mutate: ['src/auth.ts', 'src/idempotency.ts', 'src/routes/practice.ts:20-110'],
+  mutate: ['src/auth.ts', 'src/idempotency.ts', ...markedParts(import.meta.url, 'src/routes/practice.ts')],
   coverageAnalysis: 'perTest',
   concurrency: 2,
   tempDirName: '../../.stryker-tmp',

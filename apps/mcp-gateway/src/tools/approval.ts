@@ -135,6 +135,7 @@ export class Approvals {
     return this.#options.ttlMs;
   }
 
+  // mutation testing: from here
   /** Whether this tool needs a person's yes before each call. */
   needed(tool: Tool): boolean {
     const { policy, allow } = this.#options;
@@ -216,6 +217,7 @@ export class Approvals {
       },
     };
   }
+  // mutation testing: to here
 
   #question(tool: Tool, args: Record<string, unknown>): Question {
     const key = tool.binding.approvalPrompt?.key ?? APPROVAL_INPUT;
@@ -254,6 +256,7 @@ export class Approvals {
     return `${body}.${this.#mac(body)}`;
   }
 
+  // mutation testing: from here
   #verify(state: string, tool: Tool, args: Record<string, unknown>, caller: Caller | undefined): StatePayload {
     const refuse = (why: string): never => {
       throw new RpcError(
@@ -313,6 +316,7 @@ function readAnswer(answer: unknown, key: string, tool: Tool): ApprovalStep {
     return { kind: 'declined', text: declinedText(tool) };
   return { kind: 'run' };
 }
+// mutation testing: to here
 
 function declinedText(tool: Tool, action = 'decline'): string {
   return `The call of ${tool.name} was not approved (the person chose ${action}); nothing was sent.`;

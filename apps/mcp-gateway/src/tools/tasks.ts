@@ -177,6 +177,7 @@ export class Tasks implements TaskService {
     }
   }
 
+  // mutation testing: from here
   async #owned(taskId: unknown, caller: Caller | undefined): Promise<TaskRecord> {
     if (typeof taskId !== 'string' || taskId === '') {
       throw new RpcError(INVALID_PARAMS, 'params.taskId must be a non-empty string (the taskId of a CreateTaskResult)');
@@ -191,6 +192,7 @@ export class Tasks implements TaskService {
     }
     return task;
   }
+  // mutation testing: to here
 
   /** Looks at the task's job upstream and stores what it said; the stored task after. */
   async #look(task: TaskRecord, request: TaskRequest): Promise<TaskRecord> {

@@ -51,6 +51,7 @@ export interface WriteStore {
   close(): Promise<void>;
 }
 
+// mutation testing: from here
 /** What a record says to a call that did not take it. */
 export function resolveWrite(record: WriteRecord, fingerprint: string, now: number): WriteBegin {
   if (record.fingerprint !== fingerprint) return { kind: 'mismatch' };
@@ -119,6 +120,7 @@ export class MemoryWriteStore implements WriteStore {
     if (left > 0) this.#owned.set(owner, left);
     else this.#owned.delete(owner);
   }
+  // mutation testing: to here
 }
 
 // Takes a key if it is free and its owner has room, in one step (all or nothing): the record if

@@ -82,6 +82,7 @@ export class UpstreamCaller {
     const headers: Record<string, string> = { accept: b.accept };
     const query: Record<string, string[]> = {};
     const cookies: string[] = [];
+    // mutation testing: from here
     let path = b.path;
     for (const p of b.params) {
       const value = args[p.arg];
@@ -141,6 +142,7 @@ export class UpstreamCaller {
     // write the operation lets us make idempotent gets a key, so it may be retried safely.
     if (ctx.idempotencyKey !== undefined) headers['idempotency-key'] = ctx.idempotencyKey;
     else if (b.idempotencyKeyArg && headers['idempotency-key'] === undefined) headers['idempotency-key'] = randomUUID();
+    // mutation testing: to here
 
     const common: Parameters<HttpClient['request']>[0] = {
       method: b.method,
@@ -189,6 +191,7 @@ export class UpstreamCaller {
     }
   }
 
+  // mutation testing: from here
   /**
    * Puts the credentials on a request to this upstream, after the caller's own headers it allows
    * (they win over a model's argument, never over the credentials); or says why there are none
@@ -211,6 +214,7 @@ export class UpstreamCaller {
     }
     return undefined;
   }
+  // mutation testing: to here
 
   /** A status URL's path under this upstream's base URL; undefined when it is elsewhere. */
   statusPath(location: string): string | undefined {

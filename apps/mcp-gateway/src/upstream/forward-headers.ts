@@ -32,6 +32,7 @@ const NEVER_FORWARDED = new Set([
   'idempotency-key',
 ]);
 
+// mutation testing: from here
 /** Why a caller header may not be forwarded upstream, or undefined when it may. */
 export function forwardHeaderProblem(name: string): string | undefined {
   const lower = name.toLowerCase();
@@ -64,3 +65,4 @@ export function copyForwarded(
     if (!/[\r\n]/.test(text)) headers[name] = text;
   }
 }
+// mutation testing: to here

@@ -46,6 +46,7 @@ export function acceptedOf(status: number, headers: IncomingHttpHeaders, baseUrl
   return { location: absolute, retryAfterMs: serverRetryDelay(headers, Date.now()) };
 }
 
+// mutation testing: from here
 /**
  * The path and query of a status URL under the upstream's base URL, or undefined when it is
  * elsewhere: the gateway sends the upstream's credentials to the upstream only.
@@ -67,6 +68,7 @@ export function pathUnder(
   for (const [name, value] of url.searchParams) query[name] = [...(query[name] ?? []), value];
   return { path: `/${url.pathname.slice(base.pathname.length)}`, query };
 }
+// mutation testing: to here
 
 /**
  * What a status body says of its job: its `status` (or `state`, any case) word, `unknown` for a

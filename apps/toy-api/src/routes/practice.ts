@@ -19,6 +19,7 @@ export function practiceRoutes(
   callerOf: (request: { caller: Caller | null }) => Caller,
   redis: { client: Redis; prefix: string } | undefined,
 ) {
+  // mutation testing: from here
   return async (app: App): Promise<void> => {
     await app.register(rateLimit, {
       global: false,
@@ -108,6 +109,7 @@ export function practiceRoutes(
           }
           return payload;
         },
+        // mutation testing: to here
         schema: {
           operationId: 'limited',
           summary: 'Rate limited',
