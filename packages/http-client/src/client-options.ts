@@ -42,9 +42,10 @@ export interface ClientOptions {
    */
   redact?: readonly string[] | undefined;
   /**
-   * The largest response body taken, in bytes (for a stream: all its events together). Past it
-   * the call fails with ResponseTooLargeError (`response_too_large`, not retried), checked as the
-   * bytes arrive. Default 10 MiB.
+   * The largest response body taken, in bytes (for a stream: all its events together; for a
+   * GET event stream through `fetch`, which may carry notifications for hours, each event). Past
+   * it the call fails with ResponseTooLargeError (`response_too_large`, not retried), checked as
+   * the bytes arrive. Default 10 MiB.
    */
   maxResponseBytes?: number | undefined;
   /** Per-attempt timeout covering the whole response, body included. Default 30 000 ms. */

@@ -15,6 +15,8 @@ export interface FetchContext {
   prepare(options: CallOptions<TSchema | undefined>, absoluteUrl: string, rawBody: Uint8Array | undefined): Call;
   /** How long an event stream answering a request may go without an event. */
   idleTimeoutMs: number;
+  /** The most bytes a body takes (a GET event stream: each event). */
+  maxResponseBytes: number;
 }
 
 export function createFetch(
@@ -50,12 +52,16 @@ export function createFetch(
       const { sent } = await ctx.loop.execute(call, 'stream', 1, NO_WAIT);
       const isEventStream = (firstHeader(sent.headers, 'content-type') ?? '').includes('text/event-stream');
       const remaining = ctx.loop.remaining(call);
-      // A body must be complete within the attempt's time; an event stream answering a request
-      // must keep delivering events; a GET event stream (server notifications) may idle.
+      // A body must be complete within the attempt's time and size; an event stream answering a
+      // request must keep delivering events; a GET event stream (server notifications) may idle,
+      // and run on for as long as no one event passes the size.
+      const notifications = isEventStream && method === 'GET';
       const limits = {
         bodyTimeoutMs: isEventStream ? undefined : Math.max(0, sent.timeLeftMs),
-        idleTimeoutMs: isEventStream && method !== 'GET' ? ctx.idleTimeoutMs : undefined,
+        idleTimeoutMs: isEventStream && !notifications ? ctx.idleTimeoutMs : undefined,
         deadlineMs: Number.isFinite(remaining) ? Math.max(0, remaining) : undefined,
+        maxBytes: ctx.maxResponseBytes,
+        perEvent: notifications,
       };
       return toWebResponse(sent.status, sent.headers, sent.body, sent.finish, limits, {
         method: call.method,

@@ -1,11 +1,17 @@
 // Turns an undici response into a web `Response` for the fetch adapter: counts the body's
-// bytes for the ledger, enforces the time limits on the body, and closes the attempt's record
-// when the body ends, fails or is dropped by the consumer.
+// bytes for the ledger, enforces the time and size limits on the body, and closes the attempt's
+// record when the body ends, fails or is dropped by the consumer.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
 import type { HttpClientError } from './errors/client-error.js';
-import { AbortedError, ConnectionError, DeadlineExceededError, TimeoutError } from './errors/local-errors.js';
+import {
+  AbortedError,
+  ConnectionError,
+  DeadlineExceededError,
+  ResponseTooLargeError,
+  TimeoutError,
+} from './errors/local-errors.js';
 
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
@@ -25,6 +31,10 @@ export interface BodyLimits {
   idleTimeoutMs: number | undefined;
   /** The call's deadline, from now (ms). */
   deadlineMs: number | undefined;
+  /** The most bytes taken (maxResponseBytes): of the whole body, or with `perEvent` of any one event. */
+  maxBytes: number;
+  /** For a GET notification stream: it may run for hours, but no one event may pass `maxBytes`. */
+  perEvent: boolean;
 }
 
 export function toWebResponse(
@@ -73,26 +83,51 @@ export function toWebResponse(
       ),
     );
   }
-  let parser: ReturnType<typeof createParser> | undefined;
+  // Bytes held against the limit: the whole body's, or per event the bytes since the last one
+  // ended (give or take the rest of the chunk it ended in).
+  let held = 0;
+  const tooLarge = () =>
+    new ResponseTooLargeError(
+      limits.perEvent
+        ? `an event of the ${status} stream went past the limit after ${held} bytes; the client takes at most ${limits.maxBytes} bytes an event on a GET stream (maxResponseBytes)`
+        : `the ${status} response went past the limit after ${bytes} bytes; the client takes at most ${limits.maxBytes} bytes (maxResponseBytes)`,
+      { ...call, status, limitBytes: limits.maxBytes },
+    );
+  let arm: (() => void) | undefined;
   if (limits.idleTimeoutMs !== undefined) {
     const ms = limits.idleTimeoutMs;
-    const arm = () => {
+    arm = () => {
       clearTimeout(idle);
       idle = setTimeout(
         () => fail(new TimeoutError(`no event within the ${ms} ms idle timeout`, { ...call, timeoutMs: ms })),
         ms,
       );
     };
-    parser = createParser({ onEvent: arm });
     arm();
   }
+  const parser =
+    arm !== undefined || limits.perEvent
+      ? createParser({
+          onEvent: () => {
+            arm?.();
+            if (limits.perEvent) held = 0;
+          },
+        })
+      : undefined;
   const decoder = new TextDecoder();
 
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       body.on('data', (chunk: Buffer) => {
+        // A chunk already read when the consumer cancelled still comes: the stream is closed to it.
+        if (done) return;
         bytes += chunk.length;
+        held += chunk.length;
         parser?.feed(decoder.decode(chunk, { stream: true }));
+        if (held > limits.maxBytes) {
+          fail(tooLarge());
+          return;
+        }
         controller.enqueue(new Uint8Array(chunk));
         if ((controller.desiredSize ?? 1) <= 0) body.pause();
       });
@@ -102,7 +137,10 @@ export function toWebResponse(
       });
       body.once('error', (error: Error) => {
         const typed =
-          error instanceof TimeoutError || error instanceof DeadlineExceededError || error instanceof AbortedError
+          error instanceof TimeoutError ||
+          error instanceof DeadlineExceededError ||
+          error instanceof AbortedError ||
+          error instanceof ResponseTooLargeError
             ? error
             : new ConnectionError(`the response body broke off: ${error.message}`, { ...call, cause: error });
         end(typed.type);

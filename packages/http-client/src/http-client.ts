@@ -83,6 +83,7 @@ export class HttpClient {
       loop: this.#loop,
       prepare: (callOptions, absoluteUrl, rawBody) => prepareCall(this.#settings, callOptions, absoluteUrl, rawBody),
       idleTimeoutMs: this.#settings.idleTimeoutMs,
+      maxResponseBytes: this.#settings.maxResponseBytes,
     });
   }
 

@@ -110,6 +110,51 @@ describe('maxResponseBytes', () => {
   });
 });
 
+describe('maxResponseBytes through fetch', () => {
+  it('cuts off a body, and an event stream answering a request, as the bytes arrive', async () => {
+    const server = await startServer((req, res) => {
+      if (req.url === '/events') endless(res, 'text/event-stream', `data: ${'z'.repeat(1000)}\n\n`);
+      else endless(res, 'application/json', 'y'.repeat(16 * 1024));
+    });
+    const ledger = new Ledger();
+    const http = new HttpClient({ baseUrl: server.url, maxResponseBytes: LIMIT, ledger });
+    const body = await caught((await http.fetch(`${server.url}/endless`)).text());
+    expect(body).toBeInstanceOf(ResponseTooLargeError);
+    expect((body as Error).message).toMatch(
+      /^GET \/endless: the 200 response went past the limit after \d+ bytes; the client takes at most 65536 bytes \(maxResponseBytes\)$/,
+    );
+    expect((body as ResponseTooLargeError).limitBytes).toBe(LIMIT);
+    const events = await caught((await http.fetch(`${server.url}/events`, { method: 'POST', body: '{}' })).text());
+    expect(events).toBeInstanceOf(ResponseTooLargeError);
+    expect(ledger.attempts.map((a) => a.errorType)).toEqual(['response_too_large', 'response_too_large']);
+    // Stopped within one chunk of the limit.
+    for (const attempt of ledger.attempts) expect(attempt.bytesReceived).toBeLessThanOrEqual(LIMIT + 64 * 1024);
+  });
+
+  it('lets a GET notification stream run on in events that each fit, and ends one event that does not', async () => {
+    const server = await startServer((req, res) => {
+      if (req.url === '/notifications') endless(res, 'text/event-stream', `data: ${'n'.repeat(1000)}\n\n`);
+      // Data lines with no blank line after them: one event that never ends.
+      else endless(res, 'text/event-stream', `data: ${'e'.repeat(16 * 1024)}\n`);
+    });
+    const http = new HttpClient({ baseUrl: server.url, maxResponseBytes: LIMIT });
+    const reader = ((await http.fetch(`${server.url}/notifications`)).body as ReadableStream<Uint8Array>).getReader();
+    let read = 0;
+    while (read < 3 * LIMIT) {
+      const next = await reader.read();
+      if (next.done) break;
+      read += next.value.length;
+    }
+    expect(read).toBeGreaterThanOrEqual(3 * LIMIT);
+    await reader.cancel();
+    const endlessEvent = await caught((await http.fetch(`${server.url}/one-event`)).text());
+    expect(endlessEvent).toBeInstanceOf(ResponseTooLargeError);
+    expect((endlessEvent as Error).message).toMatch(
+      /^GET \/one-event: an event of the 200 stream went past the limit after \d+ bytes; the client takes at most 65536 bytes an event on a GET stream \(maxResponseBytes\)$/,
+    );
+  });
+});
+
 describe('secrets the server echoes', () => {
   it('are scrubbed from JSON and text bodies, every header value and every stream event', async () => {
     const server = await startServer((req, res) => {
