@@ -36,13 +36,15 @@ export async function fetchJsonAnswer(
       headers: { accept: 'application/json', ...(init.headers as Record<string, string> | undefined) },
     });
   } catch (error) {
-    throw new AuthServerUnavailableError(`${url} could not be reached: ${reason(error)}`);
+    throw new AuthServerUnavailableError(
+      timedOut(error) ? `${url} did not answer ${within(limits)}` : `${url} could not be reached: ${reason(error)}`,
+    );
   }
   if (response.status >= 500 || (!response.ok && !/json/i.test(response.headers.get('content-type') ?? ''))) {
     await response.body?.cancel();
     throw new AuthServerUnavailableError(`${url} answered ${response.status}`);
   }
-  const text = await readCapped(response, url, limits.maxBytes);
+  const text = await readCapped(response, url, limits);
   try {
     return { status: response.status, body: JSON.parse(text) };
   } catch {
@@ -50,7 +52,8 @@ export async function fetchJsonAnswer(
   }
 }
 
-async function readCapped(response: Response, url: string, maxBytes: number): Promise<string> {
+async function readCapped(response: Response, url: string, limits: FetchLimits): Promise<string> {
+  const { maxBytes } = limits;
   const reader = response.body?.getReader();
   if (!reader) return '';
   const chunks: Uint8Array[] = [];
@@ -62,16 +65,27 @@ async function readCapped(response: Response, url: string, maxBytes: number): Pr
       size += value.byteLength;
       if (size > maxBytes) {
         await reader.cancel();
-        throw new AuthServerUnavailableError(`${url} answered more than ${maxBytes} bytes`);
+        throw new AuthServerUnavailableError(
+          `${url} answered more than ${maxBytes} bytes, the most read from an authorization server`,
+        );
       }
       chunks.push(value);
     }
   } catch (error) {
     if (error instanceof AuthServerUnavailableError) throw error;
-    throw new AuthServerUnavailableError(`${url} broke off its answer: ${reason(error)}`);
+    throw new AuthServerUnavailableError(
+      timedOut(error)
+        ? `${url} did not finish its answer ${within(limits)}`
+        : `${url} broke off its answer: ${reason(error)}`,
+    );
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** AbortSignal.timeout's abort, as fetch and a body's reader throw it. */
+const timedOut = (error: unknown) => (error as { name?: unknown } | null)?.name === 'TimeoutError';
+const within = (limits: FetchLimits) =>
+  `within ${limits.timeoutMs} ms, the time an authorization server is given for an answer`;
 
 function reason(error: unknown): string {
   const cause = (error as { cause?: { code?: string } }).cause?.code;
