@@ -212,6 +212,24 @@ describe('a returned requestState', () => {
     expect((error as Error).message).not.toContain(long.name.slice(0, 101));
   });
 
+  it('refuses an approval rather than forget a used state, when memory holds as many as it may and none has expired', async () => {
+    const start = Date.parse('2026-06-10T09:00:00Z');
+    vi.useFakeTimers({ now: start });
+    const used = new MemoryUsedStates(2);
+    expect(await used.use('a', 1_000)).toBe(true);
+    expect(await used.use('b', 2_000)).toBe(true);
+    await expect(used.use('c', 1_000)).rejects.toThrow(
+      'The gateway remembers at most 2 used approvals in memory, each until its state expires (APPROVAL_TTL_MS), and all are in use: nothing was sent.',
+    );
+    // Both are still remembered: neither can be used again.
+    expect(await used.use('a', 1_000)).toBe(false);
+    expect(await used.use('b', 1_000)).toBe(false);
+    // Once one has expired, it makes room.
+    vi.setSystemTime(start + 1_000);
+    expect(await used.use('c', 1_000)).toBe(true);
+    expect(await used.use('b', 1_000)).toBe(false);
+  });
+
   it('runs the call on a yes, once; the document can name the question', async () => {
     const a = approvals();
     const t = tool('delete_email', 'DELETE', {

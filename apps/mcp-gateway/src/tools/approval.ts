@@ -13,7 +13,7 @@
 // Nothing reaches the upstream before the answer is yes.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
 import type { Caller } from '../protocol/messages.js';
 import type { Selector } from './selection.js';
 import type { Tool } from './tool.js';
@@ -50,18 +50,29 @@ export interface UsedStates {
 }
 
 /** The most used states a memory store remembers (they expire after APPROVAL_TTL_MS). */
-const MAX_MEMORY_USED = 100_000;
+export const MAX_MEMORY_USED = 100_000;
 
 export class MemoryUsedStates implements UsedStates {
   readonly #used = new Map<string, number>();
+  readonly #max: number;
+
+  constructor(max = MAX_MEMORY_USED) {
+    this.#max = max;
+  }
 
   async use(nonce: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
     if ((this.#used.get(nonce) ?? 0) > now) return false;
-    if (this.#used.size >= MAX_MEMORY_USED) {
+    if (this.#used.size >= this.#max) {
       for (const [n, until] of this.#used) if (until <= now) this.#used.delete(n);
-      // Still full: the oldest goes (it expires first); its state's own expiry still bounds it.
-      if (this.#used.size >= MAX_MEMORY_USED) this.#used.delete(this.#used.keys().next().value as string);
+      // Still full of states that have not expired: none is forgotten (a forgotten one could be
+      // used again), so this approval is refused instead, and nothing is sent.
+      if (this.#used.size >= this.#max) {
+        throw new RpcError(
+          INTERNAL_ERROR,
+          `The gateway remembers at most ${this.#max} used approvals in memory, each until its state expires (APPROVAL_TTL_MS), and all are in use: nothing was sent. Call again later, or run the gateway with REDIS_URL, which keeps them in Redis.`,
+        );
+      }
     }
     this.#used.set(nonce, now + ttlMs);
     return true;
