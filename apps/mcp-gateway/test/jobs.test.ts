@@ -43,6 +43,12 @@ describe('upstream jobs', () => {
     expect(statusWordOf({ done: true, error: { code: 3 } })?.word).toBe('failed');
     expect(statusWordOf({ count: 3 })).toBeUndefined();
     expect(statusWordOf([1])).toBeUndefined();
+    // What is shown of it is a word: 100 characters at most, however much the upstream wrote.
+    expect(statusWordOf({ status: `running${' '.repeat(1_000_000)}` })).toEqual({
+      word: 'working',
+      said: `running${' '.repeat(93)}`,
+    });
+    expect(statusWordOf({ status: 'z'.repeat(500) })?.said).toHaveLength(100);
   });
 
   it('says how far a job is, and what a failed one said', () => {
@@ -53,5 +59,13 @@ describe('upstream jobs', () => {
     expect(failureText({ error: { message: 'disk full' } })).toBe('disk full');
     expect(failureText({ error: 'quota' })).toBe('quota');
     expect(failureText({ status: 'failed' })).toBe('{"status":"failed"}');
+    // 1,000 characters at most, whichever it is.
+    for (const body of [
+      { error: 'e'.repeat(5_000) },
+      { error: { message: 'm'.repeat(5_000) } },
+      { message: 'x'.repeat(5_000) },
+    ]) {
+      expect(failureText(body)).toHaveLength(1_000);
+    }
   });
 });

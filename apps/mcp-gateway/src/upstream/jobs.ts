@@ -83,7 +83,8 @@ export function statusWordOf(body: unknown): { word: StatusWord; said: string } 
     if (b.done === true) return { word: b.error === undefined ? 'done' : 'failed', said: 'done' };
     return undefined;
   }
-  const said = b[field] as string;
+  // Shown in progress and in a task's statusMessage: a word, not whatever the upstream wrote.
+  const said = (b[field] as string).slice(0, 100);
   const key = said.toLowerCase().replace(/[-_\s]/g, '');
   const word: StatusWord = WORKING.has(key)
     ? 'working'
@@ -110,14 +111,17 @@ export function progressLine(body: unknown, said: string): string {
   return `${said}${percent}${message}`;
 }
 
-/** What a failed job's status body says went wrong: its error message if it has one, else the body. */
+/** What a failed job's status body says went wrong: its error message if it has one, else the body; 1,000 characters at most. */
 export function failureText(body: unknown): string {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const error = b.error;
-  if (typeof error === 'string') return error;
-  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
-    return (error as { message: string }).message;
-  }
-  if (typeof b.message === 'string') return b.message;
-  return JSON.stringify(body).slice(0, 1000);
+  const message =
+    typeof error === 'string'
+      ? error
+      : typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string'
+        ? (error as { message: string }).message
+        : typeof b.message === 'string'
+          ? b.message
+          : JSON.stringify(body);
+  return message.slice(0, 1000);
 }
