@@ -40,6 +40,7 @@ import {
 } from './upstream/config-file.js';
 import { forwardHeaderProblem } from './upstream/forward-headers.js';
 import { type ResilienceSettings, resilienceFromEnv } from './upstream/resilience.js';
+import { DEFAULT_MAX_SPEC_BYTES } from './upstream/spec-loader.js';
 
 export interface GatewayConfig {
   transport: 'http' | 'stdio';
@@ -95,6 +96,8 @@ export interface GatewayConfig {
   upstreamReport: UpstreamReportMode;
   batchLimits: BatchLimits;
   maxResponseBytes: number;
+  /** MAX_SPEC_BYTES: the largest OpenAPI document read, from a URL or a file. */
+  maxSpecBytes: number;
   /** Which operations become tools (TOOLS_INCLUDE, TOOLS_EXCLUDE, TOOLS_READ_ONLY). */
   selection: ToolSelection;
   toolsMode: 'static' | 'dynamic' | 'auto';
@@ -318,6 +321,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     metrics,
     upstreamReport: upstreamReportOf(env.UPSTREAM_REPORT),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
+    maxSpecBytes: integerOf('MAX_SPEC_BYTES', env.MAX_SPEC_BYTES, DEFAULT_MAX_SPEC_BYTES, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
     exchange:

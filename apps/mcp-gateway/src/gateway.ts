@@ -67,6 +67,8 @@ export interface GatewayOptions {
   maxSchemaBytes?: number | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
   maxResponseBytes?: number | undefined;
+  /** The largest OpenAPI document read, from a URL or a file (MAX_SPEC_BYTES). Default 64 MiB. */
+  maxSpecBytes?: number | undefined;
   /** The most bytes of text one tool result may carry; a longer one is cut (tools/result-limits.ts). Default 100 000. */
   maxResultBytes?: number | undefined;
   /** The most tokens (o200k_base) of text one tool result may carry. Default: no token cap. */
@@ -160,7 +162,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const metrics = new GatewayMetrics();
   const breakers = { store: options.breakerStore, onStateChange: upstreamGauges(metrics, () => sources) };
   const sources: Source[] = upstreams.map((u, i) =>
-    sourceOf({ ...u, identity: identities[i] }, options.tracer, breakers),
+    sourceOf({ ...u, identity: identities[i], maxSpecBytes: options.maxSpecBytes }, options.tracer, breakers),
   );
   const toolSettings = upstreams.map((u) => toolsOf(u, options));
   const loadAll = () => Promise.all(sources.map((s) => s.load()));

@@ -52,6 +52,7 @@ async function main(): Promise<void> {
     metrics: config.metrics,
     upstreamReport: config.upstreamReport,
     maxResponseBytes: config.maxResponseBytes,
+    maxSpecBytes: config.maxSpecBytes,
     selection: config.selection,
     upstreamAuth: config.upstreamAuth,
     upstreams: config.upstreams,

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { heapMb } from '../../../test-support/heap.js';
 import { MAX_DOCUMENT_DEPTH } from '../src/common/json-depth.js';
+import { readConfig } from '../src/config.js';
 import { createGateway } from '../src/gateway.js';
 import { DOCUMENT_PATTERN_BUDGET } from '../src/openapi/json-schema.js';
 import { openApiToTools } from '../src/openapi/openapi-to-tools.js';
@@ -403,6 +404,51 @@ describe('a JSON document after a byte order mark', () => {
     // JSON.parse keeps the last of a key written twice; the YAML parser refuses the document.
     writeFileSync(file, '\ufeff{"openapi":"3.0.3","info":{"title":"a","version":"1"},"paths":{},"paths":{}}');
     expect(await loadSpec(file)).toMatchObject({ openapi: '3.0.3', info: { title: 'a' } });
+  });
+});
+
+describe('a document larger than MAX_SPEC_BYTES', () => {
+  it('is refused from a URL after one fetch, and from a file before it is read, naming the limit', async () => {
+    let fetches = 0;
+    const server = createServer((_req, res) => {
+      fetches++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"openapi":"3.0.3","x-pad":"${'x'.repeat(4_096)}"}`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/openapi.json`;
+      await expect(loadSpec(url, {}, 5_000, 2_048)).rejects.toThrow(
+        `the OpenAPI document from ${url} is larger than 2048 bytes, the most the gateway reads (MAX_SPEC_BYTES)`,
+      );
+      // Not fetched again: the same document is as large the second time.
+      expect(fetches).toBe(1);
+      expect(await loadSpec(url, {}, 5_000, 8_192)).toMatchObject({ openapi: '3.0.3' });
+    } finally {
+      server.close();
+    }
+    const file = join(tmpdir(), `large-spec-${process.pid}.json`);
+    writeFileSync(file, `{"openapi":"3.0.3","x-pad":"${'x'.repeat(4_096)}"}`);
+    await expect(loadSpec(file, {}, 5_000, 2_048)).rejects.toThrow(
+      `the OpenAPI document ${file} is larger than 2048 bytes, the most the gateway reads (MAX_SPEC_BYTES)`,
+    );
+  });
+
+  it('is read from the environment, 64 MiB by default, with an error that names it and its range', () => {
+    const base = { UPSTREAM_URL: 'http://127.0.0.1:1', MCP_GATEWAY_AUTH: 'none' };
+    expect(readConfig([], base).maxSpecBytes).toBe(64 * 1024 * 1024);
+    expect(readConfig([], { ...base, MAX_SPEC_BYTES: '104857600' }).maxSpecBytes).toBe(104_857_600);
+    expect(() => readConfig([], { ...base, MAX_SPEC_BYTES: '10' })).toThrow(
+      "MAX_SPEC_BYTES must be an integer from 1024 to 1073741824, got '10'",
+    );
+  });
+
+  it('stops a gateway that reads it from a file, naming the limit', async () => {
+    const file = join(tmpdir(), `large-spec-gw-${process.pid}.json`);
+    writeFileSync(file, `{"openapi":"3.0.3","x-pad":"${'x'.repeat(4_096)}"}`);
+    await expect(
+      createGateway({ upstreamUrl: 'http://127.0.0.1:9', openapi: file, maxSpecBytes: 2_048 }),
+    ).rejects.toThrow('is larger than 2048 bytes, the most the gateway reads (MAX_SPEC_BYTES)');
   });
 });
 

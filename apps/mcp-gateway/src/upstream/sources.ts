@@ -8,7 +8,7 @@ import type { CallContext, JobState, Tool, ToolCaller, ToolResult } from '../too
 import { basicCredentials, UpstreamCaller, type UpstreamIdentity } from './caller.js';
 import type { Upstream } from './config-file.js';
 import { clientResilience, DEFAULT_RESILIENCE, type ResilienceSettings } from './resilience.js';
-import { loadSpec } from './spec-loader.js';
+import { loadSpec, SPEC_FETCH_DEADLINE_MS } from './spec-loader.js';
 
 /** What the upstream layer needs to know of one upstream: where, with which key, and its limits. */
 export type SourceSettings = Pick<
@@ -24,6 +24,8 @@ export type SourceSettings = Pick<
   forwardHeaders?: readonly string[] | undefined;
   /** Breaker, hedging, bulkhead and the longest server-asked wait (upstream/resilience.ts). */
   resilience?: ResilienceSettings | undefined;
+  /** The largest document read (MAX_SPEC_BYTES); default 64 MiB. */
+  maxSpecBytes?: number | undefined;
 };
 
 /** Where the breakers keep their state (Redis, shared by replicas), and who hears them change. */
@@ -71,7 +73,7 @@ export function sourceOf(upstream: SourceSettings, tracer?: Tracer, breakers: Br
     const sameOrigin = /^https?:/i.test(source) && new URL(source).origin === new URL(client.baseUrl).origin;
     const headers: Record<string, string> =
       sameOrigin && upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {};
-    return loadSpec(source, headers);
+    return loadSpec(source, headers, SPEC_FETCH_DEADLINE_MS, upstream.maxSpecBytes);
   };
   return {
     name: upstream.name,

@@ -1,5 +1,5 @@
 // Loads the OpenAPI document from a URL or a file, as JSON or YAML.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 
 export class SpecLoadError extends Error {
   override readonly name = 'SpecLoadError';
@@ -24,7 +24,11 @@ async function parseDocument(text: string, where: string): Promise<unknown> {
   }
 }
 
-const MAX_SPEC_BYTES = 10 * 1024 * 1024;
+/**
+ * The largest document read, from a URL or a file (MAX_SPEC_BYTES): GitHub's is 13 MB and
+ * Microsoft Graph's beta 45 MB, both read and converted within a few seconds.
+ */
+export const DEFAULT_MAX_SPEC_BYTES = 64 * 1024 * 1024;
 const ATTEMPTS = 3;
 /** The whole fetch of a document, every attempt and its wait included (a byte now and then never extends it). */
 export const SPEC_FETCH_DEADLINE_MS = 30_000;
@@ -41,13 +45,17 @@ class SpecHttpError extends Error {
  * One GET with node:http(s), not the resilient client: it answers before the client's undici
  * has loaded (about 120 ms), which is most of the gateway's start-up. Bounded in time and size.
  */
-async function getText(url: URL, headers: Record<string, string>, msLeft: number): Promise<string> {
+async function getText(url: URL, headers: Record<string, string>, msLeft: number, maxBytes: number): Promise<string> {
   const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
     // A total deadline, not only an idle one: an idle timeout starts again with every byte, and a
     // server sending one byte every few seconds held the start (and every later reload) for good.
     const total = setTimeout(() => req.destroy(new DeadlineError()), msLeft);
+    // Settled once: a body cut at the limit can still end as if whole, and must not be read.
+    let settled = false;
     const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(total);
       reject(error);
     };
@@ -60,11 +68,19 @@ async function getText(url: URL, headers: Record<string, string>, msLeft: number
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
+        if (settled) return;
         size += chunk.length;
-        if (size > MAX_SPEC_BYTES) req.destroy(new Error(`the document is larger than ${MAX_SPEC_BYTES} bytes`));
-        else chunks.push(chunk);
+        if (size <= maxBytes) {
+          chunks.push(chunk);
+          return;
+        }
+        // Not worth a second try: the same document is as large again.
+        fail(new SpecLoadError(`the OpenAPI document from ${url.href} ${tooLarge(maxBytes)}`));
+        req.destroy();
       });
       res.on('end', () => {
+        if (settled) return;
+        settled = true;
         clearTimeout(total);
         resolve(Buffer.concat(chunks).toString('utf8'));
       });
@@ -76,6 +92,8 @@ async function getText(url: URL, headers: Record<string, string>, msLeft: number
   });
 }
 
+const tooLarge = (maxBytes: number) => `is larger than ${maxBytes} bytes, the most the gateway reads (MAX_SPEC_BYTES)`;
+
 /**
  * @param source an http(s) URL or a file path
  * @param headers sent with a URL fetch (the upstream key, when the document lives upstream)
@@ -84,6 +102,7 @@ export async function loadSpec(
   source: string,
   headers: Record<string, string> = {},
   deadlineMs = SPEC_FETCH_DEADLINE_MS,
+  maxBytes = DEFAULT_MAX_SPEC_BYTES,
 ): Promise<unknown> {
   if (/^https?:\/\//i.test(source)) {
     const url = new URL(source);
@@ -92,7 +111,7 @@ export async function loadSpec(
     // A few tries with a short pause: the API may still be starting (connection refused, 5xx).
     for (let attempt = 1; ; attempt++) {
       try {
-        return await parseDocument(await getText(url, sent, Math.max(1, deadline - Date.now())), source);
+        return await parseDocument(await getText(url, sent, Math.max(1, deadline - Date.now()), maxBytes), source);
       } catch (error) {
         if (error instanceof SpecLoadError) throw error;
         if (error instanceof DeadlineError) {
@@ -121,8 +140,12 @@ export async function loadSpec(
   }
   let text: string;
   try {
+    // Its size first: a path named by mistake may be a disk image.
+    if ((await stat(source)).size > maxBytes)
+      throw new SpecLoadError(`the OpenAPI document ${source} ${tooLarge(maxBytes)}`);
     text = await readFile(source, 'utf8');
   } catch (error) {
+    if (error instanceof SpecLoadError) throw error;
     throw new SpecLoadError(`cannot read the OpenAPI document ${source}: ${(error as Error).message}`);
   }
   return parseDocument(text, source);
