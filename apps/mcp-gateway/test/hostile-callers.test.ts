@@ -1,5 +1,6 @@
 // What one hostile request can cost the gateway: bounded work and a bounded answer.
 import { once } from 'node:events';
+import { maxHeaderSize } from 'node:http';
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { httpV1, startHttpGateway, startToyApi } from './support/stack.js';
@@ -49,7 +50,23 @@ describe('slow and malformed HTTP', () => {
     expect(JSON.parse(got.split('\r\n\r\n')[1] ?? '')).toEqual({
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32600, message: 'Request Timeout: the request did not arrive in full in time' },
+      error: {
+        code: -32600,
+        message: 'Request Timeout: the request did not arrive in full within 300 ms (REQUEST_TIMEOUT_MS)',
+      },
+    });
+  });
+
+  it("answers headers over Node's limit with a JSON-RPC 431 that names it", async () => {
+    const gw = await startHttpGateway(await startToyApi());
+    const got = await raw(
+      gw.url,
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ${'p'.repeat(maxHeaderSize)}\r\nContent-Length: 0\r\n\r\n`,
+    );
+    expect(got).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(JSON.parse(got.split('\r\n\r\n')[1] ?? '').error).toEqual({
+      code: -32600,
+      message: `Request header fields too large: at most ${maxHeaderSize} bytes of headers in all (Node's --max-http-header-size)`,
     });
   });
 

@@ -101,7 +101,11 @@ describe('Streamable HTTP, initialize-based revisions', () => {
     expect((await post(gw, 'x', { 'content-type': 'text/plain' })).status).toBe(415);
     const big = await post(gw, { ...init(), padding: 'x'.repeat(5000) });
     expect(big.status).toBe(413);
-    expect((await big.json()).error.code).toBe(-32600);
+    expect((await big.json()).error).toEqual({
+      code: -32600,
+      message:
+        "Request body too large: the gateway takes at most 2048 bytes in one request (a batch's messages together)",
+    });
   });
 
   it('answers malformed JSON with -32700 and a non-JSON-RPC object with -32600', async () => {

@@ -50,6 +50,26 @@ describe('stdio', () => {
     expect(await io.next()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
   });
 
+  it('drops a line over 1 MiB with an error naming the limit, and goes on with the next', async () => {
+    const api = await startToyApi();
+    const io = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });
+    io.send(init('2025-11-25'));
+    expect((await io.next()).result.protocolVersion).toBe('2025-11-25');
+    io.send({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(1024 * 1024) } });
+    expect(await io.next()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message:
+          'Request too large: a message over stdio is at most 1048576 bytes, as over HTTP; this line was dropped',
+      },
+    });
+    io.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+    expect(await io.next()).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    expect(io.lines).toHaveLength(3);
+  });
+
   it('takes a batch in 2025-03-26 and refuses one in 2025-06-18', async () => {
     const api = await startToyApi();
     const old = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key });

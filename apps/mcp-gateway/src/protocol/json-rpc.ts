@@ -30,6 +30,8 @@ export type JsonRpcResponse =
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
+/** The largest JSON-RPC message (or batch) taken, over HTTP (a request body) and over stdio (a line). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** MCP: the session is unknown (used in HTTP 404 bodies by the SDKs). */

@@ -5,6 +5,7 @@
 // The session backend comes from the caller (gateway.ts's serveHttp makes a memory one when
 // none is given); the transport knows only its interfaces.
 
+import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Denial } from '@agentwire/oauth';
 import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/server-replies';
@@ -13,7 +14,13 @@ import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { ClientRequests } from '../protocol/client-requests.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
-import { errorResponse, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR } from '../protocol/json-rpc.js';
+import {
+  errorResponse,
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  MAX_MESSAGE_BYTES,
+  PARSE_ERROR,
+} from '../protocol/json-rpc.js';
 import type { McpServer } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../protocol/message-intake.js';
 import { isStateless } from '../protocol/revisions.js';
@@ -109,11 +116,12 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     ? new OAuthGuard(options.oauth, gateway.scopes ?? { supported: () => [], missingFor: () => [] })
     : undefined;
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  const bodyLimit = options.bodyLimit ?? MAX_MESSAGE_BYTES;
   const app = Fastify({
     ...(options.loggerInstance
       ? { loggerInstance: options.loggerInstance }
       : { logger: withLogRedaction(options.logger ?? false, { serializers: { req: redactedRequest } }) }),
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    bodyLimit,
     forceCloseConnections: true,
     // A slow or stalled request body is cut (408), and an idle connection does not linger.
     requestTimeout: requestTimeoutMs,
@@ -125,7 +133,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
       // Checked in onRequest, so that its absence gets a JSON-RPC answer rather than Node's bare 400.
       requireHostHeader: false,
     },
-    clientErrorHandler: writeClientError,
+    clientErrorHandler: (error, socket) => writeClientError(error, socket, requestTimeoutMs),
     return503OnClosing: false,
     ...(options.trustedProxies && options.trustedProxies.length > 0 ? { trustProxy: options.trustedProxies } : {}),
   });
@@ -158,7 +166,12 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   });
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, _request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return rpcError(reply, 413, INVALID_REQUEST, 'Request body too large');
+      return rpcError(
+        reply,
+        413,
+        INVALID_REQUEST,
+        `Request body too large: the gateway takes at most ${bodyLimit} bytes in one request (a batch's messages together)`,
+      );
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return rpcError(reply, 415, INVALID_REQUEST, 'Unsupported Content-Type: send application/json');
@@ -357,14 +370,14 @@ async function serveMetrics(metrics: MetricsRegistry, options: HttpOptions) {
 }
 
 /** Malformed or too slow HTTP never reaches the routes; it still gets a JSON-RPC error. */
-function writeClientError(error: Error & { code?: string }, socket: Socket): void {
+function writeClientError(error: Error & { code?: string }, socket: Socket, requestTimeoutMs: number): void {
   const answer = clientErrorAnswer(error, socket);
   if (!answer) return;
   const message =
     answer.kind === 'timeout'
-      ? 'Request Timeout: the request did not arrive in full in time'
+      ? `Request Timeout: the request did not arrive in full within ${requestTimeoutMs} ms (REQUEST_TIMEOUT_MS)`
       : answer.kind === 'headers_too_large'
-        ? 'Request header fields too large'
+        ? `Request header fields too large: at most ${maxHeaderSize} bytes of headers in all (Node's --max-http-header-size)`
         : `Bad Request: malformed HTTP (${answer.code})`;
   endWithJson(socket, answer, errorResponse(null, INVALID_REQUEST, message));
 }

@@ -2,7 +2,6 @@
 // messages goes to stdout (logs go to stderr). Requests run concurrently, so a slow tool
 // call does not hold up a ping or a cancellation. The protocol's rules for batches and
 // notifications come from the core (protocol/message-intake.ts).
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { serializeMessage } from '../common/raw-json.js';
 import { ClientRequests } from '../protocol/client-requests.js';
@@ -15,12 +14,14 @@ import {
   type JsonRpcId,
   type JsonRpcRequest,
   type JsonRpcResponse,
+  MAX_MESSAGE_BYTES,
   PARSE_ERROR,
 } from '../protocol/json-rpc.js';
 import type { McpServer } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS, mapLimited, takeIn } from '../protocol/message-intake.js';
 import type { Caller, SessionState } from '../protocol/messages.js';
 import { isStateless } from '../protocol/revisions.js';
+import { readLines } from './stdio-lines.js';
 import { acknowledgement, filterOf, honoredKinds, type Kind, tagged } from './subscriptions.js';
 
 export interface StdioOptions {
@@ -160,14 +161,23 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   });
 
   return new Promise((resolve) => {
-    const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-    lines.on('line', (line) => {
-      void onLine(line);
-    });
-    lines.on('close', () => {
-      stopListening();
-      inFlight.abortAll('stdin closed');
-      resolve();
+    readLines(input, MAX_MESSAGE_BYTES, {
+      line: (line) => {
+        void onLine(line);
+      },
+      tooLong: () =>
+        write(
+          errorResponse(
+            null,
+            INVALID_REQUEST,
+            `Request too large: a message over stdio is at most ${MAX_MESSAGE_BYTES} bytes, as over HTTP; this line was dropped`,
+          ),
+        ),
+      close: () => {
+        stopListening();
+        inFlight.abortAll('stdin closed');
+        resolve();
+      },
     });
   });
 }
