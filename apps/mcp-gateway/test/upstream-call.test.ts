@@ -529,3 +529,42 @@ describe("an upstream's JSON answer, as its bytes came", () => {
     }
   });
 });
+
+describe("a streaming operation's progress", () => {
+  it('carries at most 1,000 characters of an event, cut with an ellipsis; the result is read as before', async () => {
+    const long = 'x'.repeat(5_000);
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`event: delta\ndata: ${JSON.stringify({ text: 'short' })}\n\n`);
+      res.write(`event: delta\ndata: ${JSON.stringify({ text: long })}\n\n`);
+      res.end(`event: done\ndata: ${JSON.stringify({ length: 5_005 })}\n\n`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    onCleanup(() => new Promise((r) => server.close(() => r(undefined))));
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Streams', version: '1' },
+        paths: {
+          '/write': {
+            post: {
+              operationId: 'write_text',
+              responses: {
+                '200': { description: 'text', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+              },
+            },
+          },
+        },
+      },
+    });
+    const { client } = await httpV1(gw);
+    const messages: Array<string | undefined> = [];
+    const result = await client.callTool({ name: 'write_text', arguments: {} }, undefined, {
+      onprogress: (p) => messages.push(p.message),
+    });
+    expect(messages).toEqual(['short', `${'x'.repeat(1_000)}…`, 'done']);
+    expect(result.isError).toBeFalsy();
+    expect(JSON.stringify(result.content)).toContain('5005');
+  });
+});

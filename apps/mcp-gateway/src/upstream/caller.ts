@@ -57,6 +57,9 @@ export function basicCredentials(key: string): string {
   return Buffer.from(key.includes(':') ? key : `${key}:`, 'utf8').toString('base64');
 }
 
+/** The most characters of an upstream event's text a progress notification carries. */
+export const MAX_PROGRESS_MESSAGE = 1_000;
+
 /** Why a request cannot carry credentials (nothing is then sent), and whether trying again may help. */
 type AuthProblem = { text: string; retryable: boolean };
 
@@ -391,7 +394,11 @@ export class UpstreamCaller {
         continue;
       }
       texts.push(message);
-      ctx.onProgress?.(progress, message);
+      // A progress message is a line to show, stored in the session's event log: the result has the text whole.
+      ctx.onProgress?.(
+        progress,
+        message.length > MAX_PROGRESS_MESSAGE ? `${message.slice(0, MAX_PROGRESS_MESSAGE)}…` : message,
+      );
     }
     let data: unknown = texts.join('');
     if (last) {
