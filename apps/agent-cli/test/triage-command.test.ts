@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -303,6 +304,37 @@ describe('agent triage', () => {
     const { code, stdout } = await agent(['triage', '--via', 'mcp-stdio', '--faults', file]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/stopped: get_employee: upstream answered HTTP 403 permission_error/);
+  });
+
+  it('stops with exit code 1 at an API whose cursor never ends, after 100 pages, or that hands back the same cursor', async () => {
+    const pages: string[] = [];
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const cursor = url.searchParams.get('cursor') ?? '';
+      pages.push(cursor);
+      const next = url.searchParams.get('date') === '2026-06-11' ? 'same' : `c-${pages.length}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [], next_cursor: next }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const endless = await runAgent(['triage', '--via', 'api', '--api-url', apiUrl], { TOY_API_KEY: 'k' });
+      expect(endless.code).toBe(1);
+      expect(endless.stdout).toMatch(
+        /stopped: the API still had more urgent emails after 100 pages, the most the task reads \(a cursor that never ends\?\)/,
+      );
+      expect(pages).toHaveLength(100);
+      const same = await runAgent(['triage', '--via', 'api', '--api-url', apiUrl, '--date', '2026-06-11'], {
+        TOY_API_KEY: 'k',
+      });
+      expect(same.code).toBe(1);
+      expect(same.stdout).toMatch(
+        /stopped: the API gave the cursor it was sent as the next one \(same\): it would page for ever/,
+      );
+      expect(pages).toHaveLength(102);
+    } finally {
+      server.close();
+    }
   });
 
   it('exits 2 with a clear message for bad arguments', async () => {

@@ -22,6 +22,9 @@ export interface TriageOutput {
 }
 
 /** With a tracer, each step is a span: the calls it makes (HTTP attempts, tool calls) are its children. */
+/** The most pages of urgent emails the task reads: an API whose cursor never ends would hold it for good. */
+export const MAX_PAGES = 100;
+
 export async function runTriage(
   backend: TriageBackend,
   date: string,
@@ -37,9 +40,20 @@ export async function runTriage(
     let cursor: string | undefined;
     let pages = 0;
     do {
+      if (pages === MAX_PAGES) {
+        throw new Error(
+          `the API still had more urgent emails after ${MAX_PAGES} pages, the most the task reads (a cursor that never ends?)`,
+        );
+      }
       const page = await backend.urgentEmails(date, cursor);
       emails.push(...page.data);
-      cursor = page.next_cursor ?? undefined;
+      const next = page.next_cursor ?? undefined;
+      if (next !== undefined && next === cursor) {
+        throw new Error(
+          `the API gave the cursor it was sent as the next one (${next.slice(0, 40)}): it would page for ever`,
+        );
+      }
+      cursor = next;
       pages++;
     } while (cursor !== undefined);
     return { emails, pages };
