@@ -147,7 +147,7 @@ describe('agent lab --json: the new rows, on structure and values', () => {
       'body is not valid JSON: Unterminated string in JSON at position 10',
     ]);
     expect(lengths[1]?.[2]).toBe('408 Request Timeout');
-    expect(lengths[1]?.[3]).toMatch(/^after \d+\.\d s: the request did not arrive in time$/);
+    expect(lengths[1]?.[3]).toMatch(/^after \d+\.\d s: the request did not arrive in full within 1500 ms$/);
     expect(report.demos.at(-1)?.notes[0]).toMatch(/request timeout of 1\.5 s/);
   });
 

@@ -3,7 +3,7 @@
 // and state in memory or Redis.
 
 import { createHash, randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ErrorEnvelope, Health, redactUrl } from '@agentwire/schemas';
 import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/schemas/server-replies';
@@ -176,9 +176,9 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
       // A request that was fully received is still being answered: let that go out first.
       const current = inFlight.get(socket);
       if (current?.req.complete && !current.res.writableEnded) {
-        current.res.once('finish', () => writeClientError(error, socket));
+        current.res.once('finish', () => writeClientError(error, socket, requestTimeoutMs));
       } else {
-        writeClientError(error, socket);
+        writeClientError(error, socket, requestTimeoutMs);
       }
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -392,14 +392,17 @@ function injectFaultHooks(route: RouteOptions, faults: FaultInjector): void {
 }
 
 /** Malformed HTTP never reaches Fastify's router; answer it with our envelope anyway. */
-function writeClientError(error: Error & { code?: string }, socket: Socket): void {
+function writeClientError(error: Error & { code?: string }, socket: Socket, requestTimeoutMs: number): void {
   const answer = clientErrorAnswer(error, socket);
   if (!answer) return;
   const [type, message] =
     answer.kind === 'timeout'
-      ? (['invalid_request_error', 'the request did not arrive in time'] as const)
+      ? (['invalid_request_error', `the request did not arrive in full within ${requestTimeoutMs} ms`] as const)
       : answer.kind === 'headers_too_large'
-        ? (['request_too_large', 'the request headers are too large'] as const)
+        ? ([
+            'request_too_large',
+            `the request headers are larger than ${maxHeaderSize} bytes in all (Node's --max-http-header-size)`,
+          ] as const)
         : (['invalid_request_error', `malformed HTTP request (${answer.code})`] as const);
   endWithJson(socket, answer, envelope(type, message), { 'request-id': newRequestId() });
 }

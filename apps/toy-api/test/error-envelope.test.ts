@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http';
 import { connect } from 'node:net';
 import { ERROR_TYPES } from '@agentwire/schemas';
 import { describe, expect, it } from 'vitest';
@@ -136,7 +137,24 @@ describe.each(STORES)('one error envelope for every error (%s store)', (store) =
     );
     expect(answer).toMatch(/^HTTP\/1\.1 408 /);
     expect(answer).toMatch(/\r\nrequest-id: req_[0-9a-f]{24}\r\n/);
-    expectEnvelope(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), 'invalid_request_error');
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expectEnvelope(body, 'invalid_request_error');
+    expect(body.error.message).toBe('the request did not arrive in full within 300 ms');
+  });
+
+  it("431 in the envelope for headers over Node's limit, naming it", async () => {
+    const api = await startApi(store);
+    const answer = await raw(
+      api.url,
+      `GET /employees HTTP/1.1\r\nHost: x\r\nX-Pad: ${'p'.repeat(maxHeaderSize)}\r\n\r\n`,
+      3000,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expectEnvelope(body, 'request_too_large');
+    expect(body.error.message).toBe(
+      `the request headers are larger than ${maxHeaderSize} bytes in all (Node's --max-http-header-size)`,
+    );
   });
 
   it('400 in the envelope, with a request id, for a malformed URL', async () => {
