@@ -83,8 +83,8 @@ export function toWebResponse(
       ),
     );
   }
-  // Bytes held against the limit: the whole body's, or per event the bytes since the last one
-  // ended (give or take the rest of the chunk it ended in).
+  // Bytes held against the limit: the whole body's, or per event the bytes since the last event
+  // or comment (a heartbeat) ended, give or take the rest of the chunk it ended in.
   let held = 0;
   const tooLarge = () =>
     new ResponseTooLargeError(
@@ -110,6 +110,9 @@ export function toWebResponse(
       ? createParser({
           onEvent: () => {
             arm?.();
+            if (limits.perEvent) held = 0;
+          },
+          onComment: () => {
             if (limits.perEvent) held = 0;
           },
         })

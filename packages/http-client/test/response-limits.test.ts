@@ -131,9 +131,11 @@ describe('maxResponseBytes through fetch', () => {
     for (const attempt of ledger.attempts) expect(attempt.bytesReceived).toBeLessThanOrEqual(LIMIT + 64 * 1024);
   });
 
-  it('lets a GET notification stream run on in events that each fit, and ends one event that does not', async () => {
+  it('lets a GET notification stream run on in events and heartbeats that each fit, and ends one event that does not', async () => {
     const server = await startServer((req, res) => {
       if (req.url === '/notifications') endless(res, 'text/event-stream', `data: ${'n'.repeat(1000)}\n\n`);
+      // Heartbeat comments only, for ever: a quiet stream, not one long event.
+      else if (req.url === '/quiet') endless(res, 'text/event-stream', `: ${'h'.repeat(1000)}\n`);
       // Data lines with no blank line after them: one event that never ends.
       else endless(res, 'text/event-stream', `data: ${'e'.repeat(16 * 1024)}\n`);
     });
@@ -147,6 +149,15 @@ describe('maxResponseBytes through fetch', () => {
     }
     expect(read).toBeGreaterThanOrEqual(3 * LIMIT);
     await reader.cancel();
+    const quiet = ((await http.fetch(`${server.url}/quiet`)).body as ReadableStream<Uint8Array>).getReader();
+    read = 0;
+    while (read < 3 * LIMIT) {
+      const next = await quiet.read();
+      if (next.done) break;
+      read += next.value.length;
+    }
+    expect(read).toBeGreaterThanOrEqual(3 * LIMIT);
+    await quiet.cancel();
     const endlessEvent = await caught((await http.fetch(`${server.url}/one-event`)).text());
     expect(endlessEvent).toBeInstanceOf(ResponseTooLargeError);
     expect((endlessEvent as Error).message).toMatch(
