@@ -531,12 +531,14 @@ describe("an upstream's JSON answer, as its bytes came", () => {
 });
 
 describe("a streaming operation's progress", () => {
-  it('carries at most 1,000 characters of an event, cut with an ellipsis; the result is read as before', async () => {
+  it('carries at most 1,000 characters of an event, the last an ellipsis, never half an emoji; the result is read as before', async () => {
     const long = 'x'.repeat(5_000);
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(`event: delta\ndata: ${JSON.stringify({ text: 'short' })}\n\n`);
       res.write(`event: delta\ndata: ${JSON.stringify({ text: long })}\n\n`);
+      // An emoji across the cut: not split in half.
+      res.write(`event: delta\ndata: ${JSON.stringify({ text: `${'x'.repeat(998)}😀${long}` })}\n\n`);
       res.end(`event: done\ndata: ${JSON.stringify({ length: 5_005 })}\n\n`);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -563,7 +565,7 @@ describe("a streaming operation's progress", () => {
     const result = await client.callTool({ name: 'write_text', arguments: {} }, undefined, {
       onprogress: (p) => messages.push(p.message),
     });
-    expect(messages).toEqual(['short', `${'x'.repeat(1_000)}…`, 'done']);
+    expect(messages).toEqual(['short', `${'x'.repeat(999)}…`, `${'x'.repeat(998)}…`, 'done']);
     expect(result.isError).toBeFalsy();
     expect(JSON.stringify(result.content)).toContain('5005');
   });

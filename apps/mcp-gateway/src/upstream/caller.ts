@@ -57,8 +57,17 @@ export function basicCredentials(key: string): string {
   return Buffer.from(key.includes(':') ? key : `${key}:`, 'utf8').toString('base64');
 }
 
-/** The most characters of an upstream event's text a progress notification carries. */
+/** The most characters of an upstream event's text a progress notification carries, the ellipsis included. */
 export const MAX_PROGRESS_MESSAGE = 1_000;
+
+/** An event's text as a progress message: cut to MAX_PROGRESS_MESSAGE, never inside a surrogate pair. */
+function progressMessage(text: string): string {
+  if (text.length <= MAX_PROGRESS_MESSAGE) return text;
+  let end = MAX_PROGRESS_MESSAGE - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
 
 /** Why a request cannot carry credentials (nothing is then sent), and whether trying again may help. */
 type AuthProblem = { text: string; retryable: boolean };
@@ -394,11 +403,8 @@ export class UpstreamCaller {
         continue;
       }
       texts.push(message);
-      // A progress message is a line to show, stored in the session's event log: the result has the text whole.
-      ctx.onProgress?.(
-        progress,
-        message.length > MAX_PROGRESS_MESSAGE ? `${message.slice(0, MAX_PROGRESS_MESSAGE)}…` : message,
-      );
+      // A progress message is a line to show, and is stored in the session's event log.
+      ctx.onProgress?.(progress, progressMessage(message));
     }
     let data: unknown = texts.join('');
     if (last) {
