@@ -21,10 +21,10 @@ export interface TriageOutput {
   stream(text: string): void;
 }
 
-/** With a tracer, each step is a span: the calls it makes (HTTP attempts, tool calls) are its children. */
 /** The most pages of urgent emails the task reads: an API whose cursor never ends would hold it for good. */
 export const MAX_PAGES = 100;
 
+/** With a tracer, each step is a span: the calls it makes (HTTP attempts, tool calls) are its children. */
 export async function runTriage(
   backend: TriageBackend,
   date: string,
