@@ -16,6 +16,7 @@ import {
 } from './config-values.js';
 import { oauthSettingsOf } from './oauth-settings.js';
 import { DEFAULT_MAX_SCHEMA_BYTES, MAX_SCHEMA_BYTES_LIMIT, MIN_SCHEMA_BYTES } from './openapi/schema-budget.js';
+import { MAX_MESSAGE_BYTES } from './protocol/json-rpc.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import type { Caller } from './protocol/messages.js';
 import { type ApprovalPolicy, DEFAULT_APPROVAL_TTL_MS } from './tools/approval.js';
@@ -98,6 +99,8 @@ export interface GatewayConfig {
   maxResponseBytes: number;
   /** MAX_SPEC_BYTES: the largest OpenAPI document read, from a URL or a file. */
   maxSpecBytes: number;
+  /** MAX_MESSAGE_BYTES: the largest JSON-RPC message, an HTTP request body or a stdio line. */
+  bodyLimit: number;
   /** Which operations become tools (TOOLS_INCLUDE, TOOLS_EXCLUDE, TOOLS_READ_ONLY). */
   selection: ToolSelection;
   toolsMode: 'static' | 'dynamic' | 'auto';
@@ -322,6 +325,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     upstreamReport: upstreamReportOf(env.UPSTREAM_REPORT),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     maxSpecBytes: integerOf('MAX_SPEC_BYTES', env.MAX_SPEC_BYTES, DEFAULT_MAX_SPEC_BYTES, 1024, 1024 ** 3),
+    bodyLimit: integerOf('MAX_MESSAGE_BYTES', env.MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, 1024, 1024 ** 3),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
     exchange:

@@ -441,6 +441,11 @@ describe('a document larger than MAX_SPEC_BYTES', () => {
     expect(() => readConfig([], { ...base, MAX_SPEC_BYTES: '10' })).toThrow(
       "MAX_SPEC_BYTES must be an integer from 1024 to 1073741824, got '10'",
     );
+    // Its neighbour, the largest message (stdio line or HTTP body).
+    expect(readConfig([], base).bodyLimit).toBe(1024 * 1024);
+    expect(() => readConfig([], { ...base, MAX_MESSAGE_BYTES: '0' })).toThrow(
+      "MAX_MESSAGE_BYTES must be an integer from 1024 to 1073741824, got '0'",
+    );
   });
 
   it('stops a gateway that reads it from a file, naming the limit', async () => {

@@ -104,7 +104,7 @@ describe('Streamable HTTP, initialize-based revisions', () => {
     expect((await big.json()).error).toEqual({
       code: -32600,
       message:
-        "Request body too large: the gateway takes at most 2048 bytes in one request (a batch's messages together)",
+        "Request body too large: the gateway takes at most 2048 bytes in one request, a batch's messages together (MAX_MESSAGE_BYTES)",
     });
   });
 

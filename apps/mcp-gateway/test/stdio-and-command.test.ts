@@ -62,12 +62,18 @@ describe('stdio', () => {
       error: {
         code: -32600,
         message:
-          'Request too large: a message over stdio is at most 1048576 bytes, as over HTTP; this line was dropped',
+          'Request too large: a message over stdio is at most 1048576 bytes (MAX_MESSAGE_BYTES); this line was dropped',
       },
     });
     io.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
     expect(await io.next()).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
     expect(io.lines).toHaveLength(3);
+    // Raised, the same line is taken.
+    const raised = await rawStdio({ UPSTREAM_URL: api.url, UPSTREAM_API_KEY: api.key, MAX_MESSAGE_BYTES: '4194304' });
+    raised.send(init('2025-11-25'));
+    await raised.next();
+    raised.send({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2 * 1024 * 1024) } });
+    expect(await raised.next()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
   });
 
   it('takes a batch in 2025-03-26 and refuses one in 2025-06-18', async () => {

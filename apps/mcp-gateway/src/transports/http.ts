@@ -170,7 +170,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
         reply,
         413,
         INVALID_REQUEST,
-        `Request body too large: the gateway takes at most ${bodyLimit} bytes in one request (a batch's messages together)`,
+        `Request body too large: the gateway takes at most ${bodyLimit} bytes in one request, a batch's messages together (MAX_MESSAGE_BYTES)`,
       );
     }
     if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {

@@ -35,6 +35,8 @@ export interface StdioOptions {
   demoLogLine?: string | undefined;
   /** The local user (LOCAL_USER, LOCAL_SCOPES): whom the config file's rules and quotas see. */
   caller?: Caller | undefined;
+  /** The longest line taken (MAX_MESSAGE_BYTES); default 1 MiB. */
+  maxMessageBytes?: number | undefined;
 }
 
 export function serveStdio(server: McpServer, options: StdioOptions): Promise<void> {
@@ -161,7 +163,8 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   });
 
   return new Promise((resolve) => {
-    readLines(input, MAX_MESSAGE_BYTES, {
+    const maxBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+    readLines(input, maxBytes, {
       line: (line) => {
         void onLine(line);
       },
@@ -170,7 +173,7 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
           errorResponse(
             null,
             INVALID_REQUEST,
-            `Request too large: a message over stdio is at most ${MAX_MESSAGE_BYTES} bytes, as over HTTP; this line was dropped`,
+            `Request too large: a message over stdio is at most ${maxBytes} bytes (MAX_MESSAGE_BYTES); this line was dropped`,
           ),
         ),
       close: () => {
