@@ -99,8 +99,10 @@ export interface GatewayConfig {
   maxResponseBytes: number;
   /** MAX_SPEC_BYTES: the largest OpenAPI document read, from a URL or a file. */
   maxSpecBytes: number;
-  /** MAX_MESSAGE_BYTES: the largest JSON-RPC message, an HTTP request body or a stdio line. */
+  /** MAX_MESSAGE_BYTES: the largest JSON-RPC message over HTTP (a request body). */
   bodyLimit: number;
+  /** MAX_MESSAGE_BYTES over stdio (a line); unset, room for a file of MAX_UPLOAD_BYTES. */
+  stdioMessageBytes: number;
   /** Which operations become tools (TOOLS_INCLUDE, TOOLS_EXCLUDE, TOOLS_READ_ONLY). */
   selection: ToolSelection;
   toolsMode: 'static' | 'dynamic' | 'auto';
@@ -143,6 +145,20 @@ export interface GatewayConfig {
 }
 
 export { ConfigError };
+
+/**
+ * MAX_MESSAGE_BYTES, over HTTP and over stdio. Unset, HTTP takes 1 MiB, and stdio (a local client,
+ * which has always sent files in one line) room for a file of MAX_UPLOAD_BYTES: base64 is 4/3 of
+ * it, and 1 MiB for the rest of the call.
+ */
+function messageLimits(set: string | undefined, upload: string | undefined) {
+  if (set) {
+    const bytes = integerOf('MAX_MESSAGE_BYTES', set, MAX_MESSAGE_BYTES, 1024, 1024 ** 3);
+    return { bodyLimit: bytes, stdioMessageBytes: bytes };
+  }
+  const uploadBytes = integerOf('MAX_UPLOAD_BYTES', upload, 10 * 1024 * 1024, 0, 1024 * 1024 * 1024);
+  return { bodyLimit: MAX_MESSAGE_BYTES, stdioMessageBytes: Math.ceil(uploadBytes / 3) * 4 + MAX_MESSAGE_BYTES };
+}
 
 export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   let flags: ReturnType<typeof parseFlags>;
@@ -325,7 +341,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     upstreamReport: upstreamReportOf(env.UPSTREAM_REPORT),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     maxSpecBytes: integerOf('MAX_SPEC_BYTES', env.MAX_SPEC_BYTES, DEFAULT_MAX_SPEC_BYTES, 1024, 1024 ** 3),
-    bodyLimit: integerOf('MAX_MESSAGE_BYTES', env.MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES, 1024, 1024 ** 3),
+    ...messageLimits(env.MAX_MESSAGE_BYTES, env.MAX_UPLOAD_BYTES),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
     exchange:

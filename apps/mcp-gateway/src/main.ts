@@ -130,7 +130,7 @@ async function main(): Promise<void> {
       log: (message, details = {}) => logger.error(details, message),
       batchLimits: config.batchLimits,
       caller: config.localCaller,
-      maxMessageBytes: config.bodyLimit,
+      maxMessageBytes: config.stdioMessageBytes,
     });
     await gateway.close();
     await storesRedis?.quit().catch(() => undefined);

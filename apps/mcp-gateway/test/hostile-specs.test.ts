@@ -441,8 +441,14 @@ describe('a document larger than MAX_SPEC_BYTES', () => {
     expect(() => readConfig([], { ...base, MAX_SPEC_BYTES: '10' })).toThrow(
       "MAX_SPEC_BYTES must be an integer from 1024 to 1073741824, got '10'",
     );
-    // Its neighbour, the largest message (stdio line or HTTP body).
-    expect(readConfig([], base).bodyLimit).toBe(1024 * 1024);
+    // Its neighbour, the largest message: 1 MiB over HTTP; over stdio room for a file of
+    // MAX_UPLOAD_BYTES in base64 and 1 MiB more, unless set.
+    expect(readConfig([], base)).toMatchObject({ bodyLimit: 1_048_576, stdioMessageBytes: 13_981_016 + 1_048_576 });
+    expect(readConfig([], { ...base, MAX_UPLOAD_BYTES: '3' })).toMatchObject({ stdioMessageBytes: 4 + 1_048_576 });
+    expect(readConfig([], { ...base, MAX_MESSAGE_BYTES: '2048' })).toMatchObject({
+      bodyLimit: 2048,
+      stdioMessageBytes: 2048,
+    });
     expect(() => readConfig([], { ...base, MAX_MESSAGE_BYTES: '0' })).toThrow(
       "MAX_MESSAGE_BYTES must be an integer from 1024 to 1073741824, got '0'",
     );
