@@ -215,19 +215,37 @@ describe('a returned requestState', () => {
   it('refuses an approval rather than forget a used state, when memory holds as many as it may and none has expired', async () => {
     const start = Date.parse('2026-06-10T09:00:00Z');
     vi.useFakeTimers({ now: start });
-    const used = new MemoryUsedStates(2);
-    expect(await used.use('a', 1_000)).toBe(true);
-    expect(await used.use('b', 2_000)).toBe(true);
-    await expect(used.use('c', 1_000)).rejects.toThrow(
+    const used = new MemoryUsedStates(2, 2);
+    expect(await used.use('a', 1_000, 'ann')).toBe(true);
+    expect(await used.use('b', 2_000, 'bob')).toBe(true);
+    await expect(used.use('c', 1_000, 'cy')).rejects.toThrow(
       'The gateway remembers at most 2 used approvals in memory, each until its state expires (APPROVAL_TTL_MS), and all are in use: nothing was sent.',
     );
     // Both are still remembered: neither can be used again.
-    expect(await used.use('a', 1_000)).toBe(false);
-    expect(await used.use('b', 1_000)).toBe(false);
+    expect(await used.use('a', 1_000, 'ann')).toBe(false);
+    expect(await used.use('b', 1_000, 'bob')).toBe(false);
     // Once one has expired, it makes room.
     vi.setSystemTime(start + 1_000);
-    expect(await used.use('c', 1_000)).toBe(true);
-    expect(await used.use('b', 1_000)).toBe(false);
+    expect(await used.use('c', 1_000, 'cy')).toBe(true);
+    expect(await used.use('b', 1_000, 'bob')).toBe(false);
+  });
+
+  it('holds each caller to its share of that memory, so that one cannot fill it for the others', async () => {
+    const start = Date.parse('2026-06-10T09:00:00Z');
+    vi.useFakeTimers({ now: start });
+    const used = new MemoryUsedStates(10, 2);
+    expect(await used.use('a1', 1_000, 'ann')).toBe(true);
+    expect(await used.use('a2', 5_000, 'ann')).toBe(true);
+    await expect(used.use('a3', 1_000, 'ann')).rejects.toThrow(
+      'This caller holds 2 used approvals in memory, the most one caller may, each until its state expires (APPROVAL_TTL_MS): nothing was sent.',
+    );
+    // Another caller is not held back by ann's.
+    expect(await used.use('b1', 1_000, 'bob')).toBe(true);
+    // One of ann's expires: her share has room again, and the expired one is forgotten, not counted twice.
+    vi.setSystemTime(start + 1_000);
+    expect(await used.use('a3', 1_000, 'ann')).toBe(true);
+    await expect(used.use('a4', 1_000, 'ann')).rejects.toThrow('This caller holds 2 used approvals');
+    expect(await used.use('a2', 1_000, 'ann')).toBe(false);
   });
 
   it('runs the call on a yes, once; the document can name the question', async () => {

@@ -44,38 +44,60 @@ export interface ApprovalOptions {
 
 /** The states already used, each until it expires: memory, or Redis shared by replicas. */
 export interface UsedStates {
-  /** Marks a state used; false when it already was. */
-  use(nonce: string, ttlMs: number): Promise<boolean>;
+  /** Marks a state used; false when it already was. `owner`: the caller's subject ('' without sign-in). */
+  use(nonce: string, ttlMs: number, owner: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
 /** The most used states a memory store remembers (they expire after APPROVAL_TTL_MS). */
 export const MAX_MEMORY_USED = 100_000;
+/** The most of them one caller may hold: a tenth, so that no one caller fills the store for all. */
+export const MAX_MEMORY_USED_PER_CALLER = 10_000;
 
 export class MemoryUsedStates implements UsedStates {
-  readonly #used = new Map<string, number>();
+  readonly #used = new Map<string, { until: number; owner: string }>();
+  /** How many each owner holds. */
+  readonly #held = new Map<string, number>();
   readonly #max: number;
+  readonly #perOwner: number;
 
-  constructor(max = MAX_MEMORY_USED) {
+  constructor(max = MAX_MEMORY_USED, perOwner = MAX_MEMORY_USED_PER_CALLER) {
     this.#max = max;
+    this.#perOwner = perOwner;
   }
 
-  async use(nonce: string, ttlMs: number): Promise<boolean> {
+  async use(nonce: string, ttlMs: number, owner: string): Promise<boolean> {
     const now = Date.now();
-    if ((this.#used.get(nonce) ?? 0) > now) return false;
-    if (this.#used.size >= this.#max) {
-      for (const [n, until] of this.#used) if (until <= now) this.#used.delete(n);
-      // Still full of states that have not expired: none is forgotten (a forgotten one could be
-      // used again), so this approval is refused instead, and nothing is sent.
-      if (this.#used.size >= this.#max) {
-        throw new RpcError(
-          INTERNAL_ERROR,
-          `The gateway remembers at most ${this.#max} used approvals in memory, each until its state expires (APPROVAL_TTL_MS), and all are in use: nothing was sent. Call again later, or run the gateway with REDIS_URL, which keeps them in Redis.`,
-        );
-      }
+    const before = this.#used.get(nonce);
+    if (before && before.until > now) return false;
+    if (before) this.#forget(nonce, before);
+    if (this.#used.size >= this.#max || (this.#held.get(owner) ?? 0) >= this.#perOwner) {
+      for (const [n, entry] of this.#used) if (entry.until <= now) this.#forget(n, entry);
     }
-    this.#used.set(nonce, now + ttlMs);
+    // Still full of states that have not expired: none is forgotten (a forgotten one could be
+    // used again), so this approval is refused instead, and nothing is sent.
+    if ((this.#held.get(owner) ?? 0) >= this.#perOwner) {
+      throw new RpcError(
+        INTERNAL_ERROR,
+        `This caller holds ${this.#perOwner} used approvals in memory, the most one caller may, each until its state expires (APPROVAL_TTL_MS): nothing was sent. Call again later, or run the gateway with REDIS_URL, which keeps them in Redis.`,
+      );
+    }
+    if (this.#used.size >= this.#max) {
+      throw new RpcError(
+        INTERNAL_ERROR,
+        `The gateway remembers at most ${this.#max} used approvals in memory, each until its state expires (APPROVAL_TTL_MS), and all are in use: nothing was sent. Call again later, or run the gateway with REDIS_URL, which keeps them in Redis.`,
+      );
+    }
+    this.#used.set(nonce, { until: now + ttlMs, owner });
+    this.#held.set(owner, (this.#held.get(owner) ?? 0) + 1);
     return true;
+  }
+
+  #forget(nonce: string, entry: { owner: string }): void {
+    this.#used.delete(nonce);
+    const left = (this.#held.get(entry.owner) ?? 1) - 1;
+    if (left > 0) this.#held.set(entry.owner, left);
+    else this.#held.delete(entry.owner);
   }
 
   async close(): Promise<void> {}
@@ -92,7 +114,8 @@ export class RedisUsedStates implements UsedStates {
     this.#quit = quitOnClose;
   }
 
-  async use(nonce: string, ttlMs: number): Promise<boolean> {
+  async use(nonce: string, ttlMs: number, _owner: string): Promise<boolean> {
+    // No share per caller: Redis holds what its memory allows, each state until it expires.
     return (await this.#redis.set(`${this.#prefix}approval-used:${nonce}`, '1', 'PX', ttlMs, 'NX')) === 'OK';
   }
 
@@ -207,7 +230,7 @@ export class Approvals {
       if (answer !== undefined) {
         const step = readAnswer(answer, payload.key, tool);
         if (step.kind === 'declined') return step;
-        if (!(await this.#options.used.use(payload.nonce, Math.max(1, payload.exp - Date.now())))) {
+        if (!(await this.#options.used.use(payload.nonce, Math.max(1, payload.exp - Date.now()), payload.sub))) {
           throw new RpcError(
             INVALID_PARAMS,
             `requestState was already used: an approval is good for one call of ${tool.name}; call again without requestState to ask again`,
