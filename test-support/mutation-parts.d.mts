@@ -8,3 +8,9 @@ export declare const TO: string;
  * `file:first-last`; throws when the file has none or a marker is unpaired.
  */
 export declare function markedParts(configUrl: string | URL, file: string): string[];
+
+/**
+ * Loads a package's Stryker config, checks every file it names exists, and gives the file of each
+ * marked part, in order.
+ */
+export declare function markedFilesOf(configUrl: string | URL): Promise<string[]>;

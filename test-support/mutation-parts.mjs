@@ -3,7 +3,7 @@
 // are marked in the source, each between a `// mutation testing: from here` line and a
 // `// mutation testing: to here` line, and the configs find them when they load.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export const FROM = '// mutation testing: from here';
@@ -34,4 +34,17 @@ export function markedParts(configUrl, file) {
   if (first !== undefined) throw new Error(`${file}:${first - 1}: "${FROM}" never closed by "${TO}"`);
   if (parts.length === 0) throw new Error(`${file}: no part marked between "${FROM}" and "${TO}"`);
   return parts;
+}
+
+/**
+ * For a package's test: loads its Stryker config (which fails on a marker lost or unpaired),
+ * checks that every file it names exists, and gives the file of each marked part, in order.
+ */
+export async function markedFilesOf(configUrl) {
+  const { default: config } = await import(String(configUrl));
+  for (const entry of config.mutate) {
+    const file = entry.split(':')[0];
+    if (!existsSync(fileURLToPath(new URL(file, configUrl)))) throw new Error(`${entry}: no such file`);
+  }
+  return config.mutate.filter((entry) => /:\d+-\d+$/.test(entry)).map((entry) => entry.split(':')[0]);
 }

@@ -151,12 +151,11 @@ export { ConfigError };
  * which has always sent files in one line) room for a file of MAX_UPLOAD_BYTES: base64 is 4/3 of
  * it, and 1 MiB for the rest of the call.
  */
-function messageLimits(set: string | undefined, upload: string | undefined) {
+function messageLimits(set: string | undefined, uploadBytes: number) {
   if (set) {
     const bytes = integerOf('MAX_MESSAGE_BYTES', set, MAX_MESSAGE_BYTES, 1024, 1024 ** 3);
     return { bodyLimit: bytes, stdioMessageBytes: bytes };
   }
-  const uploadBytes = integerOf('MAX_UPLOAD_BYTES', upload, 10 * 1024 * 1024, 0, 1024 * 1024 * 1024);
   return { bodyLimit: MAX_MESSAGE_BYTES, stdioMessageBytes: Math.ceil(uploadBytes / 3) * 4 + MAX_MESSAGE_BYTES };
 }
 
@@ -296,6 +295,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (!metrics && env.METRICS_PORT) {
     throw new ConfigError('METRICS_PORT serves /metrics, which METRICS=off turns off: set one of them, not both');
   }
+  const maxUploadBytes = integerOf('MAX_UPLOAD_BYTES', env.MAX_UPLOAD_BYTES, 10 * 1024 * 1024, 0, 1024 * 1024 * 1024);
   return {
     transport,
     demoLogToStdout: flags['demo-log-to-stdout'] === true,
@@ -321,7 +321,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     descriptionMax: env.TOOLS_DESCRIPTION_MAX
       ? integerOf('TOOLS_DESCRIPTION_MAX', env.TOOLS_DESCRIPTION_MAX, 0, 40, 100_000)
       : undefined,
-    maxUploadBytes: integerOf('MAX_UPLOAD_BYTES', env.MAX_UPLOAD_BYTES, 10 * 1024 * 1024, 0, 1024 * 1024 * 1024),
+    maxUploadBytes,
     maxSchemaBytes: integerOf(
       'MAX_SCHEMA_BYTES',
       env.MAX_SCHEMA_BYTES,
@@ -341,7 +341,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     upstreamReport: upstreamReportOf(env.UPSTREAM_REPORT),
     maxResponseBytes: integerOf('MAX_RESPONSE_BYTES', env.MAX_RESPONSE_BYTES, 10 * 1024 * 1024, 1024, 1024 ** 3),
     maxSpecBytes: integerOf('MAX_SPEC_BYTES', env.MAX_SPEC_BYTES, DEFAULT_MAX_SPEC_BYTES, 1024, 1024 ** 3),
-    ...messageLimits(env.MAX_MESSAGE_BYTES, env.MAX_UPLOAD_BYTES),
+    ...messageLimits(env.MAX_MESSAGE_BYTES, maxUploadBytes),
     selection,
     upstreamAuth: upstreamAuthOf(env.UPSTREAM_AUTH),
     exchange:
