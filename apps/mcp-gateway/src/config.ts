@@ -19,6 +19,7 @@ import { DEFAULT_MAX_SCHEMA_BYTES, MAX_SCHEMA_BYTES_LIMIT, MIN_SCHEMA_BYTES } fr
 import { MAX_MESSAGE_BYTES } from './protocol/json-rpc.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from './protocol/message-intake.js';
 import type { Caller } from './protocol/messages.js';
+import { DEFAULT_MAX_SESSIONS_PER_CALLER } from './sessions/session-store.js';
 import { type ApprovalPolicy, DEFAULT_APPROVAL_TTL_MS } from './tools/approval.js';
 import { parseSelectors, SelectionError, type Selector, type ToolSelection } from './tools/selection.js';
 import {
@@ -66,6 +67,7 @@ export interface GatewayConfig {
   redisUrl: string | undefined;
   redisPassword: string | undefined;
   maxSessions: number;
+  maxSessionsPerCaller: number;
   redisPrefix: string;
   logLevel: string;
   /** Tools per tools/list page. */
@@ -314,6 +316,13 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     redisUrl: env.REDIS_URL || undefined,
     redisPassword,
     maxSessions: integerOf('MAX_SESSIONS', env.MAX_SESSIONS, 10_000, 1, 10_000_000),
+    maxSessionsPerCaller: integerOf(
+      'MAX_SESSIONS_PER_CALLER',
+      env.MAX_SESSIONS_PER_CALLER,
+      DEFAULT_MAX_SESSIONS_PER_CALLER,
+      1,
+      10_000_000,
+    ),
     redisPrefix: env.REDIS_PREFIX || 'mcp-gateway:',
     logLevel: logLevelOf(env.LOG_LEVEL),
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),

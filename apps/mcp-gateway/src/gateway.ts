@@ -366,6 +366,7 @@ export type ServeHttpOptions = Omit<HttpOptions, 'store'> & {
   /** For the memory store made when no `store` is given. */
   sessionIdleMs?: number | undefined;
   maxSessions?: number | undefined;
+  maxSessionsPerCaller?: number | undefined;
 };
 
 /**
@@ -388,6 +389,7 @@ export async function serveHttp(gateway: Gateway, options: ServeHttpOptions): Pr
   const store = new MemorySessionStore({
     ...(options.sessionIdleMs ? { idleMs: options.sessionIdleMs } : {}),
     ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
+    ...(options.maxSessionsPerCaller ? { maxSessionsPerCaller: options.maxSessionsPerCaller } : {}),
   });
   const http = await listenHttp(gateway, { ...options, store }).catch(async (error: unknown) => {
     await store.close();

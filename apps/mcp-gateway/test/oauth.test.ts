@@ -56,7 +56,7 @@ function recordingApi(oauth = false) {
 
 async function oauthGateway(
   extra: Partial<OAuthSettings> = {},
-  http: { trustedProxies?: string[] } = {},
+  http: { trustedProxies?: string[]; maxSessionsPerCaller?: number } = {},
   apiWithScopes = false,
 ) {
   const api = await recordingApi(apiWithScopes);
@@ -88,6 +88,36 @@ async function clientCredentials(resource: string, scope = 'emails:read'): Promi
     body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
   });
   const body = await response.json();
+  if (!body.access_token) throw new Error(JSON.stringify(body));
+  return body.access_token;
+}
+
+/** A token for another subject: a second client of the authorization server (dynamic registration). */
+async function anotherSubjectsToken(resource: string): Promise<string> {
+  const registered = await (
+    await fetch(`${auth.issuer}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'other',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+        scope: 'emails:read',
+      }),
+    })
+  ).json();
+  const body = await (
+    await fetch(`${auth.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${registered.client_id}:${registered.client_secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: 'emails:read' }),
+    })
+  ).json();
   if (!body.access_token) throw new Error(JSON.stringify(body));
   return body.access_token;
 }
@@ -286,31 +316,7 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
 
   it("binds a session to the caller who opened it: another caller's token cannot use, stream or end it", async () => {
     const gw = await oauthGateway();
-    // A second client of the authorization server (dynamic registration): another subject.
-    const registered = await (
-      await fetch(`${auth.issuer}/reg`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          client_name: 'other',
-          grant_types: ['client_credentials'],
-          response_types: [],
-          redirect_uris: [],
-          token_endpoint_auth_method: 'client_secret_basic',
-          scope: 'emails:read',
-        }),
-      })
-    ).json();
-    const otherToken = await (
-      await fetch(`${auth.issuer}/token`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${registered.client_id}:${registered.client_secret}`).toString('base64')}`,
-        },
-        body: new URLSearchParams({ grant_type: 'client_credentials', resource: gw.resource, scope: 'emails:read' }),
-      })
-    ).json();
+    const otherToken = await anotherSubjectsToken(gw.resource);
     const mine = await clientCredentials(gw.resource);
     const init = await rpc(gw.mcpUrl, `Bearer ${mine}`, initialize);
     const sessionId = init.headers.get('mcp-session-id') ?? '';
@@ -328,13 +334,44 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
         ...(method === 'POST' ? { body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' }) } : {}),
       });
     for (const method of ['POST', 'GET', 'DELETE']) {
-      const answer = await inSession(otherToken.access_token, method);
+      const answer = await inSession(otherToken, method);
       expect({ method, status: answer.status }).toEqual({ method, status: 404 });
       await answer.body?.cancel();
     }
     const own = await inSession(mine, 'POST');
     expect(own.status).toBe(200);
     expect((await inSession(mine, 'DELETE')).status).toBe(204);
+  });
+
+  it('caps the sessions one subject holds (MAX_SESSIONS_PER_CALLER): past it a 429 names the limit, another subject still opens one, and an ended one frees a place', async () => {
+    const gw = await oauthGateway({}, { maxSessionsPerCaller: 2 });
+    const mine = `Bearer ${await clientCredentials(gw.resource)}`;
+    const theirs = `Bearer ${await anotherSubjectsToken(gw.resource)}`;
+    const opened = [];
+    for (let i = 0; i < 2; i++) {
+      const answer = await rpc(gw.mcpUrl, mine, initialize);
+      expect(answer.status).toBe(200);
+      opened.push(answer.headers.get('mcp-session-id') ?? '');
+    }
+    const refused = await rpc(gw.mcpUrl, mine, { ...initialize, id: 'third' });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('mcp-session-id')).toBeNull();
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 'third',
+      error: {
+        code: -32029,
+        message: `too many open sessions for one caller: subject ${SCRIPT_CLIENT_ID} holds 2, the limit (MAX_SESSIONS_PER_CALLER); end one (DELETE /mcp with its Mcp-Session-Id) or wait until one is idle long enough to expire`,
+      },
+    });
+    expect((await rpc(gw.mcpUrl, theirs, initialize)).status).toBe(200);
+    const ended = await fetch(gw.mcpUrl, {
+      method: 'DELETE',
+      headers: { authorization: mine, 'mcp-protocol-version': '2025-06-18', 'mcp-session-id': opened[0] ?? '' },
+    });
+    expect(ended.status).toBe(204);
+    expect((await rpc(gw.mcpUrl, mine, initialize)).status).toBe(200);
+    expect((await rpc(gw.mcpUrl, mine, initialize)).status).toBe(429);
   });
 
   it('serves the official SDK clients, v1 and v2, each discovering it from the 401 and getting its own token', async () => {

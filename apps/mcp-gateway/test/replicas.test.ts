@@ -220,7 +220,8 @@ describe('replicas on a Redis with a password and a session cap', () => {
       });
     const first = await open(a);
     expect(first.status).toBe(200);
-    expect((await open(b)).status).toBe(200);
+    const second = await open(b);
+    expect(second.status).toBe(200);
     const third = await open(a);
     expect(third.status).toBe(503);
     expect(((await third.json()) as { error: { message: string } }).error.message).toBe(
@@ -261,6 +262,19 @@ describe('replicas on a Redis with a password and a session cap', () => {
     expect(((await full.json()) as { error: { message: string } }).error.message).toBe(
       'Server busy: the session store (Redis) is at its memory limit (maxmemory); try again later',
     );
+    // A session already open still answers: finding it and keeping it alive need no memory.
+    const ping = await fetch(a, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: ACCEPT,
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-11-25',
+        'mcp-session-id': second.headers.get('mcp-session-id') ?? '',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
   });
 });
 

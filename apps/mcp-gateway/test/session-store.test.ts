@@ -34,6 +34,37 @@ describe('sessions in memory', () => {
     await store.close();
   });
 
+  it('are capped per caller (MAX_SESSIONS_PER_CALLER): a caller past its share is refused, others are not, and an ended or expired session frees its place', async () => {
+    vi.useFakeTimers();
+    const store = new MemorySessionStore({ idleMs: 1_000, maxSessions: 10, maxSessionsPerCaller: 2 });
+    const first = await store.create(state, 'subject alice');
+    await store.create(state, 'subject alice');
+    const refused = store.create(state, 'subject alice');
+    await expect(refused).rejects.toThrow(
+      'too many open sessions for one caller: subject alice holds 2, the limit (MAX_SESSIONS_PER_CALLER)',
+    );
+    await expect(refused).rejects.toMatchObject({ perCaller: true });
+    await store.create(state, 'subject bob');
+    expect(await store.delete(first)).toBe(true);
+    expect(await store.delete(first)).toBe(false);
+    const third = await store.create(state, 'subject alice');
+    await expect(store.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
+    // Kept alive by use, the third outlives the second; the second's expiry frees its place.
+    vi.advanceTimersByTime(600);
+    store.get(third);
+    vi.advanceTimersByTime(600);
+    await store.create(state, 'subject alice');
+    await expect(store.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
+    // The total cap is told apart from the share.
+    const full = new MemorySessionStore({ maxSessions: 1, maxSessionsPerCaller: 5 });
+    await full.create(state, 'subject alice');
+    await expect(full.create(state, 'subject bob')).rejects.toMatchObject({
+      perCaller: false,
+      message: 'too many open sessions (1, MAX_SESSIONS)',
+    });
+    await Promise.all([store.close(), full.close()]);
+  });
+
   it('keep the recent events of their GET stream with increasing ids, for resumption', async () => {
     const store = new MemorySessionStore();
     const id = await store.create(state);
@@ -84,6 +115,57 @@ describe('sessions in Redis, shared by replicas', () => {
       await b.create(state);
       await a.create(state);
       expect(await b.count()).toBe(3);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe('sessions in Redis, per caller', () => {
+  it('are capped per caller across replicas (MAX_SESSIONS_PER_CALLER), and a delete or expiry on any replica frees the place', async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
+    const prefix = `caller-cap-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    let now = 1_000_000;
+    const replica = () =>
+      new RedisSessionStore({
+        redis: new Redis(process.env.REDIS_URL ?? ''),
+        prefix,
+        idleMs: 60_000,
+        maxSessions: 10,
+        maxSessionsPerCaller: 2,
+        now: () => now,
+        quitOnClose: true,
+      });
+    const a = replica();
+    const b = replica();
+    try {
+      const first = await a.create(state, 'subject alice');
+      await b.create(state, 'subject alice');
+      const refused = a.create(state, 'subject alice');
+      await expect(refused).rejects.toThrow(
+        'too many open sessions for one caller: subject alice holds 2, the limit (MAX_SESSIONS_PER_CALLER)',
+      );
+      await expect(refused).rejects.toMatchObject({ perCaller: true });
+      await b.create(state, 'subject bob');
+      expect(await a.count()).toBe(3);
+      // Ended on the other replica: the place is free.
+      expect(await b.delete(first)).toBe(true);
+      const third = await a.create(state, 'subject alice');
+      await expect(b.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
+      // Used, the third stays; the idle second leaves its holder's count when its time is up.
+      now += 50_000;
+      expect(await b.get(third)).toEqual(state);
+      // (The keys' own expiry is Redis's clock; the counts go by the store's, moved here.)
+      now += 20_000;
+      await a.create(state, 'subject alice');
+      await expect(b.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
+      // Nothing of an ended session is left behind: its holder key went with it.
+      const redis = new Redis(process.env.REDIS_URL ?? '');
+      expect(await redis.keys(`${prefix}session:${first}:*`)).toEqual([]);
+      expect(await redis.zscore(`${prefix}sessions-of:subject alice`, first)).toBeNull();
+      await redis.quit();
     } finally {
       await a.close();
       await b.close();

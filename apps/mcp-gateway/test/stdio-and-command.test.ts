@@ -322,19 +322,25 @@ describe('configuration', () => {
     const defaults = readConfig([], env);
     expect(defaults.batchLimits).toEqual({ maxBatchSize: 50, batchConcurrency: 8 });
     expect(defaults.maxSessions).toBe(10_000);
+    expect(defaults.maxSessionsPerCaller).toBe(1_000);
     expect(defaults.maxResponseBytes).toBe(10 * 1024 * 1024);
     const set = readConfig([], {
       ...env,
       MAX_BATCH_SIZE: '5',
       BATCH_CONCURRENCY: '2',
       MAX_SESSIONS: '7',
+      MAX_SESSIONS_PER_CALLER: '3',
       MAX_RESPONSE_BYTES: '65536',
     });
-    expect([set.batchLimits, set.maxSessions, set.maxResponseBytes]).toEqual([
+    expect([set.batchLimits, set.maxSessions, set.maxSessionsPerCaller, set.maxResponseBytes]).toEqual([
       { maxBatchSize: 5, batchConcurrency: 2 },
       7,
+      3,
       65_536,
     ]);
+    expect(() => readConfig([], { ...env, MAX_SESSIONS_PER_CALLER: '0' })).toThrow(
+      "MAX_SESSIONS_PER_CALLER must be an integer from 1 to 10000000, got '0'",
+    );
     expect(() => readConfig([], { ...env, MAX_BATCH_SIZE: '0' })).toThrow(
       "MAX_BATCH_SIZE must be an integer from 1 to 10000, got '0'",
     );

@@ -14,6 +14,8 @@ export interface SessionStoreOptions {
   sessionIdleMs?: number | undefined;
   /** The most sessions open at once (MAX_SESSIONS); with Redis, across every replica. */
   maxSessions?: number | undefined;
+  /** Of those, held by one caller (MAX_SESSIONS_PER_CALLER); with Redis, across every replica. */
+  maxSessionsPerCaller?: number | undefined;
   /** Sent to Redis with AUTH; kept out of the URL (and so out of every log line). */
   redisPassword?: string | undefined;
 }
@@ -23,6 +25,7 @@ export async function createSessionStore(options: SessionStoreOptions = {}): Pro
     return new MemorySessionStore({
       ...(options.sessionIdleMs ? { idleMs: options.sessionIdleMs } : {}),
       ...(options.maxSessions ? { maxSessions: options.maxSessions } : {}),
+      ...(options.maxSessionsPerCaller ? { maxSessionsPerCaller: options.maxSessionsPerCaller } : {}),
     });
   }
   const redis = new Redis(options.redisUrl, {
@@ -65,6 +68,7 @@ export async function createSessionStore(options: SessionStoreOptions = {}): Pro
     prefix: options.redisPrefix ?? 'mcp-gateway:',
     idleMs: options.sessionIdleMs,
     maxSessions: options.maxSessions,
+    maxSessionsPerCaller: options.maxSessionsPerCaller,
     quitOnClose: true,
   });
 }

@@ -1,24 +1,31 @@
 // Sessions in this process: the default, for one gateway. Idle sessions expire; the number of
-// open sessions is capped, so a client that never closes its sessions cannot fill memory.
+// open sessions is capped, in all and per caller, so a client that never closes its sessions
+// cannot fill memory, nor take every place from the others.
 import { EventEmitter } from 'node:events';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
 import { eventsAfterId, formatEventId } from './event-ids.js';
 import {
+  DEFAULT_MAX_SESSIONS_PER_CALLER,
   MAX_EVENTS_PER_SESSION,
   newSessionId,
+  perCallerLimit,
   type SessionBackend,
-  SessionLimitError,
   type StoredEvent,
+  totalLimit,
 } from './session-store.js';
 
 export interface MemoryStoreOptions {
   idleMs?: number;
   maxSessions?: number;
+  /** Of those, held by one caller (MAX_SESSIONS_PER_CALLER). Default 1,000. */
+  maxSessionsPerCaller?: number;
 }
 
 interface MemorySession {
   state: SessionState;
+  /** Who the session counts against (`holder` of create). */
+  holder: string;
   lastSeen: number;
   events: StoredEvent[];
   seq: number;
@@ -27,15 +34,19 @@ interface MemorySession {
 export class MemorySessionStore implements SessionBackend {
   readonly kind = 'memory';
   readonly #sessions = new Map<string, MemorySession>();
+  /** Open sessions per holder; a holder with none has no entry. */
+  readonly #held = new Map<string, number>();
   readonly #bus = new EventEmitter();
   readonly #idleMs: number;
   readonly #max: number;
+  readonly #maxPerCaller: number;
   readonly #sweeper: NodeJS.Timeout;
   readonly #epoch = Date.now();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.#idleMs = options.idleMs ?? 30 * 60_000;
     this.#max = options.maxSessions ?? 10_000;
+    this.#maxPerCaller = options.maxSessionsPerCaller ?? DEFAULT_MAX_SESSIONS_PER_CALLER;
     this.#bus.setMaxListeners(0);
     this.#sweeper = setInterval(() => this.#sweep(), Math.min(60_000, this.#idleMs)).unref();
   }
@@ -49,12 +60,14 @@ export class MemorySessionStore implements SessionBackend {
     return this.#sessions.size;
   }
 
-  async create(state: SessionState): Promise<string> {
+  async create(state: SessionState, holder = ''): Promise<string> {
     this.#sweep();
-    if (this.#sessions.size >= this.#max)
-      throw new SessionLimitError(`too many open sessions (${this.#max}, MAX_SESSIONS)`);
+    if (this.#sessions.size >= this.#max) throw totalLimit(this.#max);
+    const held = this.#held.get(holder) ?? 0;
+    if (held >= this.#maxPerCaller) throw perCallerLimit(holder, this.#maxPerCaller);
     const id = newSessionId();
-    this.#sessions.set(id, { state, lastSeen: Date.now(), events: [], seq: 0 });
+    this.#sessions.set(id, { state, holder, lastSeen: Date.now(), events: [], seq: 0 });
+    this.#held.set(holder, held + 1);
     return id;
   }
 
@@ -62,7 +75,7 @@ export class MemorySessionStore implements SessionBackend {
     const s = this.#sessions.get(id);
     if (!s) return undefined;
     if (Date.now() - s.lastSeen > this.#idleMs) {
-      this.#sessions.delete(id);
+      this.#drop(id, s);
       return undefined;
     }
     s.lastSeen = Date.now();
@@ -75,7 +88,17 @@ export class MemorySessionStore implements SessionBackend {
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.#sessions.delete(id);
+    const s = this.#sessions.get(id);
+    if (s) this.#drop(id, s);
+    return s !== undefined;
+  }
+
+  /** Removes a session and gives its place back to its holder. */
+  #drop(id: string, s: MemorySession): void {
+    this.#sessions.delete(id);
+    const left = (this.#held.get(s.holder) ?? 1) - 1;
+    if (left > 0) this.#held.set(s.holder, left);
+    else this.#held.delete(s.holder);
   }
 
   async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
@@ -128,10 +151,11 @@ export class MemorySessionStore implements SessionBackend {
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#sessions.clear();
+    this.#held.clear();
   }
 
   #sweep(): void {
     const now = Date.now();
-    for (const [id, s] of this.#sessions) if (now - s.lastSeen > this.#idleMs) this.#sessions.delete(id);
+    for (const [id, s] of this.#sessions) if (now - s.lastSeen > this.#idleMs) this.#drop(id, s);
   }
 }

@@ -1,6 +1,7 @@
 // Sessions in Redis, shared by every gateway replica: state and recent events as keys that
 // expire together, live events and cancellations over pub/sub (on a second connection). One
-// sorted set indexes the open sessions by expiry time, so the cap on open sessions holds across
+// sorted set indexes the open sessions by expiry time, and one more per holder (the caller a
+// session counts against) indexes that caller's, so both caps on open sessions hold across
 // replicas: a new session is admitted (or refused) in one script, atomically.
 import { EventEmitter } from 'node:events';
 import { isRedisUnavailable } from '@agentwire/schemas/server-replies';
@@ -9,22 +10,38 @@ import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
 import { eventsAfterId } from './event-ids.js';
 import {
+  DEFAULT_MAX_SESSIONS_PER_CALLER,
   MAX_EVENTS_PER_SESSION,
   newSessionId,
+  perCallerLimit,
   type SessionBackend,
-  SessionLimitError,
   type StoredEvent,
   StoreUnavailableError,
+  totalLimit,
 } from './session-store.js';
 
 // Admits a new session if there is room. Expired entries are dropped before, by a command of
 // its own: Redis checks maxmemory at a script's first write only, so that write must be the ZADD
 // (at the limit the script then fails whole, and nothing is stored).
+// The session's holder is kept beside its state, so that a delete knows whose place it frees.
 const ADMIT = `
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return -1 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5])
+redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[5])
 return 1`;
+
+// Ends a session: its keys, and its place in the index and in its holder's (named by the holder
+// key, which a session made before holders were kept does not have).
+const END = `
+local holder = redis.call('GET', KEYS[4])
+local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('ZREM', KEYS[5], ARGV[1])
+if holder then redis.call('ZREM', ARGV[2] .. holder, ARGV[1]) end
+return deleted`;
 
 // Stores and publishes one event of a session's GET stream in one step: its id (the next of the
 // session's sequence), the list entry and the publication cannot be split by another replica's
@@ -64,6 +81,8 @@ export interface RedisSessionStoreOptions {
   quitOnClose?: boolean;
   /** Sessions open at once across every replica sharing the prefix (MAX_SESSIONS). Default 10,000. */
   maxSessions?: number | undefined;
+  /** Of those, held by one caller (MAX_SESSIONS_PER_CALLER). Default 1,000. */
+  maxSessionsPerCaller?: number | undefined;
   /** For tests: the time in ms. Replicas' clocks should agree to within a session's idle time. */
   now?: () => number;
 }
@@ -82,12 +101,14 @@ export class RedisSessionStore implements SessionBackend {
 
   readonly #quitOnClose: boolean;
   readonly #max: number;
+  readonly #maxPerCaller: number;
   readonly #now: () => number;
 
   /** `redis` is used for commands; a duplicate connection is made for subscriptions. */
   constructor(options: RedisSessionStoreOptions) {
     const { redis, prefix, idleMs = 30 * 60_000, quitOnClose = false, maxSessions = 10_000, now = Date.now } = options;
     this.#max = maxSessions;
+    this.#maxPerCaller = options.maxSessionsPerCaller ?? DEFAULT_MAX_SESSIONS_PER_CALLER;
     this.#now = now;
     this.#redis = redis;
     // ioredis would SUBSCRIBE again by itself after a reconnection, but with no handler on that
@@ -154,7 +175,7 @@ export class RedisSessionStore implements SessionBackend {
     return attempt;
   }
 
-  #key(id: string, part: 'state' | 'events' | 'ids'): string {
+  #key(id: string, part: 'state' | 'events' | 'ids' | 'holder'): string {
     return `${this.#prefix}session:${id}:${part}`;
   }
 
@@ -162,26 +183,42 @@ export class RedisSessionStore implements SessionBackend {
     return `${this.#prefix}sessions`;
   }
 
-  create(state: SessionState): Promise<string> {
-    return available(() => this.#create(state));
+  /** The sessions of one holder, by expiry time (as the index). */
+  get #heldBy(): string {
+    return `${this.#prefix}sessions-of:`;
   }
 
-  async #create(state: SessionState): Promise<string> {
+  create(state: SessionState, holder = ''): Promise<string> {
+    return available(() => this.#create(state, holder));
+  }
+
+  async #create(state: SessionState, holder: string): Promise<string> {
     const id = newSessionId();
     const now = this.#now();
-    await this.#redis.zremrangebyscore(this.#index, '-inf', now);
+    // A pipeline, not a transaction: at maxmemory Redis refuses MULTI itself, and the script's
+    // own OOM answer is the one that says why.
+    await this.#redis
+      .pipeline()
+      .zremrangebyscore(this.#index, '-inf', now)
+      .zremrangebyscore(this.#heldBy + holder, '-inf', now)
+      .exec();
     const admitted = await this.#redis.eval(
       ADMIT,
-      2,
+      4,
       this.#index,
       this.#key(id, 'state'),
+      this.#heldBy + holder,
+      this.#key(id, 'holder'),
       this.#max,
       now + this.#idleMs,
       id,
       JSON.stringify(state),
       this.#idleMs,
+      this.#maxPerCaller,
+      holder,
     );
-    if (admitted !== 1) throw new SessionLimitError(`too many open sessions (${this.#max}, MAX_SESSIONS)`);
+    if (admitted === 0) throw totalLimit(this.#max);
+    if (admitted !== 1) throw perCallerLimit(holder, this.#maxPerCaller);
     return id;
   }
 
@@ -201,16 +238,22 @@ export class RedisSessionStore implements SessionBackend {
 
   async #get(id: string): Promise<SessionState | undefined> {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
-    const raw = await this.#redis.get(this.#key(id, 'state'));
-    if (raw === null) return undefined;
-    // All of a session's keys live as long as it does, so its event ids never restart.
-    await this.#redis
-      .multi()
+    const [raw, holder] = await this.#redis.mget(this.#key(id, 'state'), this.#key(id, 'holder'));
+    if (raw === null || raw === undefined) return undefined;
+    // All of a session's keys live as long as it does, so its event ids never restart. A pipeline,
+    // not a transaction: at maxmemory Redis refuses MULTI, and a session already open should keep
+    // answering (these commands need no memory).
+    const expires = this.#now() + this.#idleMs;
+    const refresh = this.#redis
+      .pipeline()
       .pexpire(this.#key(id, 'state'), this.#idleMs)
       .pexpire(this.#key(id, 'events'), this.#idleMs)
       .pexpire(this.#key(id, 'ids'), this.#idleMs)
-      .zadd(this.#index, 'XX', this.#now() + this.#idleMs, id)
-      .exec();
+      .pexpire(this.#key(id, 'holder'), this.#idleMs)
+      .zadd(this.#index, 'XX', expires, id);
+    if (typeof holder === 'string')
+      refresh.zadd(this.#heldBy + holder, 'XX', expires, id).pexpire(this.#heldBy + holder, this.#idleMs);
+    await refresh.exec();
     return JSON.parse(raw) as SessionState;
   }
 
@@ -227,13 +270,18 @@ export class RedisSessionStore implements SessionBackend {
   }
 
   async #delete(id: string): Promise<boolean> {
-    const [deleted] =
-      (await this.#redis
-        .multi()
-        .del(this.#key(id, 'state'), this.#key(id, 'events'), this.#key(id, 'ids'))
-        .zrem(this.#index, id)
-        .exec()) ?? [];
-    return Number(deleted?.[1] ?? 0) > 0;
+    const deleted = await this.#redis.eval(
+      END,
+      5,
+      this.#key(id, 'state'),
+      this.#key(id, 'events'),
+      this.#key(id, 'ids'),
+      this.#key(id, 'holder'),
+      this.#index,
+      id,
+      this.#heldBy,
+    );
+    return Number(deleted) > 0;
   }
 
   appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {

@@ -24,7 +24,12 @@ export function pending<T>(answer: T | PromiseLike<T>): answer is PromiseLike<T>
 /** The sessions themselves. */
 export interface SessionStore {
   readonly kind: 'memory' | 'redis';
-  create(state: SessionState): Promise<string>;
+  /**
+   * Opens a session for `holder` (who it counts against: `subject <sub>` for an OAuth caller,
+   * else `address <ip>`; one holder, '', when left out). Refused with a SessionLimitError past
+   * the store's cap in all, or its cap per holder.
+   */
+  create(state: SessionState, holder?: string): Promise<string>;
   /**
    * The session, or undefined when unknown or expired. Refreshes its idle timer. A store in this
    * process may answer at once (no promise: a call's POST then has no await for it).
@@ -77,8 +82,33 @@ export function newSessionId(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** The memory store is full: the client is told to try again later. */
-export class SessionLimitError extends Error {}
+/** Sessions one caller may hold at once (MAX_SESSIONS_PER_CALLER), unless set. */
+export const DEFAULT_MAX_SESSIONS_PER_CALLER = 1_000;
+
+/**
+ * The store is full (`perCaller` false: the client is told to try again later), or the caller
+ * holds its share (true: it is told to end one of its sessions first).
+ */
+export class SessionLimitError extends Error {
+  constructor(
+    message: string,
+    readonly perCaller = false,
+  ) {
+    super(message);
+  }
+}
+
+export function totalLimit(max: number): SessionLimitError {
+  return new SessionLimitError(`too many open sessions (${max}, MAX_SESSIONS)`);
+}
+
+export function perCallerLimit(holder: string, max: number): SessionLimitError {
+  const who = holder === '' ? 'this caller' : holder;
+  return new SessionLimitError(
+    `too many open sessions for one caller: ${who} holds ${max}, the limit (MAX_SESSIONS_PER_CALLER)`,
+    true,
+  );
+}
 
 /** The backend cannot be reached (Redis is down or the connection is lost): try again shortly. */
 export class StoreUnavailableError extends Error {

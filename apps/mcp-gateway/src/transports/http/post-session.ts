@@ -10,6 +10,7 @@ import {
   INVALID_REQUEST,
   type JsonRpcNotification,
   type JsonRpcRequest,
+  QUOTA_EXCEEDED,
   SESSION_NOT_FOUND,
 } from '../../protocol/json-rpc.js';
 import { type Intake, mapLimited, takeIn } from '../../protocol/message-intake.js';
@@ -57,10 +58,16 @@ async function initialize(
   let sessionId: string;
   try {
     const owner = ctx.callerOf?.(request)?.subject;
-    sessionId = await ctx.store.create(owner === undefined ? outcome.session : { ...outcome.session, owner });
+    // A session counts against its caller, as a listen stream does: the OAuth subject, else the address.
+    const holder = owner === undefined ? `address ${request.ip}` : `subject ${owner}`;
+    sessionId = await ctx.store.create(owner === undefined ? outcome.session : { ...outcome.session, owner }, holder);
   } catch (error) {
+    if (error instanceof SessionLimitError && error.perCaller) {
+      const advice = 'end one (DELETE /mcp with its Mcp-Session-Id) or wait until one is idle long enough to expire';
+      return rpcError(reply, 429, QUOTA_EXCEEDED, `${error.message}; ${advice}`, message.id);
+    }
     if (error instanceof SessionLimitError) {
-      return rpcError(reply, 503, INTERNAL_ERROR, `Server busy: ${error.message}; try again later`);
+      return rpcError(reply, 503, INTERNAL_ERROR, `Server busy: ${error.message}; try again later`, message.id);
     }
     if ((error as Error).name === 'ReplyError' && (error as Error).message.startsWith('OOM ')) {
       // Redis at maxmemory (noeviction) refused the write: nothing was stored.
@@ -69,6 +76,7 @@ async function initialize(
         503,
         INTERNAL_ERROR,
         'Server busy: the session store (Redis) is at its memory limit (maxmemory); try again later',
+        message.id,
       );
     }
     throw error;
