@@ -30,7 +30,7 @@ import { OAUTH_SCHEME, scopeForRoute, ToyOAuth, type ToyOAuthOptions } from './o
 import type { App, RouteContext } from './route-context.js';
 import { adminRoutes } from './routes/admin.js';
 import { documentRoutes } from './routes/documents.js';
-import { emailRoutes } from './routes/emails.js';
+import { emailRoutes, MAX_REPLIES_PER_EMAIL } from './routes/emails.js';
 import { employeeRoutes } from './routes/employees.js';
 import { exportRoutes } from './routes/exports.js';
 import { MAX_NOTES, noteRoutes } from './routes/notes.js';
@@ -70,6 +70,10 @@ export interface ToyApiOptions {
   idempotencyLeaseMs?: number | undefined;
   /** The most notes kept (TOY_API_MAX_NOTES); default MAX_NOTES (10 000). */
   maxNotes?: number | undefined;
+  /** The most replies one email keeps (TOY_API_MAX_REPLIES_PER_EMAIL); default 1 000. */
+  maxRepliesPerEmail?: number | undefined;
+  /** Connections open at once (TOY_API_MAX_CONNECTIONS); more are dropped unanswered. Default 1 000. */
+  maxConnections?: number | undefined;
 }
 
 declare module 'fastify' {
@@ -183,6 +187,8 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Past it Node drops a new connection at once, unanswered: nothing else is cheap enough to send.
+  app.server.maxConnections = options.maxConnections ?? 1_000;
   if (options.tracerProvider) await traceRequests(app as unknown as FastifyInstance, options.tracerProvider);
   const metrics = new ApiMetrics();
   context.faults.onHit = (action) => metrics.faults.inc({ action });
@@ -343,7 +349,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
 
     await api.register(employeeRoutes);
     await api.register(documentRoutes);
-    await api.register(emailRoutes(context, idempotency));
+    await api.register(emailRoutes(context, idempotency, options.maxRepliesPerEmail ?? MAX_REPLIES_PER_EMAIL));
     await api.register(exportRoutes(context));
     await api.register(noteRoutes(context, options.maxNotes ?? MAX_NOTES));
     await api.register(

@@ -1,6 +1,7 @@
 // Reads the toy API's settings from the environment, refusing to start without a key.
 import { readLogLevel, secretProblem } from '@agentwire/schemas';
 import { IDEMPOTENCY_LEASE_MS } from './idempotency.js';
+import { MAX_REPLIES_PER_EMAIL } from './routes/emails.js';
 import { MAX_NOTES } from './routes/notes.js';
 
 export interface ToyApiConfig {
@@ -22,6 +23,10 @@ export interface ToyApiConfig {
   oauthJwksUri: string | undefined;
   /** TOY_API_MAX_NOTES: the most notes kept (POST /notes answers 409 past it). */
   maxNotes: number;
+  /** TOY_API_MAX_REPLIES_PER_EMAIL: the most replies one email keeps (a reply answers 409 past it). */
+  maxRepliesPerEmail: number;
+  /** TOY_API_MAX_CONNECTIONS: connections open at once; more are dropped unanswered. */
+  maxConnections: number;
   /** TOY_API_IDEMPOTENCY_LEASE_MS: how soon a dead replica's Idempotency-Key claims free. */
   idempotencyLeaseMs: number;
 }
@@ -54,21 +59,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
   if (!['0', '1', 'true', 'false'].includes(admin)) {
     throw new ConfigError(`TOY_API_ADMIN must be 1 or 0, got '${admin}'`);
   }
-  const maxNotes = Number(env.TOY_API_MAX_NOTES || MAX_NOTES);
-  if (!Number.isInteger(maxNotes) || maxNotes < 1 || maxNotes > 10_000_000) {
-    throw new ConfigError(`TOY_API_MAX_NOTES must be an integer from 1 to 10000000, got '${env.TOY_API_MAX_NOTES}'`);
-  }
-  const idempotencyLeaseMs = Number(env.TOY_API_IDEMPOTENCY_LEASE_MS || IDEMPOTENCY_LEASE_MS);
-  if (!Number.isInteger(idempotencyLeaseMs) || idempotencyLeaseMs < 300 || idempotencyLeaseMs > 600_000) {
-    throw new ConfigError(
-      `TOY_API_IDEMPOTENCY_LEASE_MS must be an integer from 300 to 600000 (ms), got '${env.TOY_API_IDEMPOTENCY_LEASE_MS}'`,
-    );
-  }
   return {
     apiKey,
     readOnlyKey,
-    maxNotes,
-    idempotencyLeaseMs,
+    maxNotes: integerOf(env, 'TOY_API_MAX_NOTES', MAX_NOTES, 1, 10_000_000),
+    maxRepliesPerEmail: integerOf(env, 'TOY_API_MAX_REPLIES_PER_EMAIL', MAX_REPLIES_PER_EMAIL, 1, 10_000_000),
+    maxConnections: integerOf(env, 'TOY_API_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    idempotencyLeaseMs: integerOf(env, 'TOY_API_IDEMPOTENCY_LEASE_MS', IDEMPOTENCY_LEASE_MS, 300, 600_000, ' (ms)'),
     host: env.HOST || '127.0.0.1',
     port,
     redisUrl: env.REDIS_URL || undefined,
@@ -80,6 +77,22 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
     oauthResource: urlOf('OAUTH_RESOURCE', env.OAUTH_RESOURCE),
     oauthJwksUri: urlOf('OAUTH_JWKS_URI', env.OAUTH_JWKS_URI),
   };
+}
+
+/** An integer setting from `min` to `max`, `fallback` when unset or empty. */
+function integerOf(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  unit = '',
+): number {
+  const value = Number(env[name] || fallback);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}${unit}, got '${env[name]}'`);
+  }
+  return value;
 }
 
 function logLevelOf(value: string | undefined): string {

@@ -17,6 +17,8 @@ async function main(): Promise<void> {
     redisPrefix: config.redisPrefix,
     admin: config.admin,
     maxNotes: config.maxNotes,
+    maxRepliesPerEmail: config.maxRepliesPerEmail,
+    maxConnections: config.maxConnections,
     idempotencyLeaseMs: config.idempotencyLeaseMs,
     oauth: config.oauthIssuer
       ? { issuer: config.oauthIssuer, resource: config.oauthResource, jwksUri: config.oauthJwksUri }

@@ -18,6 +18,8 @@ describe('readConfig', () => {
       admin: false,
       logLevel: 'info',
       maxNotes: 10_000,
+      maxRepliesPerEmail: 1_000,
+      maxConnections: 1_000,
       idempotencyLeaseMs: 10_000,
     });
   });
@@ -32,6 +34,14 @@ describe('readConfig', () => {
     expect(() => readConfig({ TOY_API_KEY: key, TOY_API_MAX_NOTES: '0' })).toThrow(
       "TOY_API_MAX_NOTES must be an integer from 1 to 10000000, got '0'",
     );
+    expect(() => readConfig({ TOY_API_KEY: key, TOY_API_MAX_REPLIES_PER_EMAIL: '-1' })).toThrow(
+      "TOY_API_MAX_REPLIES_PER_EMAIL must be an integer from 1 to 10000000, got '-1'",
+    );
+    expect(() => readConfig({ TOY_API_KEY: key, TOY_API_MAX_CONNECTIONS: '1e7' })).toThrow(
+      "TOY_API_MAX_CONNECTIONS must be an integer from 1 to 1000000, got '1e7'",
+    );
+    const set = readConfig({ TOY_API_KEY: key, TOY_API_MAX_REPLIES_PER_EMAIL: '5', TOY_API_MAX_CONNECTIONS: '7' });
+    expect([set.maxRepliesPerEmail, set.maxConnections]).toEqual([5, 7]);
     for (const lease of ['299', '600001', '1.5', 'ten']) {
       expect(() => readConfig({ TOY_API_KEY: key, TOY_API_IDEMPOTENCY_LEASE_MS: lease })).toThrow(
         `TOY_API_IDEMPOTENCY_LEASE_MS must be an integer from 300 to 600000 (ms), got '${lease}'`,

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { maxHeaderSize } from 'node:http';
 import { connect } from 'node:net';
 import { ERROR_TYPES } from '@agentwire/schemas';
@@ -23,6 +24,23 @@ function expectEnvelope(body: unknown, type: string): void {
   expect(body).toEqual({ error: { type, message: expect.any(String) } });
   expect(ERROR_TYPES).toContain(type);
 }
+
+describe('connections (TOY_API_MAX_CONNECTIONS)', () => {
+  it('are capped: past the cap a new one is dropped unanswered, and a closed one frees its place', async () => {
+    const api = await startApi('memory', { maxConnections: 1 });
+    const { port } = new URL(api.url);
+    const first = connect(Number(port), '127.0.0.1');
+    await once(first, 'connect');
+    const open = () => new Promise<number>((resolve) => api.app.server.getConnections((_e, n) => resolve(n)));
+    await expect.poll(open).toBe(1);
+    expect(await raw(api.url, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toBe('');
+    first.destroy();
+    await expect.poll(open).toBe(0);
+    expect(await raw(api.url, 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(
+      /^HTTP\/1\.1 200 OK\r\n/,
+    );
+  });
+});
 
 describe.each(STORES)('one error envelope for every error (%s store)', (store) => {
   it('400 invalid_request_error in the envelope for a request without Host, not a bare 400', async () => {

@@ -108,7 +108,9 @@ async function startServer(leaseMs?: number) {
           await store.abandonIdempotent(commit.lease);
           await store.beginIdempotent({ ...commit.lease, token: 'another-request' }, 60_000);
         }
-        return store.addReply(stored, commit);
+        const outcome = await store.addReply(stored, 1_000, commit);
+        if (outcome === 'full') throw new Error('not reached: one reply per test');
+        return outcome;
       });
     },
   );

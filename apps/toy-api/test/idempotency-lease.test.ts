@@ -10,6 +10,8 @@ import type { IdempotencyCommit, IdempotencyLease, StateStore } from '../src/sto
 import { STORES, startApi } from './support/toy-api.js';
 
 const LEASE_MS = 60_000;
+/** Replies an email keeps, in these tests. */
+const MAX = 1_000;
 
 function leaseOf(key: string, fingerprint = 'f-1'): IdempotencyLease {
   return { key, token: randomUUID(), fingerprint };
@@ -47,8 +49,8 @@ describe.each(STORES)('idempotency leases (%s store)', (kind) => {
     const lease = leaseOf(randomUUID());
     expect(await store.beginIdempotent(lease, LEASE_MS)).toEqual({ kind: 'started' });
     const reply = replyOf('once');
-    expect(await store.addReply(reply, commitOf(lease, reply))).toBe('stored');
-    expect(await store.addReply(reply, commitOf(lease, reply))).toBe('stored');
+    expect(await store.addReply(reply, MAX, commitOf(lease, reply))).toBe('stored');
+    expect(await store.addReply(reply, MAX, commitOf(lease, reply))).toBe('stored');
     expect(await store.listReplies('m-0007')).toEqual([reply]);
     const again = await store.beginIdempotent(leaseOf(lease.key), LEASE_MS);
     expect(again).toEqual({ kind: 'replay', response: commitOf(lease, reply).response });
@@ -60,11 +62,11 @@ describe.each(STORES)('idempotency leases (%s store)', (kind) => {
     await store.beginIdempotent(first, LEASE_MS);
     await store.abandonIdempotent(first);
     const late = replyOf('late');
-    expect(await store.addReply(late, commitOf(first, late))).toBe('lost');
+    expect(await store.addReply(late, MAX, commitOf(first, late))).toBe('lost');
 
     const second = { ...leaseOf(first.key), fingerprint: first.fingerprint };
     expect(await store.beginIdempotent(second, LEASE_MS)).toEqual({ kind: 'started' });
-    expect(await store.addReply(late, commitOf(first, late))).toBe('lost');
+    expect(await store.addReply(late, MAX, commitOf(first, late))).toBe('lost');
     expect(await store.finishIdempotent(commitOf(first, late))).toBe('lost');
     expect(await store.listReplies('m-0007')).toEqual([]);
     // The other request's lease is untouched by the first one's late writes and release.
@@ -94,10 +96,27 @@ describe.each(STORES)('idempotency leases (%s store)', (kind) => {
   it('stores a reply without a key once, however often the same write is repeated', async () => {
     const store = await storeOf(kind);
     const reply = replyOf('no key');
-    expect(await store.addReply(reply)).toBe('stored');
-    expect(await store.addReply(reply)).toBe('stored');
-    expect(await store.addReply(replyOf('no key'))).toBe('stored');
+    expect(await store.addReply(reply, MAX)).toBe('stored');
+    expect(await store.addReply(reply, MAX)).toBe('stored');
+    expect(await store.addReply(replyOf('no key'), MAX)).toBe('stored');
     expect((await store.listReplies('m-0007')).map((r) => r.body)).toEqual(['no key', 'no key']);
+  });
+
+  it("refuses a reply past the most an email keeps, writing neither it nor its key's answer; a resend of a stored one is still stored", async () => {
+    const store = await storeOf(kind);
+    const kept = replyOf('kept');
+    expect(await store.addReply(kept, 1)).toBe('stored');
+    const lease = leaseOf(randomUUID());
+    await store.beginIdempotent(lease, LEASE_MS);
+    const refused = replyOf('one too many');
+    expect(await store.addReply(refused, 1, commitOf(lease, refused))).toBe('full');
+    expect(await store.addReply(refused, 1)).toBe('full');
+    expect(await store.listReplies('m-0007')).toEqual([kept]);
+    // The key holds no answer: still this request's claim, so it can be let go and run again.
+    expect(await store.beginIdempotent(leaseOf(lease.key), LEASE_MS)).toEqual({ kind: 'in_flight' });
+    expect(await store.addReply(kept, 1)).toBe('stored');
+    // The cap is per email.
+    expect(await store.addReply({ ...replyOf('elsewhere'), email_id: 'm-0001' }, 1)).toBe('stored');
   });
 
   it('renews a claim only for the request that holds it, and only until the key is answered or let go', async () => {

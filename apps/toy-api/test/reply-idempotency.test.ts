@@ -37,6 +37,34 @@ describe.each(STORES)('POST /emails/{email_id}/reply (%s store)', (store) => {
     expect((await api.json('/emails/m-0007/replies')).body.data).toHaveLength(1);
   });
 
+  it('refuses a reply past TOY_API_MAX_REPLIES_PER_EMAIL with a 409 that names it, storing nothing, and again on a retry with the key', async () => {
+    const api = await startApi(store, { maxRepliesPerEmail: 2 });
+    const firstKey = randomUUID();
+    const first = await api.json('/emails/m-0007/reply', reply('one', firstKey));
+    expect((await api.json('/emails/m-0007/reply', reply('two'))).status).toBe(201);
+    const key = randomUUID();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const refused = await api.json('/emails/m-0007/reply', reply('three', key));
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({
+        error: {
+          type: 'conflict_error',
+          message:
+            "email 'm-0007' has 2 replies, the most the API keeps for one email (TOY_API_MAX_REPLIES_PER_EMAIL); nothing was written",
+        },
+      });
+      expect(refused.headers.get('idempotent-replayed')).toBeNull();
+    }
+    expect((await api.json('/emails/m-0007/replies')).body.data.map((r: { body: string }) => r.body)).toEqual([
+      'one',
+      'two',
+    ]);
+    // A reply already stored still replays, and another email still takes replies.
+    const again = await api.json('/emails/m-0007/reply', reply('one', firstKey));
+    expect([again.status, again.body]).toEqual([201, first.body]);
+    expect((await api.json('/emails/m-0001/reply', reply('elsewhere'))).status).toBe(201);
+  });
+
   it('answers 422 when the same key comes with another body', async () => {
     const api = await startApi(store);
     const key = randomUUID();

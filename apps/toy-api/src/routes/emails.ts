@@ -24,6 +24,12 @@ import { streamEvents } from '../event-stream.js';
 import type { createIdempotency } from '../idempotency.js';
 import { type App, errorResponses, type RouteContext } from '../route-context.js';
 
+/**
+ * The most replies one email keeps by default (TOY_API_MAX_REPLIES_PER_EMAIL); past it a reply
+ * is refused (409) and nothing is written, not the Idempotency-Key's answer either.
+ */
+export const MAX_REPLIES_PER_EMAIL = 1_000;
+
 const IdParams = Type.Object({ email_id: EmailId }, { additionalProperties: false });
 
 function emailOr404(id: string, deleted: ReadonlySet<string>) {
@@ -35,7 +41,11 @@ function emailOr404(id: string, deleted: ReadonlySet<string>) {
   return email;
 }
 
-export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeof createIdempotency>) {
+export function emailRoutes(
+  context: RouteContext,
+  idempotency: ReturnType<typeof createIdempotency>,
+  maxReplies: number,
+) {
   return async (app: App): Promise<void> => {
     app.get(
       '/emails',
@@ -157,7 +167,15 @@ export function emailRoutes(context: RouteContext, idempotency: ReturnType<typeo
           // Who wrote it: the signed-in user's `sub` (through the gateway, its exchanged token's).
           written_by: request.caller?.subject ?? 'unknown',
         };
-        return idempotency.commitWrite(request, reply, 201, stored, (commit) => context.store.addReply(stored, commit));
+        return idempotency.commitWrite(request, reply, 201, stored, async (commit) => {
+          const outcome = await context.store.addReply(stored, maxReplies, commit);
+          if (outcome !== 'full') return outcome;
+          // Nothing was written, so the key is let go: a retry is refused the same way.
+          throw new EnvelopeError(
+            'conflict_error',
+            `email '${email.id}' has ${maxReplies} replies, the most the API keeps for one email (TOY_API_MAX_REPLIES_PER_EMAIL); nothing was written`,
+          );
+        });
       },
     );
 

@@ -78,11 +78,14 @@ export class MemoryStore implements StateStore {
     }
   }
 
-  async addReply(reply: Reply, commit?: IdempotencyCommit): Promise<CommitOutcome> {
-    if (commit && this.#commit(commit) === 'lost') return 'lost';
-    if (this.#replyIds.has(reply.id)) return 'stored';
-    this.#replyIds.add(reply.id);
+  async addReply(reply: Reply, max: number, commit?: IdempotencyCommit): Promise<CommitOutcome | 'full'> {
+    const repeat = this.#replyIds.has(reply.id);
     const list = this.#replies.get(reply.email_id) ?? [];
+    // Checked before the commit: a full email must leave the key unanswered too.
+    if (!repeat && list.length >= max) return 'full';
+    if (commit && this.#commit(commit) === 'lost') return 'lost';
+    if (repeat) return 'stored';
+    this.#replyIds.add(reply.id);
     list.push(reply);
     this.#replies.set(reply.email_id, list);
     return 'stored';

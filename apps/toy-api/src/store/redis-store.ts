@@ -77,10 +77,17 @@ local held = cjson.decode(current)
 if held.token ~= ARGV[1] or held.response ~= nil then return 0 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])`;
 
-// KEYS: replies list, reply ids, [record]. ARGV: reply id, reply, [token, final record, ttl ms].
+// 1 stored, 0 lost, 2 full: the email has the most replies kept, and nothing was written (not
+// the key's answer either; a resend of a stored reply is stored).
+// KEYS: replies list, reply ids, [record]. ARGV: reply id, reply, the most replies, [token, final record, ttl ms].
 const ADD_REPLY = `${COMMIT}
-if #KEYS == 3 and not commit(KEYS[3], ARGV[3], ARGV[4], ARGV[5]) then return 0 end
-if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[2]) end
+local repeated = redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1
+if not repeated and redis.call('LLEN', KEYS[1]) >= tonumber(ARGV[3]) then return 2 end
+if #KEYS == 3 and not commit(KEYS[3], ARGV[4], ARGV[5], ARGV[6]) then return 0 end
+if not repeated then
+  redis.call('SADD', KEYS[2], ARGV[1])
+  redis.call('RPUSH', KEYS[1], ARGV[2])
+end
 return 1`;
 
 export class RedisStore implements StateStore {
@@ -124,15 +131,15 @@ export class RedisStore implements StateStore {
     await this.#redis.eval(RELEASE, 1, this.#recordKey(lease), lease.token);
   }
 
-  async addReply(reply: Reply, commit?: IdempotencyCommit): Promise<CommitOutcome> {
+  async addReply(reply: Reply, max: number, commit?: IdempotencyCommit): Promise<CommitOutcome | 'full'> {
     const keys = [`${this.#prefix}replies:${reply.email_id}`, `${this.#prefix}reply-ids:${reply.email_id}`];
-    const args: Array<string | number> = [reply.id, JSON.stringify(reply)];
+    const args: Array<string | number> = [reply.id, JSON.stringify(reply), max];
     if (commit) {
       keys.push(this.#recordKey(commit.lease));
       args.push(...commitArgs(commit));
     }
     const stored = await this.#redis.eval(ADD_REPLY, keys.length, ...keys, ...args);
-    return stored === 1 ? 'stored' : 'lost';
+    return stored === 1 ? 'stored' : stored === 2 ? 'full' : 'lost';
   }
 
   async listReplies(emailId: string): Promise<Reply[]> {

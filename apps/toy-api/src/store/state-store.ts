@@ -64,9 +64,10 @@ export interface StateStore {
   abandonIdempotent(lease: IdempotencyLease): Promise<void>;
   /**
    * Stores a reply once (a repeat of the same reply id changes nothing) and, with `commit`, the
-   * key's final answer in the same step.
+   * key's final answer in the same step. `full`: the email has `max` replies already, and
+   * neither the reply nor the key's answer was written (a repeat of a stored reply is `stored`).
    */
-  addReply(reply: Reply, commit?: IdempotencyCommit): Promise<CommitOutcome>;
+  addReply(reply: Reply, max: number, commit?: IdempotencyCommit): Promise<CommitOutcome | 'full'>;
   listReplies(emailId: string): Promise<Reply[]>;
   /** Marks an export cancelled, remembered for ttlMs (longer than the export could be asked about). */
   cancelExport(id: string, ttlMs: number): Promise<void>;
