@@ -361,7 +361,7 @@ describe('the gateway with MCP_GATEWAY_AUTH=oauth', () => {
       id: 'third',
       error: {
         code: -32029,
-        message: `too many open sessions for one caller: subject ${SCRIPT_CLIENT_ID} holds 2, the limit (MAX_SESSIONS_PER_CALLER); end one (DELETE /mcp with its Mcp-Session-Id) or wait until one is idle long enough to expire`,
+        message: `Too many open sessions for one caller: subject ${SCRIPT_CLIENT_ID} holds 2, the limit being 2 (MAX_SESSIONS_PER_CALLER); end one (DELETE /mcp with its Mcp-Session-Id) or wait until one is idle long enough to expire`,
       },
     });
     expect((await rpc(gw.mcpUrl, theirs, initialize)).status).toBe(200);

@@ -262,7 +262,11 @@ describe('replicas on a Redis with a password and a session cap', () => {
     expect(((await full.json()) as { error: { message: string } }).error.message).toBe(
       'Server busy: the session store (Redis) is at its memory limit (maxmemory); try again later',
     );
-    // A session already open still answers: finding it and keeping it alive need no memory.
+    // A session already open still answers, and is kept alive (its place in the count moves on):
+    // none of that needs memory. And it can still be ended.
+    const secondId = second.headers.get('mcp-session-id') ?? '';
+    const placed = Number(await admin.zscore(`${env.REDIS_PREFIX}sessions`, secondId));
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const ping = await fetch(a, {
       method: 'POST',
       headers: {
@@ -270,11 +274,18 @@ describe('replicas on a Redis with a password and a session cap', () => {
         accept: ACCEPT,
         'content-type': 'application/json',
         'mcp-protocol-version': '2025-11-25',
-        'mcp-session-id': second.headers.get('mcp-session-id') ?? '',
+        'mcp-session-id': secondId,
       },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(Number(await admin.zscore(`${env.REDIS_PREFIX}sessions`, secondId))).toBeGreaterThan(placed);
+    const ended = await fetch(b, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}`, 'mcp-session-id': secondId },
+    });
+    expect(ended.status).toBe(204);
+    expect(await admin.zscore(`${env.REDIS_PREFIX}sessions`, secondId)).toBeNull();
   });
 });
 

@@ -3,6 +3,7 @@ import { MemorySessionStore } from '../src/sessions/memory-session-store.js';
 import { SessionLimitError, StoreUnavailableError } from '../src/sessions/session-store.js';
 
 const state = { protocolVersion: '2025-11-25' as const, initialized: true };
+const alice = { ...state, owner: 'alice' };
 
 afterEach(() => {
   vi.useRealTimers();
@@ -34,31 +35,34 @@ describe('sessions in memory', () => {
     await store.close();
   });
 
-  it('are capped per caller (MAX_SESSIONS_PER_CALLER): a caller past its share is refused, others are not, and an ended or expired session frees its place', async () => {
+  it('are capped per owner (MAX_SESSIONS_PER_CALLER): an owner past its share is refused, others are not, and an ended or expired session frees its place', async () => {
     vi.useFakeTimers();
     const store = new MemorySessionStore({ idleMs: 1_000, maxSessions: 10, maxSessionsPerCaller: 2 });
-    const first = await store.create(state, 'subject alice');
-    await store.create(state, 'subject alice');
-    const refused = store.create(state, 'subject alice');
+    const first = await store.create(alice);
+    const second = await store.create(alice);
+    const refused = store.create(alice);
     await expect(refused).rejects.toThrow(
-      'too many open sessions for one caller: subject alice holds 2, the limit (MAX_SESSIONS_PER_CALLER)',
+      'Too many open sessions for one caller: subject alice holds 2, the limit being 2 (MAX_SESSIONS_PER_CALLER)',
     );
     await expect(refused).rejects.toMatchObject({ perCaller: true });
-    await store.create(state, 'subject bob');
+    await store.create({ ...state, owner: 'bob' });
+    // Sessions without an owner (the shared token) count against MAX_SESSIONS only.
+    for (let i = 0; i < 3; i++) await store.create(state);
     expect(await store.delete(first)).toBe(true);
     expect(await store.delete(first)).toBe(false);
-    const third = await store.create(state, 'subject alice');
-    await expect(store.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
-    // Kept alive by use, the third outlives the second; the second's expiry frees its place.
+    const third = await store.create(alice);
+    await expect(store.create(alice)).rejects.toMatchObject({ perCaller: true });
+    // Kept alive by use, the third outlives the second; the second, found expired, frees its place.
     vi.advanceTimersByTime(600);
     store.get(third);
     vi.advanceTimersByTime(600);
-    await store.create(state, 'subject alice');
-    await expect(store.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
+    expect(store.get(second)).toBeUndefined();
+    await store.create(alice);
+    await expect(store.create(alice)).rejects.toMatchObject({ perCaller: true });
     // The total cap is told apart from the share.
     const full = new MemorySessionStore({ maxSessions: 1, maxSessionsPerCaller: 5 });
-    await full.create(state, 'subject alice');
-    await expect(full.create(state, 'subject bob')).rejects.toMatchObject({
+    await full.create(alice);
+    await expect(full.create({ ...state, owner: 'bob' })).rejects.toMatchObject({
       perCaller: false,
       message: 'too many open sessions (1, MAX_SESSIONS)',
     });
@@ -123,50 +127,61 @@ describe('sessions in Redis, shared by replicas', () => {
 });
 
 describe('sessions in Redis, per caller', () => {
-  it('are capped per caller across replicas (MAX_SESSIONS_PER_CALLER), and a delete or expiry on any replica frees the place', async () => {
+  it('are capped per owner across replicas (MAX_SESSIONS_PER_CALLER); a delete or expiry on any replica frees the place, and use keeps it', async () => {
     const { Redis } = await import('ioredis');
     const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
-    const prefix = `caller-cap-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    const prefix = `owner-cap-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
     let now = 1_000_000;
-    const replica = () =>
+    const replica = (maxSessionsPerCaller = 2) =>
       new RedisSessionStore({
         redis: new Redis(process.env.REDIS_URL ?? ''),
         prefix,
         idleMs: 60_000,
         maxSessions: 10,
-        maxSessionsPerCaller: 2,
+        maxSessionsPerCaller,
         now: () => now,
         quitOnClose: true,
       });
     const a = replica();
     const b = replica();
+    const redis = new Redis(process.env.REDIS_URL ?? '');
     try {
-      const first = await a.create(state, 'subject alice');
-      await b.create(state, 'subject alice');
-      const refused = a.create(state, 'subject alice');
+      const first = await a.create(alice);
+      // The owner's set, named by a hash of the subject, not the subject.
+      const [owned = ''] = await redis.keys(`${prefix}sessions-of:*`);
+      expect(owned).not.toContain('alice');
+      await b.create(alice);
+      const refused = a.create(alice);
       await expect(refused).rejects.toThrow(
-        'too many open sessions for one caller: subject alice holds 2, the limit (MAX_SESSIONS_PER_CALLER)',
+        'Too many open sessions for one caller: subject alice holds 2, the limit being 2 (MAX_SESSIONS_PER_CALLER)',
       );
       await expect(refused).rejects.toMatchObject({ perCaller: true });
-      await b.create(state, 'subject bob');
-      expect(await a.count()).toBe(3);
+      await b.create({ ...state, owner: 'bob' });
+      const shared = await b.create(state);
+      expect(await a.count()).toBe(4);
+      expect(await redis.pttl(owned)).toBeGreaterThan(0);
       // Ended on the other replica: the place is free.
       expect(await b.delete(first)).toBe(true);
-      const third = await a.create(state, 'subject alice');
-      await expect(b.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
-      // Used, the third stays; the idle second leaves its holder's count when its time is up.
+      expect(await redis.zscore(owned, first)).toBeNull();
+      const third = await a.create(alice);
+      await expect(b.create(alice)).rejects.toMatchObject({ perCaller: true });
+      // Used, the third stays (its place moves on); the idle second leaves its owner's count
+      // when its time is up. (The keys' own expiry is Redis's clock; the counts go by the store's.)
       now += 50_000;
-      expect(await b.get(third)).toEqual(state);
-      // (The keys' own expiry is Redis's clock; the counts go by the store's, moved here.)
+      const before = Number(await redis.zscore(owned, third));
+      expect(await b.get(third)).toEqual(alice);
+      expect(Number(await redis.zscore(owned, third))).toBe(before + 50_000);
       now += 20_000;
-      await a.create(state, 'subject alice');
-      await expect(b.create(state, 'subject alice')).rejects.toMatchObject({ perCaller: true });
-      // Nothing of an ended session is left behind: its holder key went with it.
-      const redis = new Redis(process.env.REDIS_URL ?? '');
-      expect(await redis.keys(`${prefix}session:${first}:*`)).toEqual([]);
-      expect(await redis.zscore(`${prefix}sessions-of:subject alice`, first)).toBeNull();
-      await redis.quit();
+      await a.create(alice);
+      await expect(b.create(alice)).rejects.toMatchObject({ perCaller: true });
+      // A session without an owner ends as before.
+      expect(await a.delete(shared)).toBe(true);
+      // A limit lowered since: the refusal says how many the owner holds.
+      const lowered = replica(1);
+      await expect(lowered.create(alice)).rejects.toThrow('subject alice holds 2, the limit being 1');
+      await lowered.close();
     } finally {
+      await redis.quit();
       await a.close();
       await b.close();
     }

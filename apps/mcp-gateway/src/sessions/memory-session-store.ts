@@ -1,6 +1,6 @@
 // Sessions in this process: the default, for one gateway. Idle sessions expire; the number of
-// open sessions is capped, in all and per caller, so a client that never closes its sessions
-// cannot fill memory, nor take every place from the others.
+// open sessions is capped, in all and per owner (an OAuth subject), so a client that never closes
+// its sessions cannot fill memory, nor take every place from the others.
 import { EventEmitter } from 'node:events';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
@@ -18,14 +18,12 @@ import {
 export interface MemoryStoreOptions {
   idleMs?: number;
   maxSessions?: number;
-  /** Of those, held by one caller (MAX_SESSIONS_PER_CALLER). Default 1,000. */
+  /** Of those, owned by one OAuth subject (MAX_SESSIONS_PER_CALLER). Default 1,000. */
   maxSessionsPerCaller?: number;
 }
 
 interface MemorySession {
   state: SessionState;
-  /** Who the session counts against (`holder` of create). */
-  holder: string;
   lastSeen: number;
   events: StoredEvent[];
   seq: number;
@@ -34,7 +32,7 @@ interface MemorySession {
 export class MemorySessionStore implements SessionBackend {
   readonly kind = 'memory';
   readonly #sessions = new Map<string, MemorySession>();
-  /** Open sessions per holder; a holder with none has no entry. */
+  /** Open sessions per owner; an owner with none has no entry. */
   readonly #held = new Map<string, number>();
   readonly #bus = new EventEmitter();
   readonly #idleMs: number;
@@ -60,14 +58,15 @@ export class MemorySessionStore implements SessionBackend {
     return this.#sessions.size;
   }
 
-  async create(state: SessionState, holder = ''): Promise<string> {
+  async create(state: SessionState): Promise<string> {
     this.#sweep();
     if (this.#sessions.size >= this.#max) throw totalLimit(this.#max);
-    const held = this.#held.get(holder) ?? 0;
-    if (held >= this.#maxPerCaller) throw perCallerLimit(holder, this.#maxPerCaller);
+    const { owner } = state;
+    const held = owner === undefined ? 0 : (this.#held.get(owner) ?? 0);
+    if (owner !== undefined && held >= this.#maxPerCaller) throw perCallerLimit(owner, held, this.#maxPerCaller);
     const id = newSessionId();
-    this.#sessions.set(id, { state, holder, lastSeen: Date.now(), events: [], seq: 0 });
-    this.#held.set(holder, held + 1);
+    this.#sessions.set(id, { state, lastSeen: Date.now(), events: [], seq: 0 });
+    if (owner !== undefined) this.#held.set(owner, held + 1);
     return id;
   }
 
@@ -93,12 +92,14 @@ export class MemorySessionStore implements SessionBackend {
     return s !== undefined;
   }
 
-  /** Removes a session and gives its place back to its holder. */
+  /** Removes a session and gives its place back to its owner. */
   #drop(id: string, s: MemorySession): void {
     this.#sessions.delete(id);
-    const left = (this.#held.get(s.holder) ?? 1) - 1;
-    if (left > 0) this.#held.set(s.holder, left);
-    else this.#held.delete(s.holder);
+    const { owner } = s.state;
+    if (owner === undefined) return;
+    const left = (this.#held.get(owner) ?? 1) - 1;
+    if (left > 0) this.#held.set(owner, left);
+    else this.#held.delete(owner);
   }
 
   async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {

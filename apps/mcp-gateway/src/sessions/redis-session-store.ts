@@ -1,8 +1,9 @@
 // Sessions in Redis, shared by every gateway replica: state and recent events as keys that
 // expire together, live events and cancellations over pub/sub (on a second connection). One
-// sorted set indexes the open sessions by expiry time, and one more per holder (the caller a
-// session counts against) indexes that caller's, so both caps on open sessions hold across
-// replicas: a new session is admitted (or refused) in one script, atomically.
+// sorted set indexes the open sessions by expiry time, and one more per owner (an OAuth subject,
+// by its hash) indexes that owner's, so both caps on open sessions hold across replicas: a new
+// session is admitted (or refused) in one script, atomically.
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { isRedisUnavailable } from '@agentwire/schemas/server-replies';
 import type { Redis } from 'ioredis';
@@ -22,25 +23,46 @@ import {
 
 // Admits a new session if there is room. Expired entries are dropped before, by a command of
 // its own: Redis checks maxmemory at a script's first write only, so that write must be the ZADD
-// (at the limit the script then fails whole, and nothing is stored).
-// The session's holder is kept beside its state, so that a delete knows whose place it frees.
+// (at the limit the script then fails whole, and nothing is stored). 1 admitted, 0 the store is
+// full, a negative number -N: the owner holds N, its share.
+// KEYS: the index, the state, [the owner's set]. ARGV: max, expiry score, id, state, idle ms, [max per owner].
 const ADMIT = `
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return -1 end
+if #KEYS == 3 then
+  local held = redis.call('ZCARD', KEYS[3])
+  if held >= tonumber(ARGV[6]) then return -held end
+end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[3], ARGV[5])
 redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[5])
-redis.call('SET', KEYS[4], ARGV[7], 'PX', ARGV[5])
+if #KEYS == 3 then
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+end
 return 1`;
 
-// Ends a session: its keys, and its place in the index and in its holder's (named by the holder
-// key, which a session made before holders were kept does not have).
+// Keeps a session alive: its keys' expiry, and its score in the index and its owner's set. The
+// PEXPIREs come first: they need no memory, and once a script has written Redis no longer
+// refuses it at maxmemory, so a session already open is kept at the limit too (the ZADDs alone
+// would be refused, and the session swept from the counts while still in use).
+// KEYS: state, events, ids, the index, [the owner's set]. ARGV: idle ms, expiry score, id.
+const REFRESH = `
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[4], 'XX', ARGV[2], ARGV[3])
+if #KEYS == 5 then
+  redis.call('PEXPIRE', KEYS[5], ARGV[1])
+  redis.call('ZADD', KEYS[5], 'XX', ARGV[2], ARGV[3])
+end
+return 1`;
+
+// Ends a session: its keys, then its place in the counts. Not a MULTI: at maxmemory Redis refuses
+// every command queued in a transaction, and ending sessions is how memory comes back.
+// KEYS: state, events, ids, the index, [the owner's set]. ARGV: id.
 const END = `
-local holder = redis.call('GET', KEYS[4])
-local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
-redis.call('ZREM', KEYS[5], ARGV[1])
-if holder then redis.call('ZREM', ARGV[2] .. holder, ARGV[1]) end
+local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[4], ARGV[1])
+if #KEYS == 5 then redis.call('ZREM', KEYS[5], ARGV[1]) end
 return deleted`;
 
 // Stores and publishes one event of a session's GET stream in one step: its id (the next of the
@@ -175,7 +197,7 @@ export class RedisSessionStore implements SessionBackend {
     return attempt;
   }
 
-  #key(id: string, part: 'state' | 'events' | 'ids' | 'holder'): string {
+  #key(id: string, part: 'state' | 'events' | 'ids'): string {
     return `${this.#prefix}session:${id}:${part}`;
   }
 
@@ -183,42 +205,48 @@ export class RedisSessionStore implements SessionBackend {
     return `${this.#prefix}sessions`;
   }
 
-  /** The sessions of one holder, by expiry time (as the index). */
-  get #heldBy(): string {
-    return `${this.#prefix}sessions-of:`;
+  /**
+   * The sessions of one owner, by expiry time (as the index); named by a hash of the subject, so
+   * that no key carries it (it may be long, or personal).
+   */
+  #ownedBy(owner: string): string {
+    return `${this.#prefix}sessions-of:${createHash('sha256').update(owner).digest('base64url').slice(0, 22)}`;
   }
 
-  create(state: SessionState, holder = ''): Promise<string> {
-    return available(() => this.#create(state, holder));
+  /** The keys a script about a session's place in the counts takes: the owner's set when it has one. */
+  #countKeys(state: Pick<SessionState, 'owner'>): string[] {
+    return state.owner === undefined ? [this.#index] : [this.#index, this.#ownedBy(state.owner)];
   }
 
-  async #create(state: SessionState, holder: string): Promise<string> {
+  create(state: SessionState): Promise<string> {
+    return available(() => this.#create(state));
+  }
+
+  async #create(state: SessionState): Promise<string> {
     const id = newSessionId();
     const now = this.#now();
-    // A pipeline, not a transaction: at maxmemory Redis refuses MULTI itself, and the script's
-    // own OOM answer is the one that says why.
-    await this.#redis
-      .pipeline()
-      .zremrangebyscore(this.#index, '-inf', now)
-      .zremrangebyscore(this.#heldBy + holder, '-inf', now)
-      .exec();
-    const admitted = await this.#redis.eval(
-      ADMIT,
-      4,
-      this.#index,
-      this.#key(id, 'state'),
-      this.#heldBy + holder,
-      this.#key(id, 'holder'),
-      this.#max,
-      now + this.#idleMs,
-      id,
-      JSON.stringify(state),
-      this.#idleMs,
-      this.#maxPerCaller,
-      holder,
+    const owned = state.owner === undefined ? undefined : this.#ownedBy(state.owner);
+    // A pipeline, not a transaction: at maxmemory Redis answers EXEC with EXECABORT (the
+    // transaction's queued commands are refused), and the script's own OOM answer says why.
+    const sweep = this.#redis.pipeline().zremrangebyscore(this.#index, '-inf', now);
+    if (owned) sweep.zremrangebyscore(owned, '-inf', now);
+    await sweep.exec();
+    const keys = owned ? [this.#index, this.#key(id, 'state'), owned] : [this.#index, this.#key(id, 'state')];
+    const admitted = Number(
+      await this.#redis.eval(
+        ADMIT,
+        keys.length,
+        ...keys,
+        this.#max,
+        now + this.#idleMs,
+        id,
+        JSON.stringify(state),
+        this.#idleMs,
+        this.#maxPerCaller,
+      ),
     );
     if (admitted === 0) throw totalLimit(this.#max);
-    if (admitted !== 1) throw perCallerLimit(holder, this.#maxPerCaller);
+    if (admitted < 0) throw perCallerLimit(state.owner ?? '', -admitted, this.#maxPerCaller);
     return id;
   }
 
@@ -238,23 +266,13 @@ export class RedisSessionStore implements SessionBackend {
 
   async #get(id: string): Promise<SessionState | undefined> {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
-    const [raw, holder] = await this.#redis.mget(this.#key(id, 'state'), this.#key(id, 'holder'));
-    if (raw === null || raw === undefined) return undefined;
-    // All of a session's keys live as long as it does, so its event ids never restart. A pipeline,
-    // not a transaction: at maxmemory Redis refuses MULTI, and a session already open should keep
-    // answering (these commands need no memory).
-    const expires = this.#now() + this.#idleMs;
-    const refresh = this.#redis
-      .pipeline()
-      .pexpire(this.#key(id, 'state'), this.#idleMs)
-      .pexpire(this.#key(id, 'events'), this.#idleMs)
-      .pexpire(this.#key(id, 'ids'), this.#idleMs)
-      .pexpire(this.#key(id, 'holder'), this.#idleMs)
-      .zadd(this.#index, 'XX', expires, id);
-    if (typeof holder === 'string')
-      refresh.zadd(this.#heldBy + holder, 'XX', expires, id).pexpire(this.#heldBy + holder, this.#idleMs);
-    await refresh.exec();
-    return JSON.parse(raw) as SessionState;
+    const raw = await this.#redis.get(this.#key(id, 'state'));
+    if (raw === null) return undefined;
+    const state = JSON.parse(raw) as SessionState;
+    // All of a session's keys live as long as it does, so its event ids never restart.
+    const keys = [this.#key(id, 'state'), this.#key(id, 'events'), this.#key(id, 'ids'), ...this.#countKeys(state)];
+    await this.#redis.eval(REFRESH, keys.length, ...keys, this.#idleMs, this.#now() + this.#idleMs, id);
+    return state;
   }
 
   update(id: string, state: SessionState): Promise<void> {
@@ -270,18 +288,16 @@ export class RedisSessionStore implements SessionBackend {
   }
 
   async #delete(id: string): Promise<boolean> {
-    const deleted = await this.#redis.eval(
-      END,
-      5,
+    // The state says whose place the session frees (an owner never changes).
+    const raw = await this.#redis.get(this.#key(id, 'state'));
+    const owner = raw === null ? undefined : (JSON.parse(raw) as SessionState).owner;
+    const keys = [
       this.#key(id, 'state'),
       this.#key(id, 'events'),
       this.#key(id, 'ids'),
-      this.#key(id, 'holder'),
-      this.#index,
-      id,
-      this.#heldBy,
-    );
-    return Number(deleted) > 0;
+      ...this.#countKeys(owner === undefined ? {} : { owner }),
+    ];
+    return Number(await this.#redis.eval(END, keys.length, ...keys, id)) > 0;
   }
 
   appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {

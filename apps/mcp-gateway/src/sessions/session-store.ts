@@ -25,11 +25,10 @@ export function pending<T>(answer: T | PromiseLike<T>): answer is PromiseLike<T>
 export interface SessionStore {
   readonly kind: 'memory' | 'redis';
   /**
-   * Opens a session for `holder` (who it counts against: `subject <sub>` for an OAuth caller,
-   * else `address <ip>`; one holder, '', when left out). Refused with a SessionLimitError past
-   * the store's cap in all, or its cap per holder.
+   * Opens a session. Refused with a SessionLimitError past the store's cap in all, or, for a
+   * session with an `owner` (an OAuth subject), past the cap per owner.
    */
-  create(state: SessionState, holder?: string): Promise<string>;
+  create(state: SessionState): Promise<string>;
   /**
    * The session, or undefined when unknown or expired. Refreshes its idle timer. A store in this
    * process may answer at once (no promise: a call's POST then has no await for it).
@@ -86,7 +85,7 @@ export function newSessionId(): string {
 export const DEFAULT_MAX_SESSIONS_PER_CALLER = 1_000;
 
 /**
- * The store is full (`perCaller` false: the client is told to try again later), or the caller
+ * The store is full (`perCaller` false: the client is told to try again later), or the owner
  * holds its share (true: it is told to end one of its sessions first).
  */
 export class SessionLimitError extends Error {
@@ -102,10 +101,10 @@ export function totalLimit(max: number): SessionLimitError {
   return new SessionLimitError(`too many open sessions (${max}, MAX_SESSIONS)`);
 }
 
-export function perCallerLimit(holder: string, max: number): SessionLimitError {
-  const who = holder === '' ? 'this caller' : holder;
+/** `held`: the owner's open sessions now, which may pass `max` if the limit was lowered since. */
+export function perCallerLimit(owner: string, held: number, max: number): SessionLimitError {
   return new SessionLimitError(
-    `too many open sessions for one caller: ${who} holds ${max}, the limit (MAX_SESSIONS_PER_CALLER)`,
+    `Too many open sessions for one caller: subject ${owner.slice(0, 200)} holds ${held}, the limit being ${max} (MAX_SESSIONS_PER_CALLER)`,
     true,
   );
 }

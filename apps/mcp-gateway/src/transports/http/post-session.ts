@@ -58,9 +58,8 @@ async function initialize(
   let sessionId: string;
   try {
     const owner = ctx.callerOf?.(request)?.subject;
-    // A session counts against its caller, as a listen stream does: the OAuth subject, else the address.
-    const holder = owner === undefined ? `address ${request.ip}` : `subject ${owner}`;
-    sessionId = await ctx.store.create(owner === undefined ? outcome.session : { ...outcome.session, owner }, holder);
+    // With OAuth a session has an owner, and counts against that subject's share.
+    sessionId = await ctx.store.create(owner === undefined ? outcome.session : { ...outcome.session, owner });
   } catch (error) {
     if (error instanceof SessionLimitError && error.perCaller) {
       const advice = 'end one (DELETE /mcp with its Mcp-Session-Id) or wait until one is idle long enough to expire';
