@@ -1,15 +1,14 @@
 // One setting's text read as a value: a whole number in a range, on or off, an http(s) URL, or
 // one of the gateway's named choices. A value that is none of these is a ConfigError naming the
 // variable, what it got, and what is allowed.
-import { readLogLevel } from '@agentwire/schemas/settings';
+import { readInteger, readLogLevel } from '@agentwire/schemas/settings';
 import { ConfigError } from './common/config-error.js';
 import type { UpstreamAuth, UpstreamReportMode } from './tools/tool.js';
 
 export function integerOf(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
-  const n = Number(value || fallback);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);
-  return n;
+  const read = readInteger(name, value, fallback, min, max);
+  if ('problem' in read) throw new ConfigError(read.problem);
+  return read.value;
 }
 
 export function httpUrlOf(name: string, value: string): URL {

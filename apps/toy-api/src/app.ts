@@ -21,6 +21,7 @@ import Fastify, {
 } from 'fastify';
 import type { Redis } from 'ioredis';
 import { type Caller, KeyRing } from './auth.js';
+import { DEFAULT_MAX_CONNECTIONS } from './config.js';
 import { EnvelopeError, envelope, toErrorResponse } from './envelope-error.js';
 import { FaultInjector } from './faults.js';
 import { createIdempotency } from './idempotency.js';
@@ -188,7 +189,7 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Past it Node drops a new connection at once, unanswered: nothing else is cheap enough to send.
-  app.server.maxConnections = options.maxConnections ?? 1_000;
+  app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   if (options.tracerProvider) await traceRequests(app as unknown as FastifyInstance, options.tracerProvider);
   const metrics = new ApiMetrics();
   context.faults.onHit = (action) => metrics.faults.inc({ action });

@@ -1,5 +1,5 @@
 // Reads the toy API's settings from the environment, refusing to start without a key.
-import { readLogLevel, secretProblem } from '@agentwire/schemas';
+import { readInteger, readLogLevel, secretProblem } from '@agentwire/schemas/settings';
 import { IDEMPOTENCY_LEASE_MS } from './idempotency.js';
 import { MAX_REPLIES_PER_EMAIL } from './routes/emails.js';
 import { MAX_NOTES } from './routes/notes.js';
@@ -31,6 +31,9 @@ export interface ToyApiConfig {
   idempotencyLeaseMs: number;
 }
 
+/** Connections open at once unless TOY_API_MAX_CONNECTIONS says otherwise. */
+export const DEFAULT_MAX_CONNECTIONS = 1_000;
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -51,10 +54,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
   const redisPassword = env.REDIS_PASSWORD || undefined;
   const redisProblem = redisPassword && secretProblem('REDIS_PASSWORD', redisPassword, 16);
   if (redisProblem) throw new ConfigError(redisProblem);
-  const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new ConfigError(`PORT must be an integer from 0 to 65535, got '${env.PORT}'`);
-  }
+  const port = integerOf(env, 'PORT', 8080, 0, 65_535);
   const admin = env.TOY_API_ADMIN ?? '0';
   if (!['0', '1', 'true', 'false'].includes(admin)) {
     throw new ConfigError(`TOY_API_ADMIN must be 1 or 0, got '${admin}'`);
@@ -64,7 +64,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
     readOnlyKey,
     maxNotes: integerOf(env, 'TOY_API_MAX_NOTES', MAX_NOTES, 1, 10_000_000),
     maxRepliesPerEmail: integerOf(env, 'TOY_API_MAX_REPLIES_PER_EMAIL', MAX_REPLIES_PER_EMAIL, 1, 10_000_000),
-    maxConnections: integerOf(env, 'TOY_API_MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    maxConnections: integerOf(env, 'TOY_API_MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     idempotencyLeaseMs: integerOf(env, 'TOY_API_IDEMPOTENCY_LEASE_MS', IDEMPOTENCY_LEASE_MS, 300, 600_000, ' (ms)'),
     host: env.HOST || '127.0.0.1',
     port,
@@ -88,11 +88,9 @@ function integerOf(
   max: number,
   unit = '',
 ): number {
-  const value = Number(env[name] || fallback);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}${unit}, got '${env[name]}'`);
-  }
-  return value;
+  const read = readInteger(name, env[name], fallback, min, max, unit);
+  if ('problem' in read) throw new ConfigError(read.problem);
+  return read.value;
 }
 
 function logLevelOf(value: string | undefined): string {

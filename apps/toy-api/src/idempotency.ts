@@ -232,7 +232,9 @@ export function createIdempotency(
       outcome = await write(commit);
     } catch (error) {
       stopRenewing(claim);
-      logStep(request, claim.clientKey, 'write failed', error);
+      // A refusal the route decided (a limit reached: nothing written) is no failure to warn of.
+      if (error instanceof EnvelopeError) logStep(request, claim.clientKey, `refused: ${error.message}`);
+      else logStep(request, claim.clientKey, 'write failed', error);
       await store.abandonIdempotent(claim.lease).then(
         () => logStep(request, claim.clientKey, 'released unless stored'),
         (err: unknown) => request.log.warn({ err }, 'idempotency release failed'),

@@ -8,14 +8,14 @@ import { Writable } from 'node:stream';
 import type { Reply } from '@agentwire/schemas';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { toErrorResponse } from '../src/envelope-error.js';
+import { EnvelopeError, toErrorResponse } from '../src/envelope-error.js';
 import { createIdempotency, IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_MAX_HOLD_MS } from '../src/idempotency.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 
 /** `hold`: stores as `store` does, once the test opens the gate (the handler is "still running"). */
 /** `hold-not-found`: answers 404 itself (kept by onSend), once the gate opens. */
 /** `slow-write`: the write itself waits for the gate. */
-type Mode = 'store' | 'fail' | 'stolen' | 'not-found' | 'crash' | 'hold' | 'hold-not-found' | 'slow-write';
+type Mode = 'store' | 'fail' | 'refuse' | 'stolen' | 'not-found' | 'crash' | 'hold' | 'hold-not-found' | 'slow-write';
 
 let app: FastifyInstance | undefined;
 afterEach(async () => {
@@ -99,6 +99,7 @@ async function startServer(leaseMs?: number) {
       if (mode === 'crash') throw new Error('the handler broke');
       return idempotency.commitWrite(request, reply, 201, stored, async (commit) => {
         if (mode === 'fail') throw new Error('the store went away mid-write');
+        if (mode === 'refuse') throw new EnvelopeError('conflict_error', 'the email has all the replies it keeps');
         if (mode === 'slow-write') {
           held.entered();
           await held.opened;
@@ -178,6 +179,21 @@ describe('commitWrite', () => {
     ]);
     const failed = server.lines.find((l) => l.idempotency === 'write failed') as { err?: { message?: string } };
     expect(failed.err?.message).toBe('the store went away mid-write');
+  });
+
+  it('lets the key go when the write refuses (a limit: nothing written), logged as a refusal, not a failure', async () => {
+    const server = await startServer();
+    const key = randomUUID();
+    const refused = await server.send('refuse', key);
+    expect([refused.status, refused.body.error.message]).toEqual([409, 'the email has all the replies it keeps']);
+    expect((await server.send('store', key)).status).toBe(201);
+    expect(server.steps(key)).toEqual([
+      ['started', 30],
+      ['refused: the email has all the replies it keeps', 30],
+      ['released unless stored', 30],
+      ['started', 30],
+      ['stored', 30],
+    ]);
   });
 
   it('stores nothing, and answers 409, when another request took the key meanwhile', async () => {
