@@ -10,6 +10,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startRedis } from '../../../test-support/redis-server.js';
+import { createSessionStore } from '../src/sessions/create-session-store.js';
 import { RedisUsedStates } from '../src/tools/approval.js';
 import {
   GATEWAY_BIN,
@@ -265,6 +266,63 @@ describe('approval for a session client (elicitation/create)', () => {
     expect(no.isError).toBe(true);
     expect((no.content as Array<{ text: string }>)[0]?.text).toMatch(/not approved/);
     expect(await exists(api, 'm-0013')).toBe(true);
+  });
+
+  it('behind a round-robin balancer, hands the answer to the replica that asked (Redis): a yes runs once, a no sends nothing', async () => {
+    const api = await startToyApi();
+    const token = `gw-${'r'.repeat(24)}`;
+    const prefix = `approval-rr-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    const replica = async () => {
+      const store = await createSessionStore({ redisUrl: process.env.REDIS_URL, redisPrefix: prefix });
+      onCleanup(() => store.close());
+      return startHttpGatewayFor({ upstreamUrl: api.url, upstreamApiKey: api.key }, { store, token });
+    };
+    const replicas = [await replica(), await replica()];
+    // The balancer: each POST goes to the next replica, so an answer never reaches the replica
+    // whose call asked the question. What each replica got is kept: [replica, what the body was].
+    let turn = 0;
+    const seenBy: Array<[number, string]> = [];
+    const balancer = (url: string | URL, init?: RequestInit) => {
+      const to = init?.method === 'POST' ? turn++ % 2 : 0;
+      const body = init?.method === 'POST' ? JSON.parse(String(init.body)) : undefined;
+      if (body) seenBy.push([to, body.method ?? (body.result ? 'an answer' : 'an error')]);
+      const target = new URL(String(url));
+      target.host = new URL(replicas[to]?.mcpUrl ?? '').host;
+      return fetch(target, init);
+    };
+    const connect = async (action: string) => {
+      const client = new ClientV1({ name: 'approver', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      client.setRequestHandler(ElicitRequestSchema, async () =>
+        action === 'accept' ? { action, content: { approve: true } } : { action },
+      );
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(replicas[0]?.mcpUrl ?? ''), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+          fetch: balancer,
+        }),
+      );
+      onCleanup(() => client.close());
+      return client;
+    };
+    const approving = await connect('accept');
+    for (const id of ['m-0020', 'm-0021', 'm-0022']) {
+      const done = await approving.callTool({ name: 'delete_email', arguments: { email_id: id } });
+      expect([id, done.isError]).toEqual([id, false]);
+      expect(await exists(api, id)).toBe(false);
+    }
+    // Each answer went to the other replica than its call.
+    const calls = seenBy.filter(([, what]) => what === 'tools/call' || what === 'an answer');
+    expect(calls).toHaveLength(6);
+    for (let i = 0; i < 6; i += 2) expect(calls[i + 1]?.[0]).toBe(1 - (calls[i]?.[0] ?? 0));
+    // Deleted once: a second delete of the same email is the API's 404, not another deletion.
+    const again = await approving.callTool({ name: 'delete_email', arguments: { email_id: 'm-0020' } });
+    expect((again.content as Array<{ text: string }>)[0]?.text).toMatch(/404|not_found/);
+
+    const declining = await connect('decline');
+    const no = await declining.callTool({ name: 'delete_email', arguments: { email_id: 'm-0023' } });
+    expect(no.isError).toBe(true);
+    expect((no.content as Array<{ text: string }>)[0]?.text).toMatch(/not approved/);
+    expect(await exists(api, 'm-0023')).toBe(true);
   });
 
   it('asks over stdio too: the question on stdout, the answer on stdin', async () => {

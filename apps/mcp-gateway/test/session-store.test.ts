@@ -352,8 +352,8 @@ describe('a GET stream across a lost Redis subscription', () => {
   });
 });
 
-describe('cancel and reload across a lost Redis subscription', () => {
-  it('still arrive once the subscriber is back: the store subscribes to their channels again', async () => {
+describe('cancel, reload and answers across a lost Redis subscription', () => {
+  it('still arrive once the subscriber is back (answers too): the store subscribes to their channels again', async () => {
     const { Redis } = await import('ioredis');
     const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
     const prefix = `control-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
@@ -367,15 +367,18 @@ describe('cancel and reload across a lost Redis subscription', () => {
       const resynced = new Promise<void>((resolve) => store.onResync(resolve));
       const clients = (await admin.call('CLIENT', 'LIST')) as string;
       const subscriber = clients.split('\n').find((line) => line.includes(`name=${name}`) && /\bsub=[1-9]/.test(line));
-      expect(subscriber).toMatch(/\bsub=3\b/); // events, cancel, reload
+      expect(subscriber).toMatch(/\bsub=4\b/); // events, cancel, reload, answers to this replica
       await admin.call('CLIENT', 'KILL', 'ID', /\bid=(\d+)/.exec(subscriber ?? '')?.[1] ?? '');
       await resynced;
       const cancelled = new Promise<string[]>((resolve) => store.onCancel((...args) => resolve(args)));
       const reloaded = new Promise<string>((resolve) => store.onReload(resolve));
+      const answered = new Promise<unknown[]>((resolve) => store.onAnswer((...args) => resolve(args)));
       await other.publishCancel('session-1', 'request-7');
       await other.publishReload('replica-b');
+      await other.publishAnswer(store.replica, 'session-1', { id: 'q', result: {} });
       expect(await cancelled).toEqual(['session-1', 'request-7']);
       expect(await reloaded).toBe('replica-b');
+      expect(await answered).toEqual(['session-1', { id: 'q', result: {} }]);
     } finally {
       await store.close();
       await other.close();

@@ -1,12 +1,27 @@
 // Requests the server sends a client of a session (elicitation/create: a person's approval before
-// a destructive call), and the client's answers matched back to them by id. They live in this
-// process: the answer must come back to the replica that asked (stdio has one; over HTTP the
-// balancer keeps a session on one replica, or the question goes unanswered and the call is not
-// made). A 2026-07-28 client needs none of this: it answers an input_required result instead.
-import type { JsonRpcNotification } from './json-rpc.js';
+// a destructive call), and the client's answers matched back to them by id. A question waits in
+// the process that asked it. Over HTTP behind a balancer without stickiness the answer, a new
+// POST, may reach another replica: with a bus (the Redis session store) that replica hands it to
+// the one that asked, whose name the question's id carries. A 2026-07-28 client needs none of
+// this: it answers an input_required result instead, which any replica takes.
+import { INVALID_REQUEST, type JsonRpcNotification } from './json-rpc.js';
 
 /** The most questions awaiting an answer at once in one process; past it a new one is refused. */
 export const MAX_PENDING_CLIENT_REQUESTS = 1000;
+
+/** The largest answer handed from one replica to another (serialized); a larger one arrives as an error. */
+export const MAX_RELAYED_ANSWER_BYTES = 64 * 1024;
+
+/** Carries a client's answer to the replica that asked (the Redis session store does). */
+export interface AnswerBus {
+  /** This replica's name on the bus, 12 URL-safe characters; '' when there are no others to reach. */
+  readonly replica: string;
+  publishAnswer(replica: string, scope: string, response: Record<string, unknown>): Promise<void>;
+  onAnswer(listener: (scope: string, response: Record<string, unknown>) => void): () => void;
+}
+
+/** The id of a question asked by a replica on a bus: `agentwire-<replica>-<n>`. */
+const ASKED_BY = /^agentwire-([A-Za-z0-9_-]{12})-\d{1,15}$/;
 
 /** The client answered a server request with a JSON-RPC error. */
 export class ClientRequestError extends Error {
@@ -26,6 +41,17 @@ interface Pending {
 export class ClientRequests {
   readonly #pending = new Map<string, Pending>();
   #next = 0;
+  readonly #bus: AnswerBus | undefined;
+  readonly #idPrefix: string;
+  readonly #unsubscribe: (() => void) | undefined;
+
+  constructor(bus?: AnswerBus) {
+    this.#bus = bus?.replica ? bus : undefined;
+    this.#idPrefix = this.#bus ? `agentwire-${this.#bus.replica}-` : 'agentwire-';
+    this.#unsubscribe = this.#bus?.onAnswer((scope, response) => {
+      this.settle(scope, response);
+    });
+  }
 
   /**
    * Sends `method` to the client of `scope` (a session id; '' over stdio) through `send`, and
@@ -43,7 +69,7 @@ export class ClientRequests {
         new Error(`${MAX_PENDING_CLIENT_REQUESTS} questions to clients await an answer already (the most at once)`),
       );
     }
-    const id = `agentwire-${++this.#next}`;
+    const id = `${this.#idPrefix}${++this.#next}`;
     const key = `${scope}\0${id}`;
     return new Promise((resolve, reject) => {
       const done = () => {
@@ -73,6 +99,22 @@ export class ClientRequests {
     });
   }
 
+  /**
+   * A response from the client of `scope`: settles the question here, or hands it to the replica
+   * that asked it. One that answers no question of any replica is dropped.
+   */
+  async answer(scope: string, response: Record<string, unknown>): Promise<void> {
+    if (this.settle(scope, response) || !this.#bus) return;
+    const asker = ASKED_BY.exec(String(response.id))?.[1];
+    if (asker === undefined || asker === this.#bus.replica) return;
+    await this.#bus.publishAnswer(asker, scope, relayed(response));
+  }
+
+  /** Stops hearing answers relayed from other replicas. */
+  close(): void {
+    this.#unsubscribe?.();
+  }
+
   /** A response from the client of `scope`: settles the question it answers; false when it answers none. */
   settle(scope: string, response: Record<string, unknown>): boolean {
     const pending = this.#pending.get(`${scope}\0${String(response.id)}`);
@@ -88,4 +130,20 @@ export class ClientRequests {
     } else pending.resolve(response.result);
     return true;
   }
+}
+
+/** What crosses to the asking replica: the id and the result or error, within MAX_RELAYED_ANSWER_BYTES. */
+function relayed(response: Record<string, unknown>): Record<string, unknown> {
+  const answer =
+    response.error !== undefined
+      ? { id: response.id, error: response.error }
+      : { id: response.id, result: response.result };
+  if (JSON.stringify(answer).length <= MAX_RELAYED_ANSWER_BYTES) return answer;
+  return {
+    id: response.id,
+    error: {
+      code: INVALID_REQUEST,
+      message: `the answer was larger than ${MAX_RELAYED_ANSWER_BYTES} bytes, the most handed between gateway replicas`,
+    },
+  };
 }

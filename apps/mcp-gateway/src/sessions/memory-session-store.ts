@@ -142,6 +142,15 @@ export class MemorySessionStore implements SessionBackend {
     return () => this.#bus.off('cancel', listener);
   }
 
+  /** One process: a question is answered where it was asked, and no other replica asks. */
+  readonly replica = '';
+
+  async publishAnswer(_replica: string, _scope: string, _response: Record<string, unknown>): Promise<void> {}
+
+  onAnswer(_listener: (scope: string, response: Record<string, unknown>) => void): () => void {
+    return () => undefined;
+  }
+
   /** One process, no other replicas to tell. */
   async publishReload(_from: string): Promise<void> {}
 

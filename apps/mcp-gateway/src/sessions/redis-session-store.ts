@@ -3,7 +3,7 @@
 // sorted set indexes the open sessions by expiry time, and one more per owner (an OAuth subject,
 // by its hash) indexes that owner's, so both caps on open sessions hold across replicas: a new
 // session is admitted (or refused) in one script, atomically.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { isRedisUnavailable } from '@agentwire/schemas/server-replies';
 import type { Redis } from 'ioredis';
@@ -111,6 +111,8 @@ export interface RedisSessionStoreOptions {
 
 export class RedisSessionStore implements SessionBackend {
   readonly kind = 'redis';
+  /** This replica's name: the answers to the questions it asks come to it by this name. */
+  readonly replica = randomBytes(9).toString('base64url');
   readonly #redis: Redis;
   readonly #subscriber: Redis;
   readonly #prefix: string;
@@ -148,6 +150,11 @@ export class RedisSessionStore implements SessionBackend {
         this.#bus.emit('reload', (JSON.parse(raw) as { from: string }).from);
         return;
       }
+      if (channel === this.#answers(this.replica)) {
+        const { session, response } = JSON.parse(raw) as { session: string; response: Record<string, unknown> };
+        this.#bus.emit('answer', session, response);
+        return;
+      }
       if (channel === `${this.#prefix}cancel`) {
         const { session, request } = JSON.parse(raw) as { session: string; request: string };
         this.#bus.emit('cancel', session, request);
@@ -160,9 +167,11 @@ export class RedisSessionStore implements SessionBackend {
     // subscriber's connection (it connects lazily, as the command connection does).
     let controlLost = false;
     const subscribeControl = () => {
-      this.#subscriber.subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`).catch(() => {
-        controlLost = true; // lost to an outage: the next 'ready' subscribes again
-      });
+      this.#subscriber
+        .subscribe(`${this.#prefix}cancel`, `${this.#prefix}reload`, this.#answers(this.replica))
+        .catch(() => {
+          controlLost = true; // lost to an outage: the next 'ready' subscribes again
+        });
     };
     subscribeControl();
     // Pub/sub delivers nothing while the connection is down, and what was published in between is
@@ -358,6 +367,22 @@ export class RedisSessionStore implements SessionBackend {
   onCancel(listener: (sessionId: string, requestId: string) => void): () => void {
     this.#bus.on('cancel', listener);
     return () => this.#bus.off('cancel', listener);
+  }
+
+  /** The channel of the answers to one replica's questions: only that replica hears them. */
+  #answers(replica: string): string {
+    return `${this.#prefix}answers:${replica}`;
+  }
+
+  publishAnswer(replica: string, scope: string, response: Record<string, unknown>): Promise<void> {
+    return available(async () => {
+      await this.#redis.publish(this.#answers(replica), JSON.stringify({ session: scope, response }));
+    });
+  }
+
+  onAnswer(listener: (scope: string, response: Record<string, unknown>) => void): () => void {
+    this.#bus.on('answer', listener);
+    return () => this.#bus.off('answer', listener);
   }
 
   publishReload(from: string): Promise<void> {

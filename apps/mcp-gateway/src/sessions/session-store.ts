@@ -4,6 +4,7 @@
 // and reloads between replicas (ReplicaBus). One backend does all three: in memory
 // (memory-session-store.ts) by default, in Redis (redis-session-store.ts) for several replicas.
 import { randomBytes } from 'node:crypto';
+import type { AnswerBus } from '../protocol/client-requests.js';
 import type { CancelBus } from '../protocol/in-flight-requests.js';
 import type { JsonRpcNotification } from '../protocol/json-rpc.js';
 import type { SessionState } from '../protocol/messages.js';
@@ -63,8 +64,11 @@ export interface EventLog {
   onResync(listener: () => void): () => void;
 }
 
-/** What replicas tell each other: cancellations (to whichever runs the request) and reloads. */
-export interface ReplicaBus extends CancelBus {
+/**
+ * What replicas tell each other: cancellations (to whichever runs the request), a client's
+ * answers (to the replica that asked) and reloads.
+ */
+export interface ReplicaBus extends CancelBus, AnswerBus {
   /** Tells the other replicas that this one (`from`) reloaded its tools, so that they reload too. */
   publishReload(from: string): Promise<void>;
   /** Reloads announced by a replica; the listener gets its id. Returns the unsubscribe function. */

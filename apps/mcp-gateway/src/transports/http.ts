@@ -141,7 +141,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     server: gateway.server,
     store,
     inFlight: new InFlightRequests(store),
-    questions: new ClientRequests(),
+    questions: new ClientRequests(store),
     getStreams: new Map(),
     listens: new ListenStreams(options.listenLimits ?? DEFAULT_LISTEN_LIMITS, app.log),
     log: app.log,
@@ -293,6 +293,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   app.addHook('onClose', async () => {
     stopListening();
     ctx.inFlight.close();
+    ctx.questions.close();
     for (const sse of ctx.getStreams.values()) sse.close();
     ctx.inFlight.abortAll('server closing');
   });

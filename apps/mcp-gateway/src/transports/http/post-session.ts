@@ -169,8 +169,8 @@ async function settleThenAnswer(
   }
   // The request may be running on another replica: the bus tells every replica.
   for (const { requestId, reason } of intake.cancelled) await ctx.inFlight.cancel(sessionId, requestId, reason);
-  // Answers to the gateway's own questions (elicitation/create) asked on this replica.
-  for (const response of intake.responses) ctx.questions.settle(sessionId, response);
+  // Answers to the gateway's own questions (elicitation/create): asked here, or by another replica.
+  for (const response of intake.responses) await ctx.questions.answer(sessionId, response);
   return answer(ctx, request, reply, sessionId, current, intake);
 }
 
