@@ -106,3 +106,35 @@ it('sends a success its report only when the call asks (or UPSTREAM_REPORT=alway
   const sent = await modernCall(always, 'office_days', { employee_id: 'e-05' });
   expect(readUpstreamReport(sent.result._meta)).toMatchObject({ status: 200, attempts: 1 });
 });
+
+it("tells the model when an upstream's rate limit lets it try again: Retry-After, or a 403 that says no calls are left (GitHub's way)", async () => {
+  const api = await startToyApi();
+  const gateway = await createGateway({ upstreamUrl: api.url, upstreamApiKey: api.key });
+  onCleanup(() => gateway.close());
+  const limits = [
+    { status: 429, retry_after_s: 120 },
+    { status: 403, error_type: 'rate_limit_error', message: 'API rate limit exceeded', rate_limit_reset_s: 90 },
+  ];
+  const seen = [];
+  for (const limit of limits) {
+    await api.setFaults({ rules: [{ method: 'GET', path: '/employees', action: 'status', times: 5, ...limit }] });
+    const result = await callAsking(gateway, 'list_employees', {});
+    const report = readUpstreamReport(result._meta);
+    // Too long a wait to take inside the call: one attempt, and the wait handed to the model.
+    expect(report).toMatchObject({ attempts: 1, retryable: true, status: limit.status });
+    const text = (result as unknown as { content: Array<{ text: string }> }).content[0]?.text ?? '';
+    seen.push({ isError: result.isError, retryAfterMs: report?.retryAfterMs, text });
+  }
+  expect(seen[0]).toEqual({
+    isError: true,
+    retryAfterMs: 120_000,
+    text: expect.stringContaining('(the upstream asks to wait 120 s before trying again (retryAfterMs 120000))'),
+  });
+  // The reset is a Unix time in whole seconds, the next whole second plus 90: 89 to 91 s from now.
+  expect(seen[1]?.retryAfterMs).toBeGreaterThan(89_000);
+  expect(seen[1]?.retryAfterMs).toBeLessThanOrEqual(91_000);
+  // Either wait is past the call's deadline: the text says so, then what the upstream answered.
+  expect(seen[1]?.text).toMatch(
+    /^upstream call failed \(deadline_exceeded\): GET \/employees: the server asked to wait 9\d\.\d s but only .* remain before the deadline; not waiting\. Last error: GET \/employees: 403 rate_limit_error: API rate limit exceeded \(the upstream asks to wait (90|91) s before trying again \(retryAfterMs \d+\)\)$/,
+  );
+});

@@ -130,6 +130,10 @@ export class FaultInjector {
         const status = rule.status ?? 503;
         const headers: Record<string, string> =
           rule.retry_after_s !== undefined ? { 'retry-after': String(rule.retry_after_s) } : {};
+        if (rule.rate_limit_reset_s !== undefined) {
+          headers['x-ratelimit-remaining'] = '0';
+          headers['x-ratelimit-reset'] = String(Math.ceil(Date.now() / 1000) + rule.rate_limit_reset_s);
+        }
         throw new EnvelopeError(
           rule.error_type ?? errorTypeForStatus(status),
           rule.message ?? `injected fault: HTTP ${status}`,

@@ -12,7 +12,7 @@ import {
   TimeoutError,
 } from './errors/local-errors.js';
 import { firstHeader } from './headers.js';
-import { serverRetryDelay, serverRetryOverride } from './retry-policy.js';
+import { isExhaustedLimit, rateLimitResetDelay, serverRetryDelay, serverRetryOverride } from './retry-policy.js';
 import type { Scrubber } from './scrubber.js';
 
 /** Why our own timer stopped an attempt. */
@@ -99,14 +99,19 @@ export function errorFromResponse(
     ...(read.type === undefined ? {} : { type: call.scrubber.text(read.type) }),
     ...(read.message === undefined ? {} : { message: call.scrubber.text(read.message) }),
   };
+  // A rate limit that says when its window resets rather than Retry-After, or that answers 403
+  // (GitHub's primary limit): the reset is the wait, and a 403 so meant is a rate limit, retried
+  // as a 429 is.
+  const errorType = envelope.type ?? (isExhaustedLimit(status, headers) ? 'rate_limit_error' : undefined);
+  const limited = status === 429 || errorType === 'rate_limit_error';
   return apiErrorFor({
     method: call.method,
     path: call.path,
     status,
-    errorType: envelope.type,
+    errorType,
     serverMessage: envelope.message,
     requestId: firstHeader(headers, 'request-id') ?? firstHeader(headers, 'x-request-id'),
-    retryAfterMs: serverRetryDelay(headers, call.now),
-    shouldRetry: serverRetryOverride(headers),
+    retryAfterMs: serverRetryDelay(headers, call.now) ?? (limited ? rateLimitResetDelay(headers, call.now) : undefined),
+    shouldRetry: serverRetryOverride(headers) ?? (limited ? true : undefined),
   });
 }

@@ -264,7 +264,7 @@ export class RetryLoop {
       const remaining = this.remaining(call);
       if (serverWait >= remaining) {
         return new DeadlineExceededError(
-          `the server asked to wait ${seconds(serverWait)} (Retry-After) but only ${seconds(Math.max(0, remaining))} ` +
+          `the server asked to wait ${seconds(serverWait)} but only ${seconds(Math.max(0, remaining))} ` +
             `remain before the deadline; not waiting. Last error: ${error.message}`,
           { method: call.method, path: call.path, status: error.status, requestId: error.requestId, cause: error },
         );

@@ -54,7 +54,7 @@ describe('deadline', () => {
     expect(error).toBeInstanceOf(DeadlineExceededError);
     expect(isDeadlineExceededError(error)).toBe(true);
     expect((error as Error).message).toBe(
-      'GET /: the server asked to wait 30.0 s (Retry-After) but only 5.0 s remain before the deadline; not waiting. ' +
+      'GET /: the server asked to wait 30.0 s but only 5.0 s remain before the deadline; not waiting. ' +
         'Last error: GET /: 429 rate_limit_error: busy',
     );
     expect(error).toMatchObject({ status: 429, attempts: 1, retryable: false });

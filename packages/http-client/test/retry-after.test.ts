@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeadlineExceededError, HttpClient, Ledger, RateLimitError } from '../src/index.js';
+import { DeadlineExceededError, HttpClient, Ledger, PermissionError, RateLimitError } from '../src/index.js';
 import { FakeClock } from './support/fake-clock.js';
 import { json, startServer, startToyApi } from './support/servers.js';
 
@@ -94,6 +94,70 @@ describe('server-given waits', () => {
     );
     expect(clock.sleeps).toEqual([]);
     expect(server.hits()).toBe(1);
+  });
+});
+
+describe('rate limits that say when their window resets instead of Retry-After', () => {
+  const NOW = Date.parse('2026-06-10T09:00:00.000Z');
+  /** A server that answers `status` with `headers` once, then 200. */
+  const once = (
+    status: number,
+    headers: Record<string, string>,
+    body: object = { message: 'API rate limit exceeded' },
+  ) => startServer((_req, res, n) => (n === 0 ? json(res, status, body, headers) : json(res, 200, { ok: true })));
+
+  it('waits for the reset a 429 names: RateLimit t, RateLimit-Reset, X-RateLimit-Reset as seconds or a Unix time', async () => {
+    const cases: Array<[Record<string, string>, number]> = [
+      [{ ratelimit: '"default";r=0;t=3' }, 3000],
+      [{ 'ratelimit-reset': '2' }, 2000],
+      [{ 'x-ratelimit-reset': '4' }, 4000],
+      [{ 'x-ratelimit-reset': String(NOW / 1000 + 5) }, 5000],
+      [{ 'x-rate-limit-reset': String(NOW / 1000 + 6) }, 6000],
+      // Retry-After wins when both are there.
+      [{ 'retry-after': '1', 'x-ratelimit-reset': String(NOW / 1000 + 30) }, 1000],
+    ];
+    for (const [headers, wait] of cases) {
+      const server = await once(429, headers);
+      const clock = new FakeClock(NOW);
+      const { http, ledger } = client(server.url, { clock });
+      expect((await http.get('/')).status).toBe(200);
+      expect({ headers, sleeps: clock.sleeps }).toEqual({ headers, sleeps: [wait] });
+      expect(ledger.attempts.map((a) => a.waitReason)).toEqual([null, 'retry_after']);
+    }
+  });
+
+  it("takes a 403 whose headers say nothing is left for a rate limit (GitHub's primary limit), and waits for its reset", async () => {
+    const soon = await once(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 + 7) });
+    const clock = new FakeClock(NOW);
+    const a = client(soon.url, { clock });
+    expect((await a.http.get('/')).status).toBe(200);
+    expect(clock.sleeps).toEqual([7000]);
+
+    // An hour away: not waited for, and the error says how long.
+    const later = await once(403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 + 3600) });
+    const b = client(later.url, { clock: new FakeClock(NOW) });
+    const error = await b.http.get('/').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ status: 403, type: 'rate_limit_error', retryAfterMs: 3_600_000, retryable: true });
+    expect((error as Error).message).toMatch(/not retried: the server asked to wait 3600\.0 s/);
+    expect(later.hits()).toBe(1);
+  });
+
+  it('leaves a 403 a permission error when calls are left, or when its envelope says so', async () => {
+    for (const [headers, body] of [
+      [{ 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': String(NOW / 1000 + 7) }, { message: 'no' }],
+      [
+        { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(NOW / 1000 + 7) },
+        { error: { type: 'permission_error', message: 'not yours' } },
+      ],
+    ] as const) {
+      const server = await once(403, headers, body);
+      const { http, clock } = client(server.url, { clock: new FakeClock(NOW) });
+      const error = await http.get('/').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PermissionError);
+      expect(error).toMatchObject({ retryable: false, retryAfterMs: undefined });
+      expect(clock.sleeps).toEqual([]);
+    }
   });
 });
 

@@ -119,6 +119,14 @@ export const FaultRule = Type.Object(
     error_type: Type.Optional(ErrorType),
     message: Type.Optional(Type.String({ maxLength: 500 })),
     retry_after_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
+    rate_limit_reset_s: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 86_400,
+        description:
+          'With status: say when the rate limit resets as GitHub does, X-RateLimit-Remaining: 0 and X-RateLimit-Reset (a Unix time this many seconds away), rather than Retry-After.',
+      }),
+    ),
     delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 30_000 })),
     after_events: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     times: Type.Optional(

@@ -51,6 +51,8 @@ export const UpstreamReport = Type.Object({
   breaker: Type.Optional(Type.Literal('open')),
   /** On an error result: whether trying the call again may help. */
   retryable: Type.Optional(Type.Boolean()),
+  /** On an error result: how long the upstream asked to wait before the call is tried again (its rate limit's reset). */
+  retryAfterMs: Type.Optional(Type.Integer({ minimum: 0 })),
   /** Whom the call was made for: the caller's `sub` (no other personal data), when it signed in. */
   subject: Type.Optional(Type.String({ maxLength: 255 })),
   /** How the upstream was called: its own key (service) or a token for the user (exchange). */

@@ -25,7 +25,7 @@ import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/para
 import { queryNameRefusal } from '../openapi/parameters.js';
 import type { CallContext, JobState, Tool, ToolResult } from '../tools/tool.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
-import { describeError, mayHaveReached } from './failures.js';
+import { describeError, mayHaveReached, upstreamWaitMs } from './failures.js';
 import { copyForwarded, forwardable } from './forward-headers.js';
 import { acceptedOf, failureText, MAX_STATUS_REDIRECTS, pathUnder, progressLine, statusWordOf } from './jobs.js';
 import { upstreamMeta } from './report.js';
@@ -199,7 +199,9 @@ export class UpstreamCaller {
         const text = `${describeError(error, 'the request may have reached the API, so whether it took effect is unknown')}: check before repeating it (a read), or call with _meta["agentwire.dev/idempotencyKey"] so a repeat is safe`;
         return { ...this.#error(text, false, ledger, started, ctx), outcomeUnknown: true };
       }
-      return this.#error(describeError(error), error.retryable, ledger, started, ctx);
+      // A wait the upstream asked for, too long to take inside the call: after it, trying again may help.
+      const wait = upstreamWaitMs(error);
+      return this.#error(describeError(error), error.retryable || wait !== undefined, ledger, started, ctx, wait);
     }
   }
 
@@ -439,8 +441,16 @@ export class UpstreamCaller {
   }
 
   /** A call that failed (or was never sent), as a result the model reads; its report says whether to try again. */
-  #error(text: string, retryable: boolean, ledger: Ledger, started: number, ctx: CallContext): ToolResult {
+  #error(
+    text: string,
+    retryable: boolean,
+    ledger: Ledger,
+    started: number,
+    ctx: CallContext,
+    retryAfterMs?: number,
+  ): ToolResult {
     const report = this.#report(ledger, started, ledger.attempts.at(-1)?.status ?? null, ctx, retryable);
+    if (retryAfterMs !== undefined) report.retryAfterMs = retryAfterMs;
     return { content: [{ type: 'text', text }], isError: true, _meta: { [UPSTREAM_REPORT_KEY]: report } };
   }
 

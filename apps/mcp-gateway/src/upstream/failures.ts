@@ -27,9 +27,25 @@ export function mayHaveReached(error: HttpClientError): boolean {
   return !(typeof code === 'string' && NOT_SENT.has(code));
 }
 
+/**
+ * How long the upstream asked to wait before the call is tried again (Retry-After, or its rate
+ * limit's reset), when it said: on its answer, or on the one behind a wait the deadline could not hold.
+ */
+export function upstreamWaitMs(error: HttpClientError): number | undefined {
+  const answer = error instanceof APIError ? error : (error as { cause?: unknown }).cause;
+  return answer instanceof APIError ? answer.retryAfterMs : undefined;
+}
+
 /** What went wrong upstream, for a model; `said` replaces the usual hint on whether to try again. */
 export function describeError(error: HttpClientError, said?: string): string {
-  const hint = said ?? (error.retryable ? 'trying again later may help' : 'retrying the same call will not help');
+  const wait = upstreamWaitMs(error);
+  const hint =
+    said ??
+    (wait !== undefined && wait > 0
+      ? `the upstream asks to wait ${Math.ceil(wait / 1000)} s before trying again (retryAfterMs ${wait})`
+      : error.retryable
+        ? 'trying again later may help'
+        : 'retrying the same call will not help');
   if (error instanceof APIError) {
     return `upstream answered HTTP ${error.status} ${error.type}: ${error.serverMessage ?? '(no message)'} (${hint})`;
   }
