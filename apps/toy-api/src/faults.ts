@@ -120,9 +120,9 @@ export class FaultInjector {
     return undefined;
   }
 
-  /** preHandler: errors, delays, resets and hangs, before the route does any work. */
+  /** preHandler: errors, delays, broken connections and hangs, before the route does any work. */
   async beforeHandler(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const rule = this.take(request, ['status', 'delay', 'reset', 'hang']);
+    const rule = this.take(request, ['status', 'delay', 'reset', 'hang', 'empty_reply', 'malformed_chunk']);
     if (!rule) return;
     request.log.info({ fault: rule.action, path: rule.path }, 'injecting fault');
     switch (rule.action) {
@@ -143,12 +143,27 @@ export class FaultInjector {
           },
         );
       }
-      case 'delay':
-        await sleepUnlessGone(request, rule.delay_ms ?? 1000);
+      case 'delay': {
+        // The jitter is drawn only for a rule that has one, so a seed replays older rules as before.
+        const ms = (rule.delay_ms ?? 1000) + (rule.jitter_ms ? Math.round(this.#random() * rule.jitter_ms) : 0);
+        reply.header('server-timing', `fault;dur=${ms};desc="injected delay"`);
+        await sleepUnlessGone(request, ms);
         return;
+      }
       case 'reset':
         reply.hijack();
         request.raw.socket.resetAndDestroy();
+        return;
+      case 'empty_reply':
+        // The connection closes in order (FIN, not RST), and not one byte of an answer came.
+        reply.hijack();
+        request.raw.socket.end();
+        return;
+      case 'malformed_chunk':
+        reply.hijack();
+        request.raw.socket.end(
+          'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+        );
         return;
       case 'hang': {
         reply.hijack();
@@ -163,19 +178,47 @@ export class FaultInjector {
     }
   }
 
-  /** onSend: a body cut off half way, with the full Content-Length promised. */
+  /** onSend: a body cut off half way, or sent slowly, with the full Content-Length promised. */
   onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-    const rule = this.take(request, ['truncate']);
+    const rule = this.take(request, ['truncate', 'drip']);
     if (!rule) return payload;
     const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
     reply.header('content-length', String(bytes.length));
+    if (rule.action === 'drip') return drip(reply, bytes, rule.chunk_bytes ?? 16, rule.delay_ms ?? 200);
     const half = bytes.subarray(0, Math.floor(bytes.length / 2));
     const stream = new Readable({ read() {} });
     stream.push(half);
     setImmediate(() => stream.destroy(new Error('injected fault: truncated body')));
     return stream;
   }
+}
+
+/** The body `size` bytes at a time, `everyMs` apart; the timer stops when the client goes. */
+function drip(reply: FastifyReply, bytes: Buffer, size: number, everyMs: number): Readable {
+  reply.header('server-timing', `fault;desc="drip ${size} bytes every ${everyMs} ms"`);
+  let sent = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const stream = new Readable({
+    read() {
+      if (timer !== undefined) return;
+      timer = setTimeout(
+        () => {
+          timer = undefined;
+          const piece = bytes.subarray(sent, sent + size);
+          sent += piece.length;
+          stream.push(piece);
+          if (sent >= bytes.length) stream.push(null);
+        },
+        sent === 0 ? 0 : everyMs,
+      );
+    },
+    destroy(error, done) {
+      clearTimeout(timer);
+      done(error);
+    },
+  });
+  return stream;
 }
 
 async function sleepUnlessGone(request: FastifyRequest, ms: number): Promise<void> {

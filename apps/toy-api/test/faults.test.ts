@@ -86,6 +86,31 @@ describe.each(STORES)('fault injection (%s store)', (store) => {
     expect(a).toContain(503);
   });
 
+  it('jitters a delay from the seed, and says what it injected (Server-Timing)', async () => {
+    const api = await startApi(store);
+    const run = async (seed: number) => {
+      await setFaults(api, {
+        seed,
+        rules: [{ path: '/employees/{employee_id}', action: 'delay', delay_ms: 5, jitter_ms: 40, times: 8 }],
+      });
+      const waits: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const timing = (await api.call('/employees/e-01')).headers.get('server-timing') ?? '';
+        waits.push(Number(/^fault;dur=(\d+);desc="injected delay"$/.exec(timing)?.[1]));
+      }
+      return waits;
+    };
+    const a = await run(3);
+    expect(a).toEqual(await run(3));
+    expect(a).not.toEqual(await run(4));
+    for (const wait of a) expect(wait).toBeGreaterThanOrEqual(5);
+    for (const wait of a) expect(wait).toBeLessThanOrEqual(45);
+    expect(new Set(a).size).toBeGreaterThan(1);
+    // A plain delay says its length too.
+    await setFaults(api, { rules: [{ path: '/employees', action: 'delay', delay_ms: 3 }] });
+    expect((await api.call('/employees')).headers.get('server-timing')).toBe('fault;dur=3;desc="injected delay"');
+  });
+
   it('rejects a malformed rule with the reason and keeps the old rules', async () => {
     const api = await startApi(store);
     await setFaults(api, { rules: [{ path: '/employees', action: 'status' }] });
@@ -95,7 +120,7 @@ describe.each(STORES)('fault injection (%s store)', (store) => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message.split('\n')).toEqual([
-      "$.rules[0].action: must be one of ['status', 'delay', 'reset', 'hang', 'truncate', 'cut_stream'], got 'explode'",
+      "$.rules[0].action: must be one of ['status', 'delay', 'reset', 'hang', 'empty_reply', 'malformed_chunk', 'truncate', 'drip', 'cut_stream'], got 'explode'",
       '$.rules[0].delay_ms: 999999 is above maximum 30000',
     ]);
     expect((await api.json('/admin/faults')).body.rules).toHaveLength(1);

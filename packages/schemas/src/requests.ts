@@ -99,7 +99,17 @@ export const SlowQuery = Type.Object(
 );
 export type SlowQuery = Static<typeof SlowQuery>;
 
-export const FAULT_ACTIONS = ['status', 'delay', 'reset', 'hang', 'truncate', 'cut_stream'] as const;
+export const FAULT_ACTIONS = [
+  'status',
+  'delay',
+  'reset',
+  'hang',
+  'empty_reply',
+  'malformed_chunk',
+  'truncate',
+  'drip',
+  'cut_stream',
+] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 export const FaultRule = Type.Object(
@@ -112,8 +122,10 @@ export const FaultRule = Type.Object(
     }),
     action: Type.Enum(FAULT_ACTIONS, {
       description:
-        'status: answer with an error; delay: wait, then answer; reset: destroy the connection; ' +
-        'hang: never answer; truncate: send half the body, then drop; cut_stream: drop an SSE stream after some events.',
+        'status: answer with an error; delay: wait (delay_ms, plus up to jitter_ms), then answer; reset: destroy the connection; ' +
+        'hang: never answer; empty_reply: close the connection without a byte; malformed_chunk: a chunked body whose chunk size is not a number; ' +
+        'truncate: send half the body, then drop; drip: send the body chunk_bytes at a time, delay_ms apart; ' +
+        'cut_stream: drop an SSE stream after some events.',
     }),
     status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599, default: 503 })),
     error_type: Type.Optional(ErrorType),
@@ -128,6 +140,16 @@ export const FaultRule = Type.Object(
       }),
     ),
     delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 30_000 })),
+    jitter_ms: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 30_000,
+        description: 'delay: up to this much more, drawn from the seed.',
+      }),
+    ),
+    chunk_bytes: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 65_536, description: 'drip: bytes a chunk (default 16).' }),
+    ),
     after_events: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     times: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 10_000, default: 1, description: 'How many matching requests it hits.' }),
