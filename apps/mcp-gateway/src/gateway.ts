@@ -350,6 +350,7 @@ function toolsOf(u: Configured, options: GatewayOptions): UpstreamTools {
     mode: u.mode,
     deadlineMs: u.deadlineMs,
     idempotencyHeader: u.idempotencyHeader,
+    outputSchemas: u.outputSchemas,
     resultLimits: own
       ? {
           maxBytes: u.maxResultBytes ?? options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,

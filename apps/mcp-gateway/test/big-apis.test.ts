@@ -249,6 +249,46 @@ describe("GitHub's REST API", () => {
     expect(issue._meta?.[UPSTREAM_REPORT_KEY]?.status).toBe(201);
   }, 60_000);
 
+  it("sets output schemas per upstream: GitHub's off, one toy API's on, another's checked but unlisted", async () => {
+    const api = await startToyApi();
+    const all = { include: [], exclude: [], readOnly: false };
+    const only = (text: string) => ({ include: parseSelectors(text, 'include'), exclude: [], readOnly: false });
+    const toy = { ...NO_SETTINGS, url: api.url, spec: undefined, apiKey: api.key, selection: all };
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: prism.url,
+      toolsMode: 'static',
+      upstreams: [
+        {
+          ...NO_SETTINGS,
+          name: 'github',
+          url: prism.url,
+          spec: GITHUB,
+          selection: only('op:meta/root'),
+          outputSchemas: false,
+        },
+        { ...toy, name: 'toy', outputSchemas: true },
+        { ...toy, name: 'quiet', outputSchemas: 'unlisted', selection: only('op:office_days') },
+      ],
+    });
+    const { client } = await httpV2(gw, 'legacy');
+    const listed = new Map<string, { outputSchema?: unknown }>();
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      for (const t of page.tools) listed.set(t.name, t);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(listed.get('github.meta_root')?.outputSchema).toBeUndefined();
+    expect(listed.get('toy.office_days')?.outputSchema).toBeDefined();
+    expect(listed.get('quiet.office_days')?.outputSchema).toBeUndefined();
+    const root = (await client.callTool({ name: 'github.meta_root', arguments: {} })) as Result;
+    expect([root.isError, root.structuredContent]).toEqual([false, undefined]);
+    for (const name of ['toy.office_days', 'quiet.office_days']) {
+      const days = (await client.callTool({ name, arguments: { employee_id: 'e-05' } })) as Result;
+      expect(days.structuredContent).toMatchObject({ employee_id: 'e-05' });
+    }
+  }, 60_000);
+
   it('serves each upstream in its own mode: GitHub through its three tools, the toy API listed', async () => {
     const api = await startToyApi();
     const base = NO_SETTINGS;

@@ -224,6 +224,16 @@ describe('OpenAPI to tools', () => {
           get: { operationId: 'logo', responses: { '200': { description: 'png', content: { 'image/png': {} } } } },
         },
         '/secret': { get: { operationId: 'secret', 'x-mcp': { hidden: true }, responses: ok } },
+        // An answer its schema does not describe: the document's author says so.
+        '/loose': {
+          get: {
+            operationId: 'loose',
+            'x-mcp': { outputSchema: false },
+            responses: {
+              '200': { description: 'n', content: { 'application/json': { schema: { type: 'object' } } } },
+            },
+          },
+        },
         '/x': {
           delete: {
             operationId: 'remove',
@@ -237,7 +247,9 @@ describe('OpenAPI to tools', () => {
         },
       }),
     );
-    expect(tools.map((t) => t.name)).toEqual(['count', 'logo', 'delete_thing']);
+    expect(tools.map((t) => t.name)).toEqual(['count', 'logo', 'loose', 'delete_thing']);
+    const loose = tools.splice(2, 1)[0];
+    expect([loose?.outputSchema, loose?.binding.output.kind]).toEqual([undefined, 'json']);
     expect(tools[0]?.outputSchema).toEqual({ type: 'object', properties: { result: { type: ['number', 'null'] } } });
     expect(tools[1]?.binding.output).toEqual({ kind: 'image' });
     expect(tools[2]).toMatchObject({
@@ -488,6 +500,7 @@ describe('OpenAPI to tools, edge cases', () => {
       spec31({
         '/a': { get: { operationId: 'a', 'x-mcp': { description: 42 }, responses: ok } },
         '/b': { get: { operationId: 'b', 'x-mcp': { annotations: 'oops' }, responses: ok } },
+        '/d': { get: { operationId: 'd', 'x-mcp': { outputSchema: true }, responses: ok } },
         '/c': {
           get: { operationId: 'c', summary: 'List emails', description: 'List emails received today.', responses: ok },
         },
@@ -496,6 +509,7 @@ describe('OpenAPI to tools, edge cases', () => {
     expect(problems).toEqual([
       'GET /a (a): x-mcp.description must be a string',
       'GET /b (b): x-mcp.annotations must be an object',
+      'GET /d (d): x-mcp.outputSchema can only be false (no outputSchema and no structuredContent for this operation)',
     ]);
     expect(tools.map((t) => t.description)).toEqual(['List emails received today.']);
   });

@@ -26,9 +26,11 @@ describe('the upstreams config file', () => {
     deadlineMs: 20000
     maxRetries: 1
     mode: dynamic
+    outputSchemas: off
   - name: toy
     url: http://127.0.0.1:8080
     auth: { keyEnv: TOY_API_KEY }
+    outputSchemas: unlisted
 `);
     const [github, toy] = readUpstreamsConfig(file, env);
     expect(github).toMatchObject({
@@ -40,10 +42,17 @@ describe('the upstreams config file', () => {
       deadlineMs: 20_000,
       maxRetries: 1,
       mode: 'dynamic',
+      outputSchemas: false,
     });
     expect(github?.selection.include.map((s) => s.text)).toEqual(['tag:issues']);
     expect(github?.selection.readOnly).toBe(true);
-    expect(toy).toMatchObject({ name: 'toy', spec: undefined, apiKey: env.TOY_API_KEY, auth: undefined });
+    expect(toy).toMatchObject({
+      name: 'toy',
+      spec: undefined,
+      apiKey: env.TOY_API_KEY,
+      auth: undefined,
+      outputSchemas: 'unlisted',
+    });
     // JSON is YAML.
     const json = configFile(JSON.stringify({ upstreams: [{ name: 'toy', url: 'http://127.0.0.1:8080' }] }));
     expect(readUpstreamsConfig(json, env)).toHaveLength(1);
@@ -57,7 +66,7 @@ describe('the upstreams config file', () => {
       ],
       [
         'upstreams:\n  - name: toy\n    url: http://127.0.0.1:8080\n    retries: 3\n',
-        /:4 upstreams\[0\]\.retries: unknown field; allowed: name, url, spec, auth, include, exclude, readOnly, mode, deadlineMs, timeoutMs, maxRetries/,
+        /:4 upstreams\[0\]\.retries: unknown field; allowed: name, url, spec, auth, include, exclude, readOnly, mode, outputSchemas, deadlineMs, timeoutMs, maxRetries/,
       ],
       [
         'upstreams:\n  - name: my api\n    url: http://x\n',
@@ -87,6 +96,10 @@ describe('the upstreams config file', () => {
       [
         'upstreams:\n  - name: a\n    url: http://x\n    auth: { scheme: digest }\n',
         /:4 upstreams\[0\]\.auth\.scheme: must be equal to one of the allowed values \(\["spec","bearer","basic","header","query"\]\)/,
+      ],
+      [
+        'upstreams:\n  - name: a\n    url: http://x\n    outputSchemas: no\n',
+        /:4 upstreams\[0\]\.outputSchemas: must be equal to one of the allowed values \(\["on","off","unlisted"\]\)/,
       ],
       [
         'upstreams:\n  - name: a\n    url: ftp://x\n',

@@ -91,8 +91,9 @@ function convertOperation(
     },
   };
   if (text.title) tool.title = text.title;
-  // A job's result is another resource than the 202's body: no output schema to promise.
-  if (output.schema && !task && outputSchemas) {
+  // A job's result is another resource than the 202's body: no output schema to promise. Nor
+  // when the document's author or the upstream's config says the schema cannot be trusted.
+  if (output.schema && !task && outputSchemas && ctx.x.outputSchema !== false) {
     tool.outputSchema = withinBudget(output.schema, ctx.output, maxSchemaBytes, 'outputSchema', ctx.dropped);
   }
   return tool;

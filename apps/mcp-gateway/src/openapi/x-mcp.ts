@@ -25,9 +25,11 @@ export interface XMcp {
    * APPROVAL=destructive (tools/approval.ts).
    */
   approval?: 'required' | 'never' | { key?: string; message?: string };
+  /** false: no outputSchema for this operation, so its results carry no structuredContent (an answer its schema does not describe). */
+  outputSchema?: false;
 }
 
-const FIELDS = ['name', 'title', 'description', 'hidden', 'annotations', 'headers', 'task', 'approval'];
+const FIELDS = ['name', 'title', 'description', 'hidden', 'annotations', 'headers', 'task', 'approval', 'outputSchema'];
 const APPROVAL_FIELDS = ['key', 'message'];
 
 function readApproval(value: unknown): void {
@@ -71,7 +73,7 @@ export function readXMcp(value: unknown): XMcp {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new SpecError(
-      'x-mcp must be an object with name, title, description, hidden, annotations, headers, task or approval',
+      'x-mcp must be an object with name, title, description, hidden, annotations, headers, task, approval or outputSchema',
     );
   }
   const x = value as Record<string, unknown>;
@@ -85,6 +87,10 @@ export function readXMcp(value: unknown): XMcp {
   }
   if (x.hidden !== undefined && typeof x.hidden !== 'boolean')
     throw new SpecError('x-mcp.hidden must be true or false');
+  if (x.outputSchema !== undefined && x.outputSchema !== false)
+    throw new SpecError(
+      'x-mcp.outputSchema can only be false (no outputSchema and no structuredContent for this operation)',
+    );
   if (x.annotations !== undefined) {
     const a = x.annotations as Record<string, unknown>;
     if (typeof a !== 'object' || a === null || Array.isArray(a))

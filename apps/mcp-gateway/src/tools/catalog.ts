@@ -25,6 +25,8 @@ export interface UpstreamTools {
   resultLimits: ResultLimits | undefined;
   /** The upstream dedupes writes by an Idempotency-Key header (its config's idempotencyHeader). */
   idempotencyHeader?: boolean | undefined;
+  /** This upstream's output schemas, when its config says (else OUTPUT_SCHEMAS). */
+  outputSchemas?: boolean | 'unlisted' | undefined;
 }
 
 /** The gateway-wide settings of the list. */
@@ -100,11 +102,12 @@ export async function buildCatalog(
   for (const [i, source] of sources.entries()) {
     const label = source.name === undefined ? '' : `${source.name}: `;
     let loaded: ReturnType<typeof openApiToTools>;
+    const outputSchemas = source.outputSchemas ?? options.outputSchemas;
     try {
       loaded = openApiToTools(documents[i], {
         auth: source.auth,
         maxSchemaBytes: options.maxSchemaBytes,
-        outputSchemas: options.outputSchemas !== false,
+        outputSchemas: outputSchemas !== false,
       });
     } catch (error) {
       throw Object.assign(new Error(`${label}${(error as Error).message}`), { name: (error as Error).name });
@@ -133,6 +136,7 @@ export async function buildCatalog(
       if (source.deadlineMs !== undefined) tool.binding.deadlineMs = source.deadlineMs;
       if (source.resultLimits !== undefined) tool.binding.resultLimits = source.resultLimits;
       if (source.idempotencyHeader) tool.binding.upstreamIdempotency = true;
+      if (outputSchemas === 'unlisted') tool.binding.outputSchemaUnlisted = true;
       kept.push(tool);
     }
   }

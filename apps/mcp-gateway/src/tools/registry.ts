@@ -187,7 +187,7 @@ export class ToolRegistry {
     if (this.#compact.descriptionMax !== undefined) {
       out.description = compactDescription(tool.description, this.#compact.descriptionMax);
     }
-    if (this.#compact.listOutputSchemas === false) delete out.outputSchema;
+    if (this.#compact.listOutputSchemas === false || tool.binding.outputSchemaUnlisted) delete out.outputSchema;
     return out;
   }
 }

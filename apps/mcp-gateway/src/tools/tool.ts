@@ -76,6 +76,8 @@ export interface ToolBinding {
   idempotencyKeyArg: string | undefined;
   /** The upstream dedupes every write by Idempotency-Key (its config says so), declared or not. */
   upstreamIdempotency?: boolean | undefined;
+  /** Its upstream's config says outputSchemas: unlisted: checked, not shown in tools/list. */
+  outputSchemaUnlisted?: boolean | undefined;
   /**
    * A person must approve each call before it runs (tools/approval.ts): the document's
    * x-mcp.approval, or the gateway's APPROVAL policy. `never`: the document says it needs none.

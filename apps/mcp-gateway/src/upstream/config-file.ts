@@ -69,6 +69,8 @@ export interface Upstream {
   maxResultTokens: number | undefined;
   /** This upstream's tools mode; undefined: TOOLS_MODE. */
   mode: 'auto' | 'static' | 'dynamic' | undefined;
+  /** This upstream's output schemas (on, off, unlisted); undefined: OUTPUT_SCHEMAS. */
+  outputSchemas?: boolean | 'unlisted' | undefined;
   /** service: the upstream's own key; exchange: a token for the signed-in user (RFC 8693). Default service. */
   identity?: 'service' | 'exchange' | undefined;
   /** The resource an exchanged token is for (its `aud`); default the upstream's URL. */
@@ -151,6 +153,7 @@ const SCHEMA = {
           exclude: { type: 'array', items: { type: 'string' } },
           readOnly: { type: 'boolean' },
           mode: { enum: ['auto', 'static', 'dynamic'] },
+          outputSchemas: { enum: ['on', 'off', 'unlisted'] },
           deadlineMs: positive(300_000),
           timeoutMs: positive(600_000),
           maxRetries: { type: 'integer', minimum: 0, maximum: 10 },
@@ -383,6 +386,13 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
       maxResultBytes: raw.maxResultBytes as number | undefined,
       maxResultTokens: raw.maxResultTokens as number | undefined,
       mode: raw.mode as 'auto' | 'static' | 'dynamic' | undefined,
+      // The schema allows on, off and unlisted only.
+      outputSchemas:
+        raw.outputSchemas === undefined
+          ? undefined
+          : raw.outputSchemas === 'unlisted'
+            ? 'unlisted'
+            : raw.outputSchemas === 'on',
       identity: raw.identity as 'service' | 'exchange' | undefined,
       audience,
       forwardHeaders,
