@@ -9,6 +9,7 @@ export default {
   plugins: ['@stryker-mutator/vitest-runner'],
   mutate: [
     'src/retry-policy.ts',
+    'src/rate-limit-headers.ts',
     'src/retry-loop.ts',
     'src/retry-budget.ts',
     'src/run-budget.ts',

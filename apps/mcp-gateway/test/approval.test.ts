@@ -19,6 +19,7 @@ import {
   onCleanup,
   startHttpGateway,
   startHttpGatewayFor,
+  startRecordingToyApi,
   startToyApi,
   type ToyApi,
 } from './support/stack.js';
@@ -37,7 +38,7 @@ function call(
 }
 
 /** Whether the email is still there (a deletion that reached the API would have removed it). */
-async function exists(api: ToyApi, id: string): Promise<boolean> {
+async function exists(api: Pick<ToyApi, 'url' | 'key'>, id: string): Promise<boolean> {
   const r = await fetch(`${api.url}/emails/${id}`, { headers: { authorization: `Bearer ${api.key}` } });
   return r.status === 200;
 }
@@ -269,7 +270,8 @@ describe('approval for a session client (elicitation/create)', () => {
   });
 
   it('behind a round-robin balancer, hands the answer to the replica that asked (Redis): a yes runs once, a no sends nothing', async () => {
-    const api = await startToyApi();
+    const api = await startRecordingToyApi((request) => `${request.method} ${request.url}`);
+    const deletes = () => api.seen.filter((line) => line.startsWith('DELETE'));
     const token = `gw-${'r'.repeat(24)}`;
     const prefix = `approval-rr-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
     const replica = async () => {
@@ -314,15 +316,15 @@ describe('approval for a session client (elicitation/create)', () => {
     const calls = seenBy.filter(([, what]) => what === 'tools/call' || what === 'an answer');
     expect(calls).toHaveLength(6);
     for (let i = 0; i < 6; i += 2) expect(calls[i + 1]?.[0]).toBe(1 - (calls[i]?.[0] ?? 0));
-    // Deleted once: a second delete of the same email is the API's 404, not another deletion.
-    const again = await approving.callTool({ name: 'delete_email', arguments: { email_id: 'm-0020' } });
-    expect((again.content as Array<{ text: string }>)[0]?.text).toMatch(/404|not_found/);
+    // Each sent once, by the replica that asked.
+    expect(deletes()).toEqual(['DELETE /emails/m-0020', 'DELETE /emails/m-0021', 'DELETE /emails/m-0022']);
 
     const declining = await connect('decline');
     const no = await declining.callTool({ name: 'delete_email', arguments: { email_id: 'm-0023' } });
     expect(no.isError).toBe(true);
     expect((no.content as Array<{ text: string }>)[0]?.text).toMatch(/not approved/);
     expect(await exists(api, 'm-0023')).toBe(true);
+    expect(deletes()).toHaveLength(3);
   });
 
   it('asks over stdio too: the question on stdout, the answer on stdin', async () => {

@@ -249,7 +249,7 @@ describe("GitHub's REST API", () => {
     expect(issue._meta?.[UPSTREAM_REPORT_KEY]?.status).toBe(201);
   }, 60_000);
 
-  it("sets output schemas per upstream: GitHub's off, one toy API's on, another's checked but unlisted", async () => {
+  it("sets output schemas per upstream over OUTPUT_SCHEMAS=unlisted: GitHub's off, one toy API's on, another's as the gateway's", async () => {
     const api = await startToyApi();
     const all = { include: [], exclude: [], readOnly: false };
     const only = (text: string) => ({ include: parseSelectors(text, 'include'), exclude: [], readOnly: false });
@@ -257,6 +257,7 @@ describe("GitHub's REST API", () => {
     const gw = await startHttpGatewayFor({
       upstreamUrl: prism.url,
       toolsMode: 'static',
+      outputSchemas: 'unlisted',
       upstreams: [
         {
           ...NO_SETTINGS,
@@ -267,7 +268,7 @@ describe("GitHub's REST API", () => {
           outputSchemas: false,
         },
         { ...toy, name: 'toy', outputSchemas: true },
-        { ...toy, name: 'quiet', outputSchemas: 'unlisted', selection: only('op:office_days') },
+        { ...toy, name: 'quiet', selection: only('op:office_days') },
       ],
     });
     const { client } = await httpV2(gw, 'legacy');

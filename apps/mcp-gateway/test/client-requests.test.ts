@@ -45,12 +45,22 @@ describe('answers to questions asked by another replica', () => {
     const { a, b, names } = await replicas();
     const asked = ask(a, 'session-1');
     expect(asked.id).toBe(`agentwire-${names[0]}-1`);
-    await b.answer('session-1', { jsonrpc: '2.0', id: asked.id, result: { action: 'accept' } });
+    expect(await b.answer('session-1', { jsonrpc: '2.0', id: asked.id, result: { action: 'accept' } })).toBe('relayed');
     await expect(asked.outcome).resolves.toEqual({ action: 'accept' });
 
     const refused = ask(a, 'session-1');
     await b.answer('session-1', { jsonrpc: '2.0', id: refused.id, error: { code: -1, message: 'no thanks' } });
     await expect(refused.outcome).rejects.toThrow('no thanks');
+
+    // An error that is no object (null, a string) is an error all the same, here and across.
+    for (const error of [null, 'nope']) {
+      const odd = ask(a, 'session-1');
+      await b.answer('session-1', { jsonrpc: '2.0', id: odd.id, error });
+      await expect(odd.outcome).rejects.toMatchObject({ code: 0, message: 'no message' });
+      const here = ask(a, 'session-1');
+      expect(await a.answer('session-1', { jsonrpc: '2.0', id: here.id, error })).toBe('settled');
+      await expect(here.outcome).rejects.toMatchObject({ code: 0, message: 'no message' });
+    }
   });
 
   it('arrive as an error past MAX_RELAYED_ANSWER_BYTES, and answer nothing for another session', async () => {
@@ -58,18 +68,24 @@ describe('answers to questions asked by another replica', () => {
     const asked = ask(a, 'session-1');
     // The same id from another session settles nothing (it would have been dropped by now).
     await b.answer('session-2', { jsonrpc: '2.0', id: asked.id, result: { action: 'accept' } });
-    const large = { action: 'accept', content: { note: 'x'.repeat(MAX_RELAYED_ANSWER_BYTES) } };
+    // Counted in bytes: a third of the cap in three-byte characters is over it.
+    const large = { action: 'accept', content: { note: '€'.repeat(Math.ceil(MAX_RELAYED_ANSWER_BYTES / 3)) } };
     await b.answer('session-1', { jsonrpc: '2.0', id: asked.id, result: large });
     await expect(asked.outcome).rejects.toThrow(
       `the answer was larger than ${MAX_RELAYED_ANSWER_BYTES} bytes, the most handed between gateway replicas`,
     );
   });
 
-  it('are dropped when no replica asked them: an unknown name, or this one, or no name at all', async () => {
+  it('are dropped when no replica can have asked them (this one, or no name), and unheard when none listens by that name', async () => {
     const { a, b, names } = await replicas();
     const asked = ask(a, 'session-1');
-    for (const id of [`agentwire-${'Z'.repeat(12)}-1`, `agentwire-${names[1]}-1`, 'agentwire-1', 7]) {
-      await expect(b.answer('session-1', { jsonrpc: '2.0', id, result: {} })).resolves.toBeUndefined();
+    // No replica has that name: published, heard by none.
+    expect(await b.answer('session-1', { jsonrpc: '2.0', id: `agentwire-${'Z'.repeat(12)}-1`, result: {} })).toBe(
+      'unheard',
+    );
+    // This replica's own name, or none: nobody to hand it to.
+    for (const id of [`agentwire-${names[1]}-1`, 'agentwire-1', 7]) {
+      expect(await b.answer('session-1', { jsonrpc: '2.0', id, result: {} })).toBe('dropped');
     }
     // The real question still waits, and takes its own answer.
     await b.answer('session-1', { jsonrpc: '2.0', id: asked.id, result: { action: 'decline' } });

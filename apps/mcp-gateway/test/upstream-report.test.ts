@@ -113,7 +113,8 @@ it("tells the model when an upstream's rate limit lets it try again: Retry-After
   onCleanup(() => gateway.close());
   const limits = [
     { status: 429, retry_after_s: 120 },
-    { status: 403, error_type: 'rate_limit_error', message: 'API rate limit exceeded', rate_limit_reset_s: 90 },
+    // GitHub's way: a 403, the headers saying none left and when the window resets.
+    { status: 403, message: 'API rate limit exceeded', rate_limit_reset_s: 90 },
   ];
   const seen = [];
   for (const limit of limits) {
@@ -135,6 +136,6 @@ it("tells the model when an upstream's rate limit lets it try again: Retry-After
   expect(seen[1]?.retryAfterMs).toBeLessThanOrEqual(91_000);
   // Either wait is past the call's deadline: the text says so, then what the upstream answered.
   expect(seen[1]?.text).toMatch(
-    /^upstream call failed \(deadline_exceeded\): GET \/employees: the server asked to wait 9\d\.\d s but only .* remain before the deadline; not waiting\. Last error: GET \/employees: 403 rate_limit_error: API rate limit exceeded \(the upstream asks to wait (90|91) s before trying again \(retryAfterMs \d+\)\)$/,
+    /^upstream call failed \(deadline_exceeded\): GET \/employees: the server asked to wait \d+\.\d s but only .* remain before the deadline; not waiting\. Last error: GET \/employees: 403 rate_limit_error: API rate limit exceeded \(the upstream asks to wait (90|91) s before trying again \(retryAfterMs \d+\)\)$/,
   );
 });

@@ -65,6 +65,21 @@ export class FaultInjector {
           `$.rules[${i}]: no route matches ${rule.method ?? 'any method'} ${rule.path}; faults apply to: ${known}`,
         );
       }
+      if (rule.statuses !== undefined) {
+        const total = Object.values(rule.statuses).reduce((sum, w) => sum + w, 0);
+        if (rule.action !== 'status' || rule.status !== undefined) {
+          throw new EnvelopeError(
+            'invalid_request_error',
+            `$.rules[${i}].statuses: weighted statuses go with action status and no status of its own`,
+          );
+        }
+        if (total > 1 + 1e-9) {
+          throw new EnvelopeError(
+            'invalid_request_error',
+            `$.rules[${i}].statuses: the weights add up to ${Math.round(total * 1000) / 1000}; at most 1 (the rest of the requests pass)`,
+          );
+        }
+      }
       if (rule.action === 'cut_stream' && !matching.some((r) => r.streams)) {
         const streaming = this.#routes.filter((r) => r.streams).map((r) => `${r.method} ${r.template}`);
         throw new EnvelopeError(
@@ -113,9 +128,15 @@ export class FaultInjector {
       active.seen++;
       if (active.seen <= (rule.skip ?? 0)) continue;
       if (rule.probability !== undefined && this.#random() >= rule.probability) continue;
+      let taken = rule;
+      if (rule.statuses !== undefined) {
+        const status = weightedStatus(rule.statuses, this.#random());
+        if (status === undefined) continue;
+        taken = { ...rule, status };
+      }
       active.hits++;
       this.onHit?.(rule.action);
-      return rule;
+      return taken;
     }
     return undefined;
   }
@@ -135,7 +156,8 @@ export class FaultInjector {
           headers['x-ratelimit-reset'] = String(Math.ceil(Date.now() / 1000) + rule.rate_limit_reset_s);
         }
         throw new EnvelopeError(
-          rule.error_type ?? errorTypeForStatus(status),
+          // A rule that says when a rate limit resets is a rate limit, whatever its status (GitHub's is a 403).
+          rule.error_type ?? (rule.rate_limit_reset_s !== undefined ? 'rate_limit_error' : errorTypeForStatus(status)),
           rule.message ?? `injected fault: HTTP ${status}`,
           {
             status,
@@ -192,6 +214,19 @@ export class FaultInjector {
     setImmediate(() => stream.destroy(new Error('injected fault: truncated body')));
     return stream;
   }
+}
+
+/**
+ * The status whose share of [0, 1) holds `draw`, the statuses taken in ascending order (as
+ * JavaScript orders integer-like keys); undefined past their sum.
+ */
+function weightedStatus(statuses: Record<string, number>, draw: number): number | undefined {
+  let upTo = 0;
+  for (const [status, weight] of Object.entries(statuses)) {
+    upTo += weight;
+    if (draw < upTo) return Number(status);
+  }
+  return undefined;
 }
 
 /** The body `size` bytes at a time, `everyMs` apart; the timer stops when the client goes. */

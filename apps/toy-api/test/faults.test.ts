@@ -86,6 +86,55 @@ describe.each(STORES)('fault injection (%s store)', (store) => {
     expect(a).toContain(503);
   });
 
+  it('answers weighted statuses from the seed, and lets the rest through; weights past 1 are refused', async () => {
+    const api = await startApi(store);
+    const run = async (seed: number) => {
+      await setFaults(api, {
+        seed,
+        rules: [
+          { path: '/employees/{employee_id}', action: 'status', statuses: { '503': 0.3, '429': 0.2 }, times: 1000 },
+        ],
+      });
+      const statuses: number[] = [];
+      for (let i = 0; i < 200; i++) statuses.push((await api.call('/employees/e-01')).status);
+      return statuses;
+    };
+    const a = await run(11);
+    expect(a).toEqual(await run(11));
+    const count = (status: number) => a.filter((s) => s === status).length;
+    // 200 draws: each count within a few points of its weight, and nothing else answered.
+    expect(count(503)).toBeGreaterThan(40);
+    expect(count(503)).toBeLessThan(80);
+    expect(count(429)).toBeGreaterThan(24);
+    expect(count(429)).toBeLessThan(56);
+    expect(count(200)).toBeGreaterThan(80);
+    expect(count(200) + count(503) + count(429)).toBe(200);
+    for (const [rule, message] of [
+      [
+        { statuses: { '503': 0.7, '500': 0.5 } },
+        'the weights add up to 1.2; at most 1 (the rest of the requests pass)',
+      ],
+      [{ statuses: { '503': 0.5 }, status: 500 }, 'weighted statuses go with action status and no status of its own'],
+    ] as const) {
+      const refused = await api.json('/admin/faults', {
+        method: 'PUT',
+        body: { rules: [{ path: '/employees', action: 'status', ...rule }] },
+      });
+      expect([refused.status, refused.body.error.message]).toEqual([400, `$.rules[0].statuses: ${message}`]);
+    }
+    // Only statuses as keys, weights as values, and at least one.
+    for (const statuses of [{ abc: 0.1 }, { '503': 5 }, {}]) {
+      const refused = await api.json('/admin/faults', {
+        method: 'PUT',
+        body: { rules: [{ path: '/employees', action: 'status', statuses }] },
+      });
+      expect([refused.status, refused.body.error.message]).toEqual([
+        400,
+        expect.stringContaining('$.rules[0].statuses'),
+      ]);
+    }
+  });
+
   it('jitters a delay from the seed, and says what it injected (Server-Timing)', async () => {
     const api = await startApi(store);
     const run = async (seed: number) => {

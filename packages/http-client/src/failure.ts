@@ -12,7 +12,8 @@ import {
   TimeoutError,
 } from './errors/local-errors.js';
 import { firstHeader } from './headers.js';
-import { isExhaustedLimit, rateLimitResetDelay, serverRetryDelay, serverRetryOverride } from './retry-policy.js';
+import { isExhaustedLimit, rateLimitResetDelay } from './rate-limit-headers.js';
+import { serverRetryDelay, serverRetryOverride } from './retry-policy.js';
 import type { Scrubber } from './scrubber.js';
 
 /** Why our own timer stopped an attempt. */

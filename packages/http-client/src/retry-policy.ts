@@ -40,45 +40,6 @@ export function serverRetryDelay(headers: IncomingHttpHeaders, now: number): num
   return Math.max(0, at - now);
 }
 
-/**
- * How many calls the answer says are left in the rate limit's window: `RateLimit` (the IETF
- * draft's structured field, `"policy";r=0;t=30`), else `RateLimit-Remaining`, `X-RateLimit-Remaining`
- * or `X-Rate-Limit-Remaining`. Undefined when none says.
- */
-function remainingCalls(headers: IncomingHttpHeaders): number | undefined {
-  const structured = /(?:^|;)\s*r=(\d+)/.exec(header(headers, 'ratelimit') ?? '')?.[1];
-  const text =
-    structured ??
-    header(headers, 'ratelimit-remaining') ??
-    header(headers, 'x-ratelimit-remaining') ??
-    header(headers, 'x-rate-limit-remaining');
-  return text !== undefined && /^\s*\d+\s*$/.test(text) ? Number(text) : undefined;
-}
-
-/**
- * A 403 that is a rate limit: the rate-limit headers say nothing is left (GitHub's primary limit
- * answers so, not with a 429). An error envelope that names its type still decides.
- */
-export function isExhaustedLimit(status: number, headers: IncomingHttpHeaders): boolean {
-  return status === 403 && remainingCalls(headers) === 0;
-}
-
-/**
- * The wait until a rate limit's window resets, for an answer that is a rate limit but names no
- * Retry-After: `RateLimit`'s `t` (seconds), `RateLimit-Reset` (seconds), or `X-RateLimit-Reset` /
- * `X-Rate-Limit-Reset` (seconds, or a Unix time in seconds once past 10^9, as GitHub and X send).
- * Undefined when none says, or says something unreadable.
- */
-export function rateLimitResetDelay(headers: IncomingHttpHeaders, now: number): number | undefined {
-  const structured = /(?:^|;)\s*t=(\d+)/.exec(header(headers, 'ratelimit') ?? '')?.[1];
-  const delta = structured ?? header(headers, 'ratelimit-reset');
-  if (delta !== undefined) return /^\s*\d+\s*$/.test(delta) ? Number(delta) * 1000 : undefined;
-  const reset = header(headers, 'x-ratelimit-reset') ?? header(headers, 'x-rate-limit-reset');
-  if (reset === undefined || !/^\s*\d+\s*$/.test(reset)) return undefined;
-  const n = Number(reset);
-  return n >= 1e9 ? Math.max(0, n * 1000 - now) : n * 1000;
-}
-
 /** `x-should-retry: true|false` lets the server overrule the status-based decision. */
 export function serverRetryOverride(headers: IncomingHttpHeaders): boolean | undefined {
   const value = header(headers, 'x-should-retry')?.trim().toLowerCase();

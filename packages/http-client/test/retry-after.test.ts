@@ -113,8 +113,19 @@ describe('rate limits that say when their window resets instead of Retry-After',
       [{ 'x-ratelimit-reset': '4' }, 4000],
       [{ 'x-ratelimit-reset': String(NOW / 1000 + 5) }, 5000],
       [{ 'x-rate-limit-reset': String(NOW / 1000 + 6) }, 6000],
+      // GitLab's RateLimit-Reset is a Unix time; some send Unix milliseconds.
+      [{ 'ratelimit-reset': String(NOW / 1000 + 8) }, 8000],
+      [{ 'x-ratelimit-reset': String(NOW + 9000) }, 9000],
+      // Of several policies, the longest reset of those with none left.
+      [{ ratelimit: '"burst";r=5;t=1, "minute";r=0;t=20, "second";r=0;t=2' }, 20_000],
+      // None says it is spent (a 429 all the same): the soonest reset.
+      [{ ratelimit: '"burst";r=3;t=4, "minute";r=9;t=30' }, 4000],
       // Retry-After wins when both are there.
       [{ 'retry-after': '1', 'x-ratelimit-reset': String(NOW / 1000 + 30) }, 1000],
+      // Unreadable, or past a day: not a wait this client trusts, so the computed backoff.
+      [{ ratelimit: `"day";r=0;t=${'9'.repeat(400)}` }, 500],
+      [{ 'x-ratelimit-reset': String(NOW / 1000 + 2 * 86_400) }, 500],
+      [{ 'ratelimit-reset': 'soon' }, 500],
     ];
     for (const [headers, wait] of cases) {
       const server = await once(429, headers);
@@ -122,7 +133,8 @@ describe('rate limits that say when their window resets instead of Retry-After',
       const { http, ledger } = client(server.url, { clock });
       expect((await http.get('/')).status).toBe(200);
       expect({ headers, sleeps: clock.sleeps }).toEqual({ headers, sleeps: [wait] });
-      expect(ledger.attempts.map((a) => a.waitReason)).toEqual([null, 'retry_after']);
+      // 500 ms is the computed backoff's first wait (random 0): no reset was taken.
+      expect(ledger.attempts.map((a) => a.waitReason)).toEqual([null, wait === 500 ? 'backoff' : 'retry_after']);
     }
   });
 
@@ -141,6 +153,20 @@ describe('rate limits that say when their window resets instead of Retry-After',
     expect(error).toMatchObject({ status: 403, type: 'rate_limit_error', retryAfterMs: 3_600_000, retryable: true });
     expect((error as Error).message).toMatch(/not retried: the server asked to wait 3600\.0 s/);
     expect(later.hits()).toBe(1);
+  });
+
+  it('reads none left from any of the headers servers use, and from any spent policy of RateLimit', async () => {
+    for (const headers of [
+      { 'ratelimit-remaining': '0', 'ratelimit-reset': '3' },
+      { 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': '3' },
+      { ratelimit: '"burst";r=5;t=1, "day";r=0;t=3' },
+    ]) {
+      const server = await once(403, headers);
+      const clock = new FakeClock(NOW);
+      const { http } = client(server.url, { clock });
+      expect((await http.get('/')).status).toBe(200);
+      expect({ headers, sleeps: clock.sleeps }).toEqual({ headers, sleeps: [3000] });
+    }
   });
 
   it('leaves a 403 a permission error when calls are left, or when its envelope says so', async () => {

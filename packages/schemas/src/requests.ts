@@ -127,7 +127,18 @@ export const FaultRule = Type.Object(
         'truncate: send half the body, then drop; drip: send the body chunk_bytes at a time, delay_ms apart; ' +
         'cut_stream: drop an SSE stream after some events.',
     }),
-    status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599, default: 503 })),
+    status: Type.Optional(
+      Type.Integer({ minimum: 400, maximum: 599, description: 'status: the status to answer (503 unless set).' }),
+    ),
+    statuses: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[45][0-9][0-9]$' }), Type.Number({ minimum: 0, maximum: 1 }), {
+        additionalProperties: false,
+        minProperties: 1,
+        maxProperties: 20,
+        description:
+          'status: weighted statuses, e.g. {"503": 0.2, "429": 0.1}: a matching request gets one with that chance (seeded), else passes; the weights add up to 1 at most.',
+      }),
+    ),
     error_type: Type.Optional(ErrorType),
     message: Type.Optional(Type.String({ maxLength: 500 })),
     retry_after_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),

@@ -16,7 +16,8 @@ export const MAX_RELAYED_ANSWER_BYTES = 64 * 1024;
 export interface AnswerBus {
   /** This replica's name on the bus, 12 URL-safe characters; '' when there are no others to reach. */
   readonly replica: string;
-  publishAnswer(replica: string, scope: string, response: Record<string, unknown>): Promise<void>;
+  /** Resolves with how many replicas heard it (0 or 1: only the one named listens). */
+  publishAnswer(replica: string, scope: string, response: Record<string, unknown>): Promise<number>;
   onAnswer(listener: (scope: string, response: Record<string, unknown>) => void): () => void;
 }
 
@@ -100,14 +101,18 @@ export class ClientRequests {
   }
 
   /**
-   * A response from the client of `scope`: settles the question here, or hands it to the replica
-   * that asked it. One that answers no question of any replica is dropped.
+   * A response from the client of `scope`: settles the question here (`settled`), or hands it to
+   * the replica that asked it (`relayed`, or `unheard` when no replica of that name listens: it
+   * is gone, or reconnecting). One that answers no question of any replica is `dropped`.
    */
-  async answer(scope: string, response: Record<string, unknown>): Promise<void> {
-    if (this.settle(scope, response) || !this.#bus) return;
+  async answer(
+    scope: string,
+    response: Record<string, unknown>,
+  ): Promise<'settled' | 'relayed' | 'unheard' | 'dropped'> {
+    if (this.settle(scope, response)) return 'settled';
     const asker = ASKED_BY.exec(String(response.id))?.[1];
-    if (asker === undefined || asker === this.#bus.replica) return;
-    await this.#bus.publishAnswer(asker, scope, relayed(response));
+    if (!this.#bus || asker === undefined || asker === this.#bus.replica) return 'dropped';
+    return (await this.#bus.publishAnswer(asker, scope, relayed(response))) > 0 ? 'relayed' : 'unheard';
   }
 
   /** Stops hearing answers relayed from other replicas. */
@@ -119,26 +124,30 @@ export class ClientRequests {
   settle(scope: string, response: Record<string, unknown>): boolean {
     const pending = this.#pending.get(`${scope}\0${String(response.id)}`);
     if (!pending) return false;
-    const error = response.error as { code?: unknown; message?: unknown } | undefined;
-    if (error !== undefined) {
-      pending.reject(
-        new ClientRequestError(
-          typeof error.code === 'number' ? error.code : 0,
-          typeof error.message === 'string' ? error.message.slice(0, 300) : 'no message',
-        ),
-      );
+    if (response.error !== undefined) {
+      const { code, message } = errorOf(response.error);
+      pending.reject(new ClientRequestError(code, message));
     } else pending.resolve(response.result);
     return true;
   }
+}
+
+/** An answer's error, whatever the client sent as one (null, a string, an object of anything). */
+function errorOf(error: unknown): { code: number; message: string } {
+  const e = typeof error === 'object' && error !== null ? (error as { code?: unknown; message?: unknown }) : {};
+  return {
+    code: typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : 0,
+    message: typeof e.message === 'string' ? e.message.slice(0, 300) : 'no message',
+  };
 }
 
 /** What crosses to the asking replica: the id and the result or error, within MAX_RELAYED_ANSWER_BYTES. */
 function relayed(response: Record<string, unknown>): Record<string, unknown> {
   const answer =
     response.error !== undefined
-      ? { id: response.id, error: response.error }
+      ? { id: response.id, error: errorOf(response.error) }
       : { id: response.id, result: response.result };
-  if (JSON.stringify(answer).length <= MAX_RELAYED_ANSWER_BYTES) return answer;
+  if (Buffer.byteLength(JSON.stringify(answer)) <= MAX_RELAYED_ANSWER_BYTES) return answer;
   return {
     id: response.id,
     error: {

@@ -145,7 +145,9 @@ export class MemorySessionStore implements SessionBackend {
   /** One process: a question is answered where it was asked, and no other replica asks. */
   readonly replica = '';
 
-  async publishAnswer(_replica: string, _scope: string, _response: Record<string, unknown>): Promise<void> {}
+  async publishAnswer(_replica: string, _scope: string, _response: Record<string, unknown>): Promise<number> {
+    return 0;
+  }
 
   onAnswer(_listener: (scope: string, response: Record<string, unknown>) => void): () => void {
     return () => undefined;

@@ -146,22 +146,13 @@ export class RedisSessionStore implements SessionBackend {
     this.#quitOnClose = quitOnClose;
     this.#bus.setMaxListeners(0);
     this.#subscriber.on('message', (channel: string, raw: string) => {
-      if (channel === `${this.#prefix}reload`) {
-        this.#bus.emit('reload', (JSON.parse(raw) as { from: string }).from);
-        return;
+      // A throw here (a message not as written, a listener's own failure) would end the process,
+      // and every session it serves with it: it is told as a warning instead.
+      try {
+        this.#heard(channel, raw);
+      } catch (error) {
+        process.emitWarning(`a Redis message on ${channel} could not be handled: ${(error as Error).message}`);
       }
-      if (channel === this.#answers(this.replica)) {
-        const { session, response } = JSON.parse(raw) as { session: string; response: Record<string, unknown> };
-        this.#bus.emit('answer', session, response);
-        return;
-      }
-      if (channel === `${this.#prefix}cancel`) {
-        const { session, request } = JSON.parse(raw) as { session: string; request: string };
-        this.#bus.emit('cancel', session, request);
-        return;
-      }
-      const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
-      this.#bus.emit(session, event);
     });
     // The cancel and reload channels, from the start. This first SUBSCRIBE also opens the
     // subscriber's connection (it connects lazily, as the command connection does).
@@ -193,6 +184,26 @@ export class RedisSessionStore implements SessionBackend {
         );
       }
     });
+  }
+
+  /** One message of a channel this store subscribes to, handed to its listeners. */
+  #heard(channel: string, raw: string): void {
+    if (channel === `${this.#prefix}reload`) {
+      this.#bus.emit('reload', (JSON.parse(raw) as { from: string }).from);
+      return;
+    }
+    if (channel === this.#answers(this.replica)) {
+      const { session, response } = JSON.parse(raw) as { session: string; response: Record<string, unknown> };
+      this.#bus.emit('answer', session, response);
+      return;
+    }
+    if (channel === `${this.#prefix}cancel`) {
+      const { session, request } = JSON.parse(raw) as { session: string; request: string };
+      this.#bus.emit('cancel', session, request);
+      return;
+    }
+    const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
+    this.#bus.emit(session, event);
   }
 
   /** SUBSCRIBEs to the events channel; one that fails is tried again by the next caller. */
@@ -374,10 +385,8 @@ export class RedisSessionStore implements SessionBackend {
     return `${this.#prefix}answers:${replica}`;
   }
 
-  publishAnswer(replica: string, scope: string, response: Record<string, unknown>): Promise<void> {
-    return available(async () => {
-      await this.#redis.publish(this.#answers(replica), JSON.stringify({ session: scope, response }));
-    });
+  publishAnswer(replica: string, scope: string, response: Record<string, unknown>): Promise<number> {
+    return available(() => this.#redis.publish(this.#answers(replica), JSON.stringify({ session: scope, response })));
   }
 
   onAnswer(listener: (scope: string, response: Record<string, unknown>) => void): () => void {

@@ -147,7 +147,9 @@ export async function buildCatalog(
   };
   const title = titles.join(' and ');
   const budget = options.toolsTokenBudget ?? DEFAULT_TOOLS_TOKEN_BUDGET;
-  const compact = { descriptionMax: options.descriptionMax, listOutputSchemas: options.outputSchemas !== 'unlisted' };
+  // Whether a tool lists its output schema is each upstream's (binding.outputSchemaUnlisted, set
+  // above from its own setting or OUTPUT_SCHEMAS), so one upstream's `on` holds under a global `unlisted`.
+  const compact = { descriptionMax: options.descriptionMax };
   // Each upstream in its own mode (its config's, else TOOLS_MODE); auto weighs its own list.
   const toolParts: ToolPart[] = [];
   const whys: string[] = [];

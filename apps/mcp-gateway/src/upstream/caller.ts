@@ -25,7 +25,7 @@ import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/para
 import { queryNameRefusal } from '../openapi/parameters.js';
 import type { CallContext, JobState, Tool, ToolResult } from '../tools/tool.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
-import { describeError, mayHaveReached, upstreamWaitMs } from './failures.js';
+import { describeError, mayHaveReached, mayRetry, upstreamWaitMs } from './failures.js';
 import { copyForwarded, forwardable } from './forward-headers.js';
 import { acceptedOf, failureText, MAX_STATUS_REDIRECTS, pathUnder, progressLine, statusWordOf } from './jobs.js';
 import { upstreamMeta } from './report.js';
@@ -199,9 +199,7 @@ export class UpstreamCaller {
         const text = `${describeError(error, 'the request may have reached the API, so whether it took effect is unknown')}: check before repeating it (a read), or call with _meta["agentwire.dev/idempotencyKey"] so a repeat is safe`;
         return { ...this.#error(text, false, ledger, started, ctx), outcomeUnknown: true };
       }
-      // A wait the upstream asked for, too long to take inside the call: after it, trying again may help.
-      const wait = upstreamWaitMs(error);
-      return this.#error(describeError(error), error.retryable || wait !== undefined, ledger, started, ctx, wait);
+      return this.#error(describeError(error), mayRetry(error), ledger, started, ctx, upstreamWaitMs(error));
     }
   }
 

@@ -32,8 +32,23 @@ export function mayHaveReached(error: HttpClientError): boolean {
  * limit's reset), when it said: on its answer, or on the one behind a wait the deadline could not hold.
  */
 export function upstreamWaitMs(error: HttpClientError): number | undefined {
+  const answer = answerOf(error);
+  const wait = answer?.retryAfterMs;
+  return wait !== undefined && wait > 0 && Number.isSafeInteger(wait) ? wait : undefined;
+}
+
+/** The upstream's answer behind an error: the error itself, or the one a deadline error carries. */
+function answerOf(error: HttpClientError): APIError | undefined {
   const answer = error instanceof APIError ? error : (error as { cause?: unknown }).cause;
-  return answer instanceof APIError ? answer.retryAfterMs : undefined;
+  return answer instanceof APIError ? answer : undefined;
+}
+
+/**
+ * Whether trying the call again may help: as the error says, or, for a wait the call could not
+ * take (its deadline too near), as the answer behind it says (x-should-retry: false still wins).
+ */
+export function mayRetry(error: HttpClientError): boolean {
+  return error.retryable || (upstreamWaitMs(error) !== undefined && answerOf(error)?.retryable === true);
 }
 
 /** What went wrong upstream, for a model; `said` replaces the usual hint on whether to try again. */
@@ -41,7 +56,7 @@ export function describeError(error: HttpClientError, said?: string): string {
   const wait = upstreamWaitMs(error);
   const hint =
     said ??
-    (wait !== undefined && wait > 0
+    (wait !== undefined && mayRetry(error)
       ? `the upstream asks to wait ${Math.ceil(wait / 1000)} s before trying again (retryAfterMs ${wait})`
       : error.retryable
         ? 'trying again later may help'

@@ -170,7 +170,15 @@ async function settleThenAnswer(
   // The request may be running on another replica: the bus tells every replica.
   for (const { requestId, reason } of intake.cancelled) await ctx.inFlight.cancel(sessionId, requestId, reason);
   // Answers to the gateway's own questions (elicitation/create): asked here, or by another replica.
-  for (const response of intake.responses) await ctx.questions.answer(sessionId, response);
+  for (const response of intake.responses) {
+    if ((await ctx.questions.answer(sessionId, response)) === 'unheard') {
+      // The replica that asked is gone (its question, and the call waiting on it, with it) or reconnecting.
+      ctx.log.warn(
+        { answer: String(response.id) },
+        'an answer for another replica reached none: its question goes unanswered',
+      );
+    }
+  }
   return answer(ctx, request, reply, sessionId, current, intake);
 }
 
