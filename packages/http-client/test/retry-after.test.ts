@@ -169,6 +169,52 @@ describe('rate limits that say when their window resets instead of Retry-After',
     }
   });
 
+  it('reads each policy of RateLimit on its own: a spent one decides over a longer unspent one; one without r or t is passed over', async () => {
+    const cases: Array<[number, Record<string, string>, number]> = [
+      [429, { ratelimit: '"day";r=50;t=3600, "minute";r=0;t=20' }, 20_000],
+      [429, { ratelimit: '"a";r=0, "b";r=0;t=7' }, 7000],
+      [429, { ratelimit: '"minute";t=4' }, 4000],
+      // No policy says how many are left: the other headers still may.
+      [403, { ratelimit: '"minute";t=6', 'x-ratelimit-remaining': '0' }, 6000],
+    ];
+    for (const [status, headers, wait] of cases) {
+      const server = await once(status, headers);
+      const clock = new FakeClock(NOW);
+      const { http } = client(server.url, { clock });
+      expect((await http.get('/')).status).toBe(200);
+      expect({ headers, sleeps: clock.sleeps }).toEqual({ headers, sleeps: [wait] });
+    }
+  });
+
+  it('tells a Unix time from seconds by its size, at the edges, and takes a wait of one day but not more', async () => {
+    const cases: Array<[Record<string, string>, number | undefined]> = [
+      [{ 'x-ratelimit-reset': '1000000000' }, 0], // Unix seconds (2001): past, no wait
+      [{ 'x-ratelimit-reset': '1000000000000' }, 0], // Unix milliseconds (2001)
+      [{ 'x-ratelimit-reset': '86400' }, 86_400_000],
+      [{ 'x-ratelimit-reset': '86401' }, undefined],
+    ];
+    for (const [headers, retryAfterMs] of cases) {
+      const server = await once(429, headers);
+      const { http } = client(server.url, { clock: new FakeClock(NOW), maxRetries: 0 });
+      const error = await http.get('/').catch((e: unknown) => e);
+      expect({ headers, retryAfterMs: (error as RateLimitError).retryAfterMs }).toEqual({ headers, retryAfterMs });
+    }
+  });
+
+  it('takes no other status for a rate limit because calls are spent, with or without an envelope', async () => {
+    for (const status of [404, 500]) {
+      const server = await once(status, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '5' }, { message: 'no' });
+      const { http } = client(server.url, { clock: new FakeClock(NOW), maxRetries: 0 });
+      const error = await http.get('/').catch((e: unknown) => e);
+      expect(error).not.toBeInstanceOf(RateLimitError);
+      expect(error).toMatchObject({
+        status,
+        type: status === 404 ? 'not_found_error' : 'api_error',
+        retryAfterMs: undefined,
+      });
+    }
+  });
+
   it('leaves a 403 a permission error when calls are left, or when its envelope says so', async () => {
     for (const [headers, body] of [
       [{ 'x-ratelimit-remaining': '12', 'x-ratelimit-reset': String(NOW / 1000 + 7) }, { message: 'no' }],
