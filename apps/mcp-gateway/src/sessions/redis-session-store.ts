@@ -303,14 +303,16 @@ export class RedisSessionStore implements SessionBackend {
     await this.#redis.set(this.#key(id, 'state'), JSON.stringify(state), 'PX', this.#idleMs, 'XX');
   }
 
-  delete(id: string): Promise<boolean> {
-    return available(() => this.#delete(id));
+  delete(id: string, known?: SessionState): Promise<boolean> {
+    return available(() => this.#delete(id, known));
   }
 
-  async #delete(id: string): Promise<boolean> {
-    // The state says whose place the session frees (an owner never changes).
-    const raw = await this.#redis.get(this.#key(id, 'state'));
-    const owner = raw === null ? undefined : (JSON.parse(raw) as SessionState).owner;
+  async #delete(id: string, known: SessionState | undefined): Promise<boolean> {
+    // The state says whose place the session frees (an owner never changes): the one the caller
+    // read, else read here (a round trip more).
+    const raw = known === undefined ? await this.#redis.get(this.#key(id, 'state')) : null;
+    const owner =
+      known !== undefined ? known.owner : raw === null ? undefined : (JSON.parse(raw) as SessionState).owner;
     const keys = [
       this.#key(id, 'state'),
       this.#key(id, 'events'),

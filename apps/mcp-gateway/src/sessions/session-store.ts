@@ -36,8 +36,11 @@ export interface SessionStore {
    */
   get(id: string): SessionState | undefined | Promise<SessionState | undefined>;
   update(id: string, state: SessionState): Promise<void>;
-  /** True when there was such a session. */
-  delete(id: string): Promise<boolean>;
+  /**
+   * True when there was such a session. `known`: its state, when the caller has just read it
+   * (a store may then skip reading it again to learn whose place it frees).
+   */
+  delete(id: string, known?: SessionState): Promise<boolean>;
   /** Sessions open now (every replica's, for a shared store). */
   count(): Promise<number>;
   close(): Promise<void>;

@@ -11,7 +11,7 @@ export async function deleteSession(ctx: HttpContext, request: FastifyRequest, r
   const session = await ctx.store.get(sessionId);
   if (session && !ownsSession(ctx, request, session))
     return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
-  const existed = await ctx.store.delete(sessionId);
+  const existed = await ctx.store.delete(sessionId, session);
   if (!existed) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
   ctx.getStreams.get(sessionId)?.close();
   return reply.code(204).send();
