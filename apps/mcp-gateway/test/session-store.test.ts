@@ -174,8 +174,12 @@ describe('sessions in Redis, per caller', () => {
       now += 20_000;
       await a.create(alice);
       await expect(b.create(alice)).rejects.toMatchObject({ perCaller: true });
-      // A session without an owner ends as before.
+      // A session without an owner ends as before; an owned one ended without its state given
+      // is read first, to learn whose place it frees.
       expect(await a.delete(shared)).toBe(true);
+      expect(await a.delete(third)).toBe(true);
+      expect(await redis.zscore(owned, third)).toBeNull();
+      await b.create(alice);
       // A limit lowered since: the refusal says how many the owner holds.
       const lowered = replica(1);
       await expect(lowered.create(alice)).rejects.toThrow('subject alice holds 2, the limit being 1');

@@ -201,7 +201,7 @@ describe('rate limits that say when their window resets instead of Retry-After',
     }
   });
 
-  it('takes no other status for a rate limit because calls are spent, with or without an envelope', async () => {
+  it('takes no other status for a rate limit because its headers say calls are spent', async () => {
     for (const status of [404, 500]) {
       const server = await once(status, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '5' }, { message: 'no' });
       const { http } = client(server.url, { clock: new FakeClock(NOW), maxRetries: 0 });

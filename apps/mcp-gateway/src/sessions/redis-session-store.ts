@@ -1,5 +1,6 @@
 // Sessions in Redis, shared by every gateway replica: state and recent events as keys that
-// expire together, live events and cancellations over pub/sub (on a second connection). One
+// expire together; live events, cancellations, reloads and a client's answers for the replica
+// that asked over pub/sub (on a second connection). One
 // sorted set indexes the open sessions by expiry time, and one more per owner (an OAuth subject,
 // by its hash) indexes that owner's, so both caps on open sessions hold across replicas: a new
 // session is admitted (or refused) in one script, atomically.
@@ -154,7 +155,7 @@ export class RedisSessionStore implements SessionBackend {
         process.emitWarning(`a Redis message on ${channel} could not be handled: ${(error as Error).message}`);
       }
     });
-    // The cancel and reload channels, from the start. This first SUBSCRIBE also opens the
+    // The cancel and reload channels, and this replica's answers, from the start. This first SUBSCRIBE also opens the
     // subscriber's connection (it connects lazily, as the command connection does).
     let controlLost = false;
     const subscribeControl = () => {

@@ -1,7 +1,7 @@
 // Where legacy (initialize-based) sessions live, and what replicas share, as three jobs: the
 // sessions (SessionStore), the recent events of each session's GET stream, so a client can
-// resume with Last-Event-ID on any replica (EventLog), and the bus that carries cancellations
-// and reloads between replicas (ReplicaBus). One backend does all three: in memory
+// resume with Last-Event-ID on any replica (EventLog), and the bus that carries cancellations,
+// reloads and a client's answers to the replica that asked between replicas (ReplicaBus). One backend does all three: in memory
 // (memory-session-store.ts) by default, in Redis (redis-session-store.ts) for several replicas.
 import { randomBytes } from 'node:crypto';
 import type { AnswerBus } from '../protocol/client-requests.js';

@@ -75,7 +75,7 @@ export class ToolRegistry {
     this.pageSize = pageSize;
     const modes = new Set(parts.map((p) => p.mode));
     this.mode = modes.size === 1 ? ([...modes][0] as ToolsMode) : 'mixed';
-    this.#compact = { descriptionMax: options.descriptionMax, listOutputSchemas: options.listOutputSchemas };
+    this.#compact = { descriptionMax: options.descriptionMax };
     this.#byName = new Map(this.tools.map((t) => [t.name, t]));
     const listed: ListedTool[] = [];
     for (const part of parts) {
@@ -187,17 +187,18 @@ export class ToolRegistry {
     if (this.#compact.descriptionMax !== undefined) {
       out.description = compactDescription(tool.description, this.#compact.descriptionMax);
     }
-    if (this.#compact.listOutputSchemas === false || tool.binding.outputSchemaUnlisted) delete out.outputSchema;
+    if (tool.binding.outputSchemaUnlisted) delete out.outputSchema;
     return out;
   }
 }
 
-/** How tools/list shows operations: descriptions cut to a budget, output schemas left out. */
+/**
+ * How tools/list shows operations: descriptions cut to a budget. (An output schema left out of
+ * the list is each tool's own say: binding.outputSchemaUnlisted.)
+ */
 export interface CompactOptions {
   /** The first paragraph of each description, at most this many characters. Default: whole. */
   descriptionMax?: number | undefined;
-  /** false: no outputSchema in the list (results still carry structuredContent). Default true. */
-  listOutputSchemas?: boolean | undefined;
 }
 
 /** A tool as a client of this revision sees it. */

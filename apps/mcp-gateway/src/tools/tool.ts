@@ -76,7 +76,7 @@ export interface ToolBinding {
   idempotencyKeyArg: string | undefined;
   /** The upstream dedupes every write by Idempotency-Key (its config says so), declared or not. */
   upstreamIdempotency?: boolean | undefined;
-  /** Its upstream's config says outputSchemas: unlisted: checked, not shown in tools/list. */
+  /** outputSchemas: unlisted (its upstream's, else OUTPUT_SCHEMAS): checked, not shown in tools/list. */
   outputSchemaUnlisted?: boolean | undefined;
   /**
    * A person must approve each call before it runs (tools/approval.ts): the document's

@@ -199,7 +199,9 @@ export class UpstreamCaller {
         const text = `${describeError(error, 'the request may have reached the API, so whether it took effect is unknown')}: check before repeating it (a read), or call with _meta["agentwire.dev/idempotencyKey"] so a repeat is safe`;
         return { ...this.#error(text, false, ledger, started, ctx), outcomeUnknown: true };
       }
-      return this.#error(describeError(error), mayRetry(error), ledger, started, ctx, upstreamWaitMs(error));
+      // The wait is the model's to keep only when trying again may help at all.
+      const retry = mayRetry(error);
+      return this.#error(describeError(error), retry, ledger, started, ctx, retry ? upstreamWaitMs(error) : undefined);
     }
   }
 
@@ -271,10 +273,15 @@ export class UpstreamCaller {
         });
       } catch (error) {
         if (!(error instanceof HttpClientError)) throw error;
-        // Only the status URL's own refusal (a 4xx but 429: gone, forbidden) ends the job; a check
-        // that did not get an answer (a timeout, a dropped connection, no retry budget left, a
-        // 5xx) says nothing of it, and the next look may.
-        if (error instanceof APIError && error.status >= 400 && error.status < 500 && error.status !== 429) {
+        // Only the status URL's own refusal (a 4xx but a rate limit, a 429 or GitHub's 403: gone,
+        // forbidden) ends the job; a check that did not get an answer (a timeout, a dropped
+        // connection, no retry budget left, a 5xx) says nothing of it, and the next look may.
+        if (
+          error instanceof APIError &&
+          error.status >= 400 &&
+          error.status < 500 &&
+          error.type !== 'rate_limit_error'
+        ) {
           const text = `the job's status URL ${where.path} answered: ${describeError(error)}`;
           return { state: 'done', result: this.#error(text, false, ledger, started, ctx) };
         }

@@ -9,7 +9,7 @@ export async function deleteSession(ctx: HttpContext, request: FastifyRequest, r
   if (!sessionId) return needsSession(reply, 'DELETE needs a session (Mcp-Session-Id)');
   // Only its owner may end a session (one without an owner: whoever holds the gateway's token).
   const session = await ctx.store.get(sessionId);
-  if (session && !ownsSession(ctx, request, session))
+  if (!session || !ownsSession(ctx, request, session))
     return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
   const existed = await ctx.store.delete(sessionId, session);
   if (!existed) return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found');
