@@ -230,7 +230,8 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const { status, body, headers } = toErrorResponse(error as Error, bodyLimit);
+    const write = request.routeOptions.config?.write === true;
+    const { status, body, headers } = toErrorResponse(error as Error, bodyLimit, write);
     if (status >= 500 && !(error instanceof EnvelopeError)) request.log.error({ err: error }, 'request failed');
     reply.code(status).headers(headers).send(body);
   });

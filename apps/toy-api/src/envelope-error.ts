@@ -38,10 +38,12 @@ const FASTIFY_MESSAGES: Readonly<Record<string, (error: FastifyError, bodyLimit:
 /**
  * Maps any error a route or Fastify raised to a status, a type and a message.
  * 5xx messages from unexpected errors are not shown to the caller (they may hold internals).
+ * `write`: the route changes state, so a store that stopped answering leaves its outcome unknown.
  */
 export function toErrorResponse(
   error: FastifyError | EnvelopeError | Error,
   bodyLimit: number,
+  write = false,
 ): { status: number; body: ErrorEnvelope; headers: Record<string, string> } {
   if (error instanceof EnvelopeError) {
     return { status: error.statusCode, body: envelope(error.type, error.message), headers: { ...error.headers } };
@@ -56,6 +58,21 @@ export function toErrorResponse(
         "the API's state store (Redis) is at its memory limit (maxmemory) and refused the write; nothing was stored, try again later",
       ),
       headers: { 'retry-after': '5' },
+    };
+  }
+  if (isRedisUnavailable(error) && write) {
+    // The Redis client cannot say whether a command it sent ran before the connection went (a
+    // restart may come after the command and before its answer), so a write cannot promise that
+    // nothing was stored, as a 503 would: a client or a gateway would then send it again, and a
+    // write without a key of its own (a note) would be stored twice. A 504 says the store did not
+    // answer and the outcome is unknown: check, then repeat.
+    return {
+      status: 504,
+      body: envelope(
+        'api_error',
+        "the API's state store (Redis) stopped answering during this write, so whether it took effect is unknown; read before repeating it (with an Idempotency-Key, repeating is safe)",
+      ),
+      headers: { 'retry-after': '1' },
     };
   }
   if (isRedisUnavailable(error)) {

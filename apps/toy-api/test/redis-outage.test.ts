@@ -1,6 +1,7 @@
 // Redis goes away under a running API and comes back: while it is gone, requests that need it
-// get a clear 503 that says so (with Retry-After), requests that do not still work, nothing
-// crashes; once it is back, everything works again without a restart.
+// get a clear answer that says so, with Retry-After (a read 503; a write 504, since its outcome is
+// unknown), requests that do not still work, nothing crashes; once it is back, everything works
+// again without a restart.
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ afterEach(async () => {
 });
 
 describe('the toy API when Redis goes away', () => {
-  it('answers 503 with a clear message while Redis is down, and recovers by itself', async () => {
+  it('answers a write 504 (outcome unknown) and a read 503 while Redis is down, each saying so, and recovers by itself', async () => {
     let redisServer = await startRedis();
     stops.push(() => redisServer.stop());
     const redis = new Redis(redisServer.url, { maxRetriesPerRequest: 2 });
@@ -38,10 +39,22 @@ describe('the toy API when Redis goes away', () => {
     expect((await reply(1)).status).toBe(201);
     await redisServer.stop();
 
+    // A write cannot know whether a command sent as Redis went away ran: 504, outcome unknown.
     const during = await reply(2);
-    expect(during.status).toBe(503);
+    expect(during.status).toBe(504);
     expect(during.headers.get('retry-after')).toBe('1');
     expect(await during.json()).toEqual({
+      error: {
+        type: 'api_error',
+        message:
+          "the API's state store (Redis) stopped answering during this write, so whether it took effect is unknown; read before repeating it (with an Idempotency-Key, repeating is safe)",
+      },
+    });
+    // A read changes nothing: a plain 503, try again.
+    const read = await fetch(`${url}/emails/m-0001/replies`, { headers: { authorization: `Bearer ${key}` } });
+    expect(read.status).toBe(503);
+    expect(read.headers.get('retry-after')).toBe('1');
+    expect(await read.json()).toEqual({
       error: { type: 'api_error', message: expect.stringMatching(/state store \(Redis\) is unavailable/) },
     });
     // Routes that need no state still answer.
