@@ -311,9 +311,7 @@ export class RedisSessionStore implements SessionBackend {
   async #delete(id: string, known: SessionState | undefined): Promise<boolean> {
     // The state says whose place the session frees (an owner never changes): the one the caller
     // read, else read here (a round trip more).
-    const raw = known === undefined ? await this.#redis.get(this.#key(id, 'state')) : null;
-    const owner =
-      known !== undefined ? known.owner : raw === null ? undefined : (JSON.parse(raw) as SessionState).owner;
+    const owner = (known ?? (await this.#stateOf(id)))?.owner;
     const keys = [
       this.#key(id, 'state'),
       this.#key(id, 'events'),
@@ -321,6 +319,12 @@ export class RedisSessionStore implements SessionBackend {
       ...this.#countKeys(owner === undefined ? {} : { owner }),
     ];
     return Number(await this.#redis.eval(END, keys.length, ...keys, id)) > 0;
+  }
+
+  /** The stored state as it is (no refresh); undefined when there is none. */
+  async #stateOf(id: string): Promise<SessionState | undefined> {
+    const raw = await this.#redis.get(this.#key(id, 'state'));
+    return raw === null ? undefined : (JSON.parse(raw) as SessionState);
   }
 
   appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
