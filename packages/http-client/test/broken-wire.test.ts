@@ -3,24 +3,13 @@
 // slower than the attempt may wait. Each is an attempt's error of the kind the retry rules know,
 // and a GET is tried again; a slow body within the timeout still arrives whole.
 import { describe, expect, it } from 'vitest';
-import { HttpClient, Ledger } from '../src/index.js';
-import { FakeClock } from './support/fake-clock.js';
+import { testClient } from './support/client.js';
 import { startToyApi } from './support/servers.js';
 
 async function setUp(rule: Record<string, unknown>, options: { timeoutMs?: number } = {}) {
   const api = await startToyApi();
   await api.setFaults({ rules: [{ method: 'GET', path: '/employees', ...rule }] });
-  const ledger = new Ledger();
-  const http = new HttpClient({
-    baseUrl: api.url,
-    auth: { key: api.key },
-    ledger,
-    clock: new FakeClock(),
-    random: () => 0,
-    retryBudget: false,
-    ...options,
-  });
-  return { http, ledger };
+  return testClient(api.url, api.key, options);
 }
 
 describe('a wire that breaks', () => {

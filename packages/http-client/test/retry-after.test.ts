@@ -1,22 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DeadlineExceededError, HttpClient, Ledger, PermissionError, RateLimitError } from '../src/index.js';
+import { type ClientOptions, testClient } from './support/client.js';
 import { FakeClock } from './support/fake-clock.js';
 import { json, startServer, startToyApi } from './support/servers.js';
 
-function client(baseUrl: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
-  const ledger = new Ledger();
-  const clock = new FakeClock();
-  const http = new HttpClient({
-    baseUrl,
-    auth: { key: 'k' },
-    ledger,
-    clock,
-    random: () => 0,
-    retryBudget: false,
-    ...extra,
-  });
-  return { http, ledger, clock };
-}
+const client = (baseUrl: string, extra: ClientOptions = {}) => testClient(baseUrl, 'k', extra);
 
 const limited = (headers: Record<string, string>) =>
   startServer((_req, res, n) =>
