@@ -15,6 +15,7 @@ export interface AuthConfig {
   demoPassword: string;
   scriptClientSecret: string | undefined;
   gatewayClientSecret: string | undefined;
+  gatewayRedirectUris: string[];
   cookieKeys: string[] | undefined;
   accessTokenTtl: number;
   trustProxy: boolean;
@@ -31,6 +32,8 @@ environment: HOST (127.0.0.1), PORT (9000), AUTH_ISSUER (default http://HOST:POR
   AUTH_RESOURCES (default 'http://127.0.0.1:8090/mcp,http://127.0.0.1:8080': the resources tokens are for),
   AUTH_KEYS_FILE (./data/auth-keys.json), SCRIPT_CLIENT_SECRET (registers agentwire-scripts),
   GATEWAY_CLIENT_SECRET (registers agentwire-gateway, which may exchange a user's token for the API's),
+  GATEWAY_REDIRECT_URIS (comma list; default <origin>/connect/signed-in of each AUTH_RESOURCES entry ending in /mcp:
+    where agentwire-gateway brings a user back after signing them in, for its identity: connect),
   AUTH_COOKIE_KEYS (comma list; unset: new ones each start), ACCESS_TOKEN_TTL_S (600),
   AUTH_TRUST_PROXY (off: on believes X-Forwarded-Proto), REDIS_URL (unset: grants in memory), REDIS_PASSWORD`;
 
@@ -73,6 +76,26 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
     resources[canonicalResource(trimmed)] = ALL_SCOPES;
   }
   if (Object.keys(resources).length === 0) throw new ConfigError('AUTH_RESOURCES lists no resource');
+  const gatewayRedirectUris = env.GATEWAY_REDIRECT_URIS
+    ? env.GATEWAY_REDIRECT_URIS.split(',')
+        .map((u) => u.trim())
+        .filter(Boolean)
+    : Object.keys(resources)
+        .filter((r) => /\/mcp$/.test(r))
+        .map((r) => `${new URL(r).origin}/connect/signed-in`);
+  for (const uri of gatewayRedirectUris) {
+    let url: URL | undefined;
+    try {
+      url = new URL(uri);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.hash) {
+      throw new ConfigError(
+        `GATEWAY_REDIRECT_URIS must list absolute http(s) URLs without a fragment, got '${uri.slice(0, 200)}'`,
+      );
+    }
+  }
   const ttl = Number(env.ACCESS_TOKEN_TTL_S ?? '600');
   if (!Number.isInteger(ttl) || ttl < 30 || ttl > 86_400) {
     throw new ConfigError(`ACCESS_TOKEN_TTL_S must be an integer from 30 to 86400, got '${env.ACCESS_TOKEN_TTL_S}'`);
@@ -91,6 +114,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
     demoPassword,
     scriptClientSecret,
     gatewayClientSecret,
+    gatewayRedirectUris,
     cookieKeys,
     accessTokenTtl: ttl,
     trustProxy: trust === 'on',

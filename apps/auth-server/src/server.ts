@@ -23,6 +23,11 @@ export interface AuthServerOptions {
   scriptClientSecret?: string | undefined;
   /** GATEWAY_CLIENT_SECRET: registers agentwire-gateway, which may exchange a user's token for an API's. */
   gatewayClientSecret?: string | undefined;
+  /**
+   * GATEWAY_REDIRECT_URIS: where agentwire-gateway may bring a user back after signing them in
+   * (its identity: connect learns who opened a link); none: it signs no one in.
+   */
+  gatewayRedirectUris?: string[] | undefined;
   /** DEMO_PASSWORD: the demo users' password. */
   demoPassword: string;
   cookieKeys?: string[] | undefined;
@@ -81,7 +86,9 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
     issuer,
     keys: options.keys,
     resources: options.resources,
-    clients: options.clients ?? defaultClients(options.scriptClientSecret, options.gatewayClientSecret),
+    clients:
+      options.clients ??
+      defaultClients(options.scriptClientSecret, options.gatewayClientSecret, options.gatewayRedirectUris),
     cookieKeys: options.cookieKeys ?? [randomBytes(32).toString('base64url')],
     accessTokenTtl: options.accessTokenTtl,
     adapter: options.adapter,
@@ -103,6 +110,7 @@ export async function startAuthServer(options: AuthServerOptions): Promise<AuthS
 export function defaultClients(
   scriptClientSecret: string | undefined,
   gatewayClientSecret?: string | undefined,
+  gatewayRedirectUris: readonly string[] = [],
 ): NonNullable<Configuration['clients']> {
   const agent = {
     ...AGENT_CLIENT,
@@ -117,10 +125,15 @@ export function defaultClients(
           client_name: 'agentwire gateway',
           client_secret: gatewayClientSecret,
           token_endpoint_auth_method: 'client_secret_basic' as const,
-          // Token exchange only: it signs no one in and gets no token of its own.
-          grant_types: [TOKEN_EXCHANGE],
-          response_types: [],
-          redirect_uris: [],
+          // Token exchange; and with redirect URIs, a sign-in (an ID token, no API token) so that
+          // identity: connect learns who opened a link.
+          ...(gatewayRedirectUris.length > 0
+            ? {
+                grant_types: [TOKEN_EXCHANGE, 'authorization_code'],
+                response_types: ['code'] as ['code'],
+                redirect_uris: [...gatewayRedirectUris],
+              }
+            : { grant_types: [TOKEN_EXCHANGE], response_types: [], redirect_uris: [] }),
         },
       ]
     : [];

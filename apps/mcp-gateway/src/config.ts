@@ -1,4 +1,5 @@
 // The gateway's settings, from the environment, with command-line flags that mirror them.
+
 import { userInfo } from 'node:os';
 import { secretProblem } from '@agentwire/schemas/settings';
 import { parseFlags, USAGE } from './cli-flags.js';
@@ -14,6 +15,7 @@ import {
   upstreamAuthOf,
   upstreamReportOf,
 } from './config-values.js';
+import { type ConnectSettings, connectSettingsOf } from './connect/settings.js';
 import { oauthSettingsOf } from './oauth-settings.js';
 import { DEFAULT_MAX_SCHEMA_BYTES, MAX_SCHEMA_BYTES_LIMIT, MIN_SCHEMA_BYTES } from './openapi/schema-budget.js';
 import { MAX_MESSAGE_BYTES } from './protocol/json-rpc.js';
@@ -121,6 +123,8 @@ export interface GatewayConfig {
   upstreamAuth: UpstreamAuth | undefined;
   /** identity: exchange's authorization server and the gateway's client there. */
   exchange: ExchangeSettings | undefined;
+  /** identity: connect's settings (CONNECT_* and the OAuth ones it needs), when an upstream connects its users. */
+  connect: ConnectSettings | undefined;
   /** UPSTREAM_IDENTITY (service|exchange), for the single upstream. */
   upstreamIdentity: 'service' | 'exchange';
   upstreamAudience: string | undefined;
@@ -278,6 +282,11 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     ? secretProblem('OAUTH_EXCHANGE_CLIENT_SECRET', exchangeSecret, 16)
     : undefined;
   if (exchangeProblem) throw new ConfigError(exchangeProblem);
+  const connect = connectSettingsOf(
+    env,
+    (upstreams ?? []).filter((u) => u.identity === 'connect').map((u) => u.name),
+    authMode,
+  );
   const upstreamAudience = env.UPSTREAM_AUDIENCE || undefined;
   if (upstreamAudience) httpUrlOf('UPSTREAM_AUDIENCE', upstreamAudience);
   const forwardHeaders = list(env.FORWARD_HEADERS).map((h) => h.toLowerCase());
@@ -361,6 +370,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
             clientSecret: exchangeSecret,
           }
         : undefined,
+    connect,
     upstreamIdentity,
     upstreamAudience,
     forwardHeaders,

@@ -4,6 +4,8 @@
 // lives in its room (protocol/, tools/, openapi/, upstream/, observability/).
 import type { BreakerStore, HttpClient } from '@agentwire/http-client';
 import type { Tracer } from '@opentelemetry/api';
+import { type ConnectFlow, type ConnectSettingsLike, connectFlowOf } from './connect/flow.js';
+import type { ConnectStore } from './connect/vault.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { tracing } from './observability/request-span.js';
 import { upstreamGauges } from './observability/upstream-gauges.js';
@@ -118,6 +120,11 @@ export interface GatewayOptions {
   resilience?: ResilienceSettings | undefined;
   /** Where the breakers keep their state: Redis shared by replicas, or (default) each client's memory. */
   breakerStore?: BreakerStore | undefined;
+  /**
+   * For upstreams with `identity: connect`: the gateway's settings (connect/settings.ts) and where
+   * the users' sealed tokens live (Redis shared by replicas, or this process's memory).
+   */
+  connect?: { settings: ConnectSettingsLike | undefined; store?: ConnectStore | undefined } | undefined;
 }
 
 export type { ExchangeSettings };
@@ -153,12 +160,15 @@ export interface Gateway {
   health(): Promise<Record<string, unknown>>;
   /** The OAuth scopes the tools' operations declare (an OAuth gateway checks them per call). */
   scopes: ToolScopes;
+  /** The browser's side of identity: connect (served at /connect/... over HTTP); undefined when no upstream connects. */
+  connect: ConnectFlow | undefined;
   close(): Promise<void>;
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const upstreams = upstreamsOf(options);
-  const identities = await identitiesOf(upstreams, options.exchange);
+  const connect = await connectFlowOf(upstreams, options.connect?.settings, options.connect?.store);
+  const identities = await identitiesOf(upstreams, options.exchange, connect);
   const metrics = new GatewayMetrics();
   const breakers = { store: options.breakerStore, onStateChange: upstreamGauges(metrics, () => sources) };
   const sources: Source[] = upstreams.map((u, i) =>
@@ -286,8 +296,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     sources: sources.map((s) => s.where).filter((w): w is string => w !== undefined),
     client: (sources[0] as Source).client,
     metrics: counted,
+    connect,
     close: async () => {
       await Promise.all(sources.map((s) => s.client.close()));
+      await options.connect?.store?.close();
       await quotaStore.close();
       await options.tasks?.store?.close();
       await options.writes?.store?.close();

@@ -78,6 +78,7 @@ async function main(): Promise<void> {
     },
     resilience: config.resilience,
     breakerStore: await breakerStoreOf(config, storesRedis),
+    connect: { settings: config.connect, store: await connectStoreOf(config, storesRedis) },
   });
   for (const skipped of gateway.skipped) logger.warn(skipped, 'operation skipped');
   // What is served and what it costs a model (counted in a child process, logged when known).
@@ -191,6 +192,13 @@ async function usedStatesOf(config: GatewayConfig, redis: Redis | undefined) {
   if (!redis) return {};
   const { RedisUsedStates } = await import('./tools/approval.js');
   return { used: new RedisUsedStates(redis, config.redisPrefix) };
+}
+
+/** The users' sealed tokens (identity: connect) in Redis when the gateway has one (every replica calls with them), else in memory. */
+async function connectStoreOf(config: GatewayConfig, redis: Redis | undefined) {
+  if (!redis || !config.connect) return undefined;
+  const { RedisConnectStore } = await import('./connect/vault.js');
+  return new RedisConnectStore(redis, config.redisPrefix);
 }
 
 /** Circuit breakers in Redis when the gateway has one (replicas open and close together), else per process. */

@@ -117,13 +117,20 @@ describe('two gateway replicas on one Redis', () => {
       if (chunk.done) throw new Error(`the stream ended before event 5; it carried: ${JSON.stringify(text)}`);
       text += new TextDecoder().decode(chunk.value);
     }
-    await reader.cancel();
 
+    // Ended on the other replica, the session's stream ends here too (it was told over Redis).
     const del = await fetch(replicas[1] as string, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${token}`, ...s },
     });
     expect(del.status).toBe(204);
+    const ended = await Promise.race([
+      (async () => {
+        for (;;) if ((await reader.read()).done) return 'ended';
+      })(),
+      new Promise<string>((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000)),
+    ]);
+    expect(ended).toBe('ended');
     expect((await post({ jsonrpc: '2.0', id: 5, method: 'ping' }, s)).status).toBe(404);
   });
 

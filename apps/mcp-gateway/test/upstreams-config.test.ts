@@ -83,7 +83,7 @@ describe('the upstreams config file', () => {
       ],
       [
         'upstreams:\n  - name: gh\n    url: https://api.github.com\n    auth:\n      keyEnv: HOME\n',
-        /:5 upstreams\[0\]\.auth\.keyEnv: HOME is not marked as an upstream key: UPSTREAM_KEY_ENVS \(\*_KEY,\*_TOKEN,\*_PAT\) names the variables/,
+        /:5 upstreams\[0\]\.auth\.keyEnv: HOME is not marked as an upstream key: UPSTREAM_KEY_ENVS \(\*_KEY,\*_TOKEN,\*_PAT,\*_CLIENT_SECRET\) names the variables/,
       ],
       [
         'upstreams:\n  - name: a\n    url: http://x\n  - name: a\n    url: http://y\n',

@@ -1,5 +1,6 @@
 export { type BearerProblem, type BearerRead, DEFAULT_MAX_TOKEN_BYTES, readBearer } from './bearer.js';
 export { type Challenge, wwwAuthenticate } from './challenge.js';
+export { type FetchLimits, fetchJsonAnswer } from './fetch-json.js';
 export {
   canonicalResource,
   PROTECTED_RESOURCE_WELL_KNOWN,

@@ -66,6 +66,7 @@ export interface TokenVerifierOptions {
 
 export interface IssuerMetadata {
   issuer: string;
+  authorization_endpoint?: string;
   jwks_uri?: string;
   introspection_endpoint?: string;
   token_endpoint?: string;

@@ -55,8 +55,11 @@ export const UpstreamReport = Type.Object({
   retryAfterMs: Type.Optional(Type.Integer({ minimum: 0 })),
   /** Whom the call was made for: the caller's `sub` (no other personal data), when it signed in. */
   subject: Type.Optional(Type.String({ maxLength: 255 })),
-  /** How the upstream was called: its own key (service) or a token for the user (exchange). */
-  identity: Type.Optional(Type.Union([Type.Literal('service'), Type.Literal('exchange')])),
+  /**
+   * How the upstream was called: its own key (service), a token for the user (exchange), or the
+   * user's own token from a third party, which they connected in their browser (connect).
+   */
+  identity: Type.Optional(Type.Union([Type.Literal('service'), Type.Literal('exchange'), Type.Literal('connect')])),
   /** The result was cut to the result limits: what it was and what they are. */
   cut: Type.Optional(
     Type.Object({

@@ -41,6 +41,8 @@ export const NOT_ALLOWED = -32003;
 export const QUOTA_EXCEEDED = -32029;
 /** A write's idempotency key cannot run the call now (other arguments, still running, outcome unknown, too many keys). */
 export const WRITE_CONFLICT = -32009;
+/** MCP 2025-11-25: the request needs the user to finish something in their browser first (URL mode elicitation). */
+export const URL_ELICITATION_REQUIRED = -32042;
 /** MCP 2026-07-28: a header disagrees with the body. */
 export const HEADER_MISMATCH = -32020;
 /** MCP 2026-07-28: the request needs a client capability (an extension) the client did not declare. */

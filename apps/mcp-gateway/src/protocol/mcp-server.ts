@@ -133,6 +133,7 @@ export class McpServer {
           ...(typeof capabilities?.elicitation === 'object' && capabilities.elicitation !== null
             ? { elicitation: true }
             : {}),
+          ...(declaresUrlElicitation(capabilities) ? { elicitationUrl: true } : {}),
         };
         const result: Record<string, unknown> = {
           protocolVersion,
@@ -156,6 +157,7 @@ export class McpServer {
           const call = this.#callOf(ctx, params, revision, session.logLevel);
           // Only a client that declared elicitation is asked anything (a person's approval).
           if (session.elicitation && ctx.ask) call.ask = ctx.ask;
+          if (session.elicitationUrl) call.urlElicitation = true;
           const answer = await this.#options.tools.call(call);
           return answer.kind === 'cancelled' ? answer : this.#ok(id, answer.result);
         }
@@ -222,6 +224,7 @@ export class McpServer {
             ...this.#callOf(ctx, params, MODERN_REVISION, logLevel as LogLevel | undefined),
             tasks: tasks !== undefined && declaresTasks(caps),
             elicitation: typeof (caps as Record<string, unknown>).elicitation === 'object',
+            urlElicitation: declaresUrlElicitation(caps as { elicitation?: unknown }),
           });
           if (answer.kind === 'cancelled') return answer;
           result = answer.result;
@@ -304,4 +307,12 @@ export class McpServer {
   #ok(id: JsonRpcRequest['id'], result: Record<string, unknown>): Outcome & { kind: 'response' } {
     return { kind: 'response', response: { jsonrpc: '2.0', id, result } };
   }
+}
+
+/** Whether capabilities declare URL mode elicitation (`elicitation: { url: {} }`, 2025-11-25). */
+function declaresUrlElicitation(capabilities: { elicitation?: unknown } | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  if (typeof elicitation !== 'object' || elicitation === null) return false;
+  const url = (elicitation as { url?: unknown }).url;
+  return typeof url === 'object' && url !== null;
 }

@@ -13,6 +13,8 @@ export interface SessionState {
   clientName?: string | undefined;
   /** The client declared elicitation at initialize: it can be asked for a person's approval. */
   elicitation?: boolean | undefined;
+  /** The client declared URL mode elicitation (2025-11-25): it can send its user to a link. */
+  elicitationUrl?: boolean | undefined;
   /**
    * Who opened the session (the subject of an OAuth access token), set by the transport: a
    * session answers its owner only, whoever else holds its id.
@@ -91,6 +93,8 @@ export interface ToolCallRequest {
   tasks?: boolean | undefined;
   /** The client declared elicitation on this request (2026-07-28): it can answer an input_required result. */
   elicitation?: boolean | undefined;
+  /** The client declared URL mode elicitation: a call that needs its user in a browser first answers -32042. */
+  urlElicitation?: boolean | undefined;
   /**
    * A session client that declared elicitation, over a transport that can ask it: sends a request
    * (elicitation/create) to the client and resolves with its result.

@@ -7,6 +7,7 @@ import type { SessionState } from '../protocol/messages.js';
 import { eventsAfterId, formatEventId } from './event-ids.js';
 import {
   DEFAULT_MAX_SESSIONS_PER_CALLER,
+  endedOf,
   MAX_EVENTS_PER_SESSION,
   newSessionId,
   perCallerLimit,
@@ -88,7 +89,10 @@ export class MemorySessionStore implements SessionBackend {
 
   async delete(id: string): Promise<boolean> {
     const s = this.#sessions.get(id);
-    if (s) this.#drop(id, s);
+    if (s) {
+      this.#drop(id, s);
+      this.#bus.emit(endedOf(id));
+    }
     return s !== undefined;
   }
 
@@ -123,6 +127,11 @@ export class MemorySessionStore implements SessionBackend {
   subscribe(id: string, listener: (event: StoredEvent) => void): () => void {
     this.#bus.on(id, listener);
     return () => this.#bus.off(id, listener);
+  }
+
+  onEnded(id: string, listener: () => void): () => void {
+    this.#bus.on(endedOf(id), listener);
+    return () => this.#bus.off(endedOf(id), listener);
   }
 
   /** One process: events are heard the moment they are stored. */

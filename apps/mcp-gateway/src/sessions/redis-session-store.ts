@@ -13,6 +13,7 @@ import type { SessionState } from '../protocol/messages.js';
 import { eventsAfterId } from './event-ids.js';
 import {
   DEFAULT_MAX_SESSIONS_PER_CALLER,
+  endedOf,
   MAX_EVENTS_PER_SESSION,
   newSessionId,
   perCallerLimit,
@@ -57,13 +58,15 @@ if #KEYS == 5 then
 end
 return 1`;
 
-// Ends a session: its keys, then its place in the counts. Not a MULTI: at maxmemory Redis refuses
-// every command queued in a transaction, and ending sessions is how memory comes back.
-// KEYS: state, events, ids, the index, [the owner's set]. ARGV: id.
+// Ends a session: its keys, then its place in the counts, and tells the replicas (on the events
+// channel) so that one holding the session's GET stream closes it. Not a MULTI: at maxmemory Redis
+// refuses every command queued in a transaction, and ending sessions is how memory comes back.
+// KEYS: state, events, ids, the index, [the owner's set]. ARGV: id, the events channel, the message.
 const END = `
 local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 if #KEYS == 5 then redis.call('ZREM', KEYS[5], ARGV[1]) end
+if deleted > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
 return deleted`;
 
 // Stores and publishes one event of a session's GET stream in one step: its id (the next of the
@@ -203,8 +206,9 @@ export class RedisSessionStore implements SessionBackend {
       this.#bus.emit('cancel', session, request);
       return;
     }
-    const { session, event } = JSON.parse(raw) as { session: string; event: StoredEvent };
-    this.#bus.emit(session, event);
+    const { session, event, ended } = JSON.parse(raw) as { session: string; event?: StoredEvent; ended?: true };
+    if (ended) this.#bus.emit(endedOf(session), session);
+    else this.#bus.emit(session, event);
   }
 
   /** SUBSCRIBEs to the events channel; one that fails is tried again by the next caller. */
@@ -318,7 +322,8 @@ export class RedisSessionStore implements SessionBackend {
       this.#key(id, 'ids'),
       ...this.#countKeys(owner === undefined ? {} : { owner }),
     ];
-    return Number(await this.#redis.eval(END, keys.length, ...keys, id)) > 0;
+    const ended = JSON.stringify({ session: id, ended: true });
+    return Number(await this.#redis.eval(END, keys.length, ...keys, id, `${this.#prefix}events`, ended)) > 0;
   }
 
   /** The stored state as it is (no refresh); undefined when there is none. */
@@ -372,6 +377,12 @@ export class RedisSessionStore implements SessionBackend {
   onResync(listener: () => void): () => void {
     this.#bus.on('resync', listener);
     return () => this.#bus.off('resync', listener);
+  }
+
+  onEnded(id: string, listener: () => void): () => void {
+    void this.subscribed().catch(() => undefined);
+    this.#bus.on(endedOf(id), listener);
+    return () => this.#bus.off(endedOf(id), listener);
   }
 
   publishCancel(sessionId: string, requestId: string): Promise<void> {

@@ -65,6 +65,12 @@ export interface EventLog {
    * again. Returns the unsubscribe function.
    */
   onResync(listener: () => void): () => void;
+  /**
+   * The session was ended by a DELETE, on any replica: a GET stream this replica holds for it
+   * closes. Returns the unsubscribe function. Optional for a store of one's own; without it, a
+   * stream held on another replica than the DELETE's stays open until its client leaves.
+   */
+  onEnded?(id: string, listener: () => void): () => void;
 }
 
 /**
@@ -82,6 +88,11 @@ export interface ReplicaBus extends CancelBus, AnswerBus {
 export type SessionBackend = SessionStore & EventLog & ReplicaBus;
 
 export const MAX_EVENTS_PER_SESSION = 500;
+
+/** The name a session's end goes by on a store's emitter: no session id has a colon. */
+export function endedOf(id: string): string {
+  return `ended:${id}`;
+}
 
 /** At least 128 random bits, as the spec asks; URL-safe visible ASCII. */
 export function newSessionId(): string {

@@ -5,7 +5,7 @@
 // end, and the answer checked against the output schema and bounded to the result limits.
 
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
-import { INVALID_PARAMS, RpcError, WRITE_CONFLICT } from '../protocol/json-rpc.js';
+import { INVALID_PARAMS, RpcError, URL_ELICITATION_REQUIRED, WRITE_CONFLICT } from '../protocol/json-rpc.js';
 import type { Caller, ToolCallRequest } from '../protocol/messages.js';
 import { features, META, MODERN_REVISION, metaOf } from '../protocol/revisions.js';
 import type { Approvals } from './approval.js';
@@ -219,6 +219,14 @@ export class OperationCalls {
       idempotencyKey: plan.by === 'upstream' ? plan.upstreamKey : undefined,
     });
     ran.first = result;
+    // The user must connect their account first (identity: connect): a client that can send them
+    // to a link is told so by the protocol (nothing was sent upstream; a keyed write lets its key go).
+    if (result.connect && request.urlElicitation) {
+      const { elicitationId, url, message } = result.connect;
+      throw new RpcError(URL_ELICITATION_REQUIRED, message, {
+        elicitations: [{ mode: 'url', elicitationId, url, message }],
+      });
+    }
     const unknown = result.outcomeUnknown === true;
     if (request.signal.aborted) {
       const kept = withWriteMeta(this.#finish(tool, result), plan, unknown);
@@ -279,8 +287,8 @@ export function finished(tools: ToolRegistry, tool: Tool, result: ToolResult, de
   // Most results carry neither internal field: no copy for them (the rest copy was 1.5 k
   // instructions a call, bench/instructions.mjs).
   let rest: ToolResult = result;
-  if (result.accepted !== undefined || result.outcomeUnknown !== undefined) {
-    const { accepted: _internal, outcomeUnknown: _said, ...kept } = result;
+  if (result.accepted !== undefined || result.outcomeUnknown !== undefined || result.connect !== undefined) {
+    const { accepted: _internal, outcomeUnknown: _said, connect: _link, ...kept } = result;
     rest = kept;
   }
   return boundResult(checkStructured(tools, tool, rest), tool, limits, fits);

@@ -7,7 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
-import { HEADER_MISMATCH, INVALID_PARAMS, RpcError } from '../protocol/json-rpc.js';
+import { HEADER_MISMATCH, INVALID_PARAMS, RpcError, URL_ELICITATION_REQUIRED } from '../protocol/json-rpc.js';
 import type { Caller, ToolCallAnswer, ToolCallRequest, ToolService } from '../protocol/messages.js';
 import { features, MODERN_REVISION, type Revision } from '../protocol/revisions.js';
 import { type Access, AccessPolicy } from './access.js';
@@ -180,7 +180,7 @@ export class ToolCalls implements ToolService {
       // take), cancelled on the way, or failed unexpectedly.
       const outcome: CallOutcome = request.signal.aborted
         ? 'cancelled'
-        : !(error instanceof RpcError)
+        : !(error instanceof RpcError) || error.code === URL_ELICITATION_REQUIRED
           ? 'error'
           : served
             ? 'invalid_arguments'

@@ -2,6 +2,7 @@
 // says how its HTTP operation is called, and the result a call gives. The OpenAPI conversion
 // (openapi/) makes tools, the upstream layer (upstream/) calls them, the tool layer (tools/)
 // lists, checks and bounds them; all three read these types and none of them owns them.
+
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import type { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import type { Context } from '@opentelemetry/api';
@@ -144,6 +145,19 @@ export interface ToolResult {
    * happened. Never sent as such: the tool layer says so in `_meta` (tools/writes.ts).
    */
   outcomeUnknown?: boolean | undefined;
+  /**
+   * The user has not connected their account for this upstream (identity: connect): where to.
+   * Never sent as such: a client that declared URL elicitation gets -32042 with it.
+   */
+  connect?: ConnectNeeded | undefined;
+}
+
+/** A user has not connected their account for an upstream yet (identity: connect): the link that does. */
+export interface ConnectNeeded {
+  /** URL mode elicitation's id (2025-11-25). */
+  elicitationId: string;
+  url: string;
+  message: string;
 }
 
 /** A job the upstream accepted: its status URL (absolute) and the wait it asked for, if any. */

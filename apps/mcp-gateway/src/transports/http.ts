@@ -12,6 +12,7 @@ import { clientErrorAnswer, endWithJson, withLogRedaction } from '@agentwire/sch
 import { redactedRequest } from '@agentwire/schemas/settings';
 import { fastifySSE } from '@fastify/sse';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import type { ConnectFlow } from '../connect/flow.js';
 import { ClientRequests } from '../protocol/client-requests.js';
 import { InFlightRequests } from '../protocol/in-flight-requests.js';
 import {
@@ -25,6 +26,7 @@ import type { McpServer } from '../protocol/mcp-server.js';
 import { type BatchLimits, DEFAULT_BATCH_LIMITS } from '../protocol/message-intake.js';
 import { isStateless } from '../protocol/revisions.js';
 import { type SessionBackend, StoreUnavailableError } from '../sessions/session-store.js';
+import { registerConnectRoutes } from './http/connect.js';
 import { deleteSession } from './http/delete-session.js';
 import type { HttpContext } from './http/exchange.js';
 import { getStream } from './http/get-stream.js';
@@ -95,6 +97,8 @@ export interface HttpGateway {
   health(): Promise<Record<string, unknown>>;
   /** The OAuth scopes the tools declare (OAuth mode names them in challenges and checks them). */
   scopes?: ToolScopes | undefined;
+  /** identity: connect's browser side, served at /connect/... (OAuth mode only). */
+  connect?: ConnectFlow | undefined;
 }
 
 export interface HttpServer {
@@ -115,6 +119,8 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   const oauth = options.oauth
     ? new OAuthGuard(options.oauth, gateway.scopes ?? { supported: () => [], missingFor: () => [] })
     : undefined;
+  // The browser's side of identity: connect needs OAuth mode: who opened a link is learnt there.
+  const connect = oauth ? gateway.connect : undefined;
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const bodyLimit = options.bodyLimit ?? MAX_MESSAGE_BYTES;
   const app = Fastify({
@@ -207,6 +213,8 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
       return;
     }
     if (oauth === undefined || request.url === '/health' || oauth.isPublic(request.url)) return done();
+    // A browser bringing a user through identity: connect has no MCP token; each step checks its own state.
+    if (connect && request.url.startsWith('/connect/')) return done();
     oauth.authenticate(request).then((result) => {
       if ('principal' in result) return done();
       sendDenial(reply, result.denial);
@@ -245,6 +253,8 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
       app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()));
     }
   }
+
+  if (connect) registerConnectRoutes(app, connect);
 
   app.get('/health', async () => ({ ok: true, ...(await gateway.health()), sessions: store.kind }));
 

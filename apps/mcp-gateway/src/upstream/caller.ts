@@ -2,8 +2,9 @@
 // encoded so a value cannot change the path), adds the upstream key the way the spec's
 // security scheme says, sends it through the resilient client within the caller's deadline,
 // and turns the answer into an MCP tool result, errors included (isError, never a throw).
-// Who the upstream sees is the upstream's `identity`: the gateway's own key (service), or the
-// signed-in user through a token the authorization server minted for this upstream (exchange);
+// Who the upstream sees is the upstream's `identity`: the gateway's own key (service), the
+// signed-in user through a token the authorization server minted for this upstream (exchange),
+// or the user's own token from a third party, which they connected in their browser (connect);
 // the caller's own token is never sent. A `forwardHeaders` allow-list copies named caller
 // headers, never credentials or the gateway's own.
 
@@ -21,19 +22,21 @@ import type { TokenExchangeRefusedError, TokenExchanger } from '@agentwire/oauth
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { keepRawJson } from '../common/raw-json.js';
+import type { ConnectFlow } from '../connect/flow.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/parameter-styles.js';
 import { queryNameRefusal } from '../openapi/parameters.js';
-import type { CallContext, JobState, Tool, ToolResult } from '../tools/tool.js';
+import type { CallContext, ConnectNeeded, JobState, Tool, ToolResult } from '../tools/tool.js';
 import { BodyError, DEFAULT_MAX_UPLOAD_BYTES, type EncodedBody, encodeBody } from './body.js';
 import { describeError, mayHaveReached, mayRetry, upstreamWaitMs } from './failures.js';
 import { copyForwarded, forwardable } from './forward-headers.js';
 import { acceptedOf, failureText, MAX_STATUS_REDIRECTS, pathUnder, progressLine, statusWordOf } from './jobs.js';
 import { upstreamMeta } from './report.js';
 
-/** How an upstream is called: with its own key, or as the user (RFC 8693 token exchange). */
+/** How an upstream is called: with its own key, as the user (RFC 8693 token exchange), or with the user's own token. */
 export type UpstreamIdentity =
   | { mode: 'service' }
-  | { mode: 'exchange'; exchanger: TokenExchanger; audience: string; issuer: string };
+  | { mode: 'exchange'; exchanger: TokenExchanger; audience: string; issuer: string }
+  | { mode: 'connect'; flow: ConnectFlow; upstream: string };
 
 /** The authorization server that exchanges tokens, and the gateway's own client there. */
 export interface ExchangeSettings {
@@ -69,8 +72,11 @@ function progressMessage(text: string): string {
   return `${text.slice(0, end)}…`;
 }
 
-/** Why a request cannot carry credentials (nothing is then sent), and whether trying again may help. */
-type AuthProblem = { text: string; retryable: boolean };
+/**
+ * Why a request cannot carry credentials (nothing is then sent), and whether trying again may
+ * help; `connect`: the user has not connected their account yet, and where to.
+ */
+type AuthProblem = { text: string; retryable: boolean; connect?: ConnectNeeded | undefined };
 
 export class UpstreamCaller {
   readonly #client: HttpClient;
@@ -142,7 +148,11 @@ export class UpstreamCaller {
     const authorized = this.#authorize(tool, ctx, headers, query);
     // Only a token exchange waits: the common call takes its answer without an await.
     const problem = authorized instanceof Promise ? await authorized : authorized;
-    if (problem) return this.#error(problem.text, problem.retryable, ledger, started, ctx);
+    if (problem) {
+      const refused = this.#error(problem.text, problem.retryable, ledger, started, ctx);
+      if (problem.connect) refused.connect = problem.connect;
+      return refused;
+    }
     let encoded: EncodedBody;
     try {
       encoded = b.body ? await encodeBody(b.body, args, this.#maxUploadBytes) : undefined;
@@ -193,6 +203,10 @@ export class UpstreamCaller {
       return result;
     } catch (error) {
       if (!(error instanceof HttpClientError)) throw error;
+      // The user's connected token no longer works: dropped, so that their next call asks them to connect again.
+      if (this.#identity.mode === 'connect' && error instanceof APIError && error.status === 401 && ctx.caller) {
+        await this.#identity.flow.forget(ctx.caller.subject, this.#identity.upstream).catch(() => undefined);
+      }
       // A write that cannot be repeated safely, sent, and no answer: it may or may not have happened.
       const unsafe = !tool.annotations.idempotentHint && headers['idempotency-key'] === undefined;
       if (unsafe && !tool.annotations.readOnlyHint && ledger.attempts.length > 0 && mayHaveReached(error)) {
@@ -219,6 +233,7 @@ export class UpstreamCaller {
   ): AuthProblem | undefined | Promise<AuthProblem | undefined> {
     copyForwarded(this.#forward, ctx.headers, headers);
     if (this.#identity.mode === 'exchange') return this.#userToken(tool, ctx, headers);
+    if (this.#identity.mode === 'connect') return this.#connectedToken(tool, ctx, headers);
     for (const auth of tool.binding.auth) {
       if (!this.#apiKey) break;
       if (auth.type === 'bearer') headers.authorization = `Bearer ${this.#apiKey}`;
@@ -378,6 +393,49 @@ export class UpstreamCaller {
         };
       }
       throw error;
+    }
+  }
+
+  /**
+   * identity: connect: the user's own token for this upstream in Authorization; or, when they have
+   * not connected it yet, the link that connects it (nothing is then sent upstream).
+   */
+  async #connectedToken(
+    tool: Tool,
+    ctx: CallContext,
+    headers: Record<string, string>,
+  ): Promise<AuthProblem | undefined> {
+    const identity = this.#identity as Extract<UpstreamIdentity, { mode: 'connect' }>;
+    const caller = ctx.caller;
+    if (!caller || caller.token === undefined) {
+      return {
+        text: `tool ${tool.name} calls ${identity.upstream} with each user's own ${identity.upstream} account, connected in their browser (identity: connect), and this call has no signed-in user: call it through the gateway's HTTP endpoint with an OAuth access token`,
+        retryable: false,
+      };
+    }
+    try {
+      const token = await identity.flow.tokenFor(caller.subject, identity.upstream);
+      if (token) {
+        headers.authorization = `Bearer ${token.accessToken}`;
+        return undefined;
+      }
+      const needed = await identity.flow.begin(caller.subject, identity.upstream);
+      return {
+        text: `tool ${tool.name} was not called: ${needed.message} The link (good for a few minutes, for you only): ${needed.url}`,
+        retryable: false,
+        connect: needed,
+      };
+    } catch (error) {
+      if ((error as Error).name === 'AuthServerUnavailableError') {
+        return {
+          text: `tool ${tool.name} was not called: your ${identity.upstream} token needs refreshing, and ${identity.upstream}'s token endpoint could not do it (${(error as Error).message}); nothing was sent upstream. Trying again later may help`,
+          retryable: true,
+        };
+      }
+      return {
+        text: `tool ${tool.name} was not called: the store of connected accounts could not be reached (${(error as Error).message}); nothing was sent upstream. Trying again shortly may help`,
+        retryable: true,
+      };
     }
   }
 

@@ -15,6 +15,8 @@
 //       url: http://127.0.0.1:8080       # spec: the upstream's /openapi.json
 //       auth: { keyEnv: TOY_API_KEY }    # scheme: spec (as the document says)
 //       identity: exchange               # call it as the signed-in user (RFC 8693); default service
+//                                        # (connect: with each user's own token, given in their browser;
+//                                        #  its connect block names the third party: connect/settings.ts)
 //       forwardHeaders: [x-tenant]       # caller headers copied to this upstream only
 //       idempotencyHeader: true          # it dedupes writes by Idempotency-Key (else the gateway does)
 //       deny: [{ tools: [op:delete_*], claim: { sub: ben } }]
@@ -26,6 +28,7 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { secretProblem } from '@agentwire/schemas/settings';
 import { createAjv } from '@agentwire/schemas/validation';
+import { CONNECT_SCHEMA, type ConnectFile, connectFileOf } from '../connect/settings.js';
 import {
   type AccessRule,
   parseSelectors,
@@ -71,8 +74,13 @@ export interface Upstream {
   mode: 'auto' | 'static' | 'dynamic' | undefined;
   /** This upstream's output schemas (on, off, unlisted); undefined: OUTPUT_SCHEMAS. */
   outputSchemas?: boolean | 'unlisted' | undefined;
-  /** service: the upstream's own key; exchange: a token for the signed-in user (RFC 8693). Default service. */
-  identity?: 'service' | 'exchange' | undefined;
+  /**
+   * service: the upstream's own key; exchange: a token for the signed-in user (RFC 8693); connect:
+   * each user's own token from the upstream's third party (connect/flow.ts). Default service.
+   */
+  identity?: 'service' | 'exchange' | 'connect' | undefined;
+  /** identity: connect's third party. */
+  connect?: ConnectFile | undefined;
   /** The resource an exchanged token is for (its `aud`); default the upstream's URL. */
   audience?: string | undefined;
   /** Caller headers copied to this upstream (lower case). */
@@ -161,7 +169,8 @@ const SCHEMA = {
           maxUploadBytes: positive(1024 ** 3),
           maxResultBytes: { type: 'integer', minimum: 1024, maximum: 100 * 1024 * 1024 },
           maxResultTokens: { type: 'integer', minimum: 100, maximum: 10_000_000 },
-          identity: { enum: ['service', 'exchange'] },
+          identity: { enum: ['service', 'exchange', 'connect'] },
+          connect: CONNECT_SCHEMA,
           audience: { type: 'string', minLength: 1, maxLength: 2048 },
           forwardHeaders: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 100 } },
           idempotencyHeader: { type: 'boolean' },
@@ -209,18 +218,20 @@ const MAX_ALIAS_COUNT = 100;
 const GATEWAY_SECRETS = new Set([
   'MCP_GATEWAY_TOKEN',
   'OAUTH_INTROSPECTION_CLIENT_SECRET',
+  'OAUTH_EXCHANGE_CLIENT_SECRET',
+  'CONNECT_TOKEN_KEY',
   'REDIS_PASSWORD',
   'REDIS_URL',
   'OTEL_EXPORTER_OTLP_HEADERS',
 ]);
 /** Which variables may hold an upstream's key, unless UPSTREAM_KEY_ENVS says otherwise. */
-const DEFAULT_KEY_ENVS = '*_KEY,*_TOKEN,*_PAT';
+const DEFAULT_KEY_ENVS = '*_KEY,*_TOKEN,*_PAT,*_CLIENT_SECRET';
 
 /**
  * Why `name` may not be read as an upstream's key, or undefined. A config file names the variable
  * whose value the gateway sends upstream, so only variables the operator marks as upstream keys
  * may be named (UPSTREAM_KEY_ENVS: names, `PREFIX*` or `*SUFFIX`, comma-separated; by default
- * `*_KEY,*_TOKEN,*_PAT`), and never one of the gateway's own secrets.
+ * `*_KEY,*_TOKEN,*_PAT,*_CLIENT_SECRET`), and never one of the gateway's own secrets.
  */
 export function keyEnvProblem(name: string, env: NodeJS.ProcessEnv): string | undefined {
   if (GATEWAY_SECRETS.has(name)) {
@@ -342,6 +353,18 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
         `must be the API's http(s) URL as its tokens name it (aud), got '${audience.slice(0, 200)}'`,
       );
     }
+    if (raw.connect !== undefined && raw.identity !== 'connect') {
+      fail(at('connect'), 'a connect block goes with identity: connect (each user connects their own account)');
+    }
+    const connect =
+      raw.identity === 'connect'
+        ? connectFileOf(
+            raw.connect as Record<string, unknown> | undefined,
+            env,
+            (secret) => keyEnvProblem(secret, env),
+            (field, message) => fail(at(...field), message),
+          )
+        : undefined;
     const ruleList = (kind: 'allow' | 'deny'): AccessRule[] =>
       ((raw[kind] as Array<Record<string, unknown>> | undefined) ?? []).map((rule, j) => {
         let tools: AccessRule['tools'];
@@ -393,7 +416,8 @@ export function readUpstreamsConfig(file: string, env: NodeJS.ProcessEnv = proce
           : raw.outputSchemas === 'unlisted'
             ? 'unlisted'
             : raw.outputSchemas === 'on',
-      identity: raw.identity as 'service' | 'exchange' | undefined,
+      identity: raw.identity as 'service' | 'exchange' | 'connect' | undefined,
+      connect,
       audience,
       forwardHeaders,
       idempotencyHeader: raw.idempotencyHeader === true,
@@ -412,5 +436,6 @@ function allowedAt(path: Array<string | number>): string[] {
     return Object.keys(RESILIENCE_SCHEMA.properties.breaker.oneOf[1].properties);
   if (path[2] === 'resilience') return Object.keys(RESILIENCE_SCHEMA.properties);
   if (path[2] === 'allow' || path[2] === 'deny') return Object.keys(RULES.items.properties);
+  if (path[2] === 'connect') return Object.keys(CONNECT_SCHEMA.properties);
   return Object.keys(SCHEMA.properties.upstreams.items.properties.auth.properties);
 }

@@ -1,7 +1,10 @@
-// Whom each upstream is called as: its own key, or the signed-in user through an RFC 8693 token
+// Whom each upstream is called as: its own key, the signed-in user through an RFC 8693 token
 // exchange (one exchanger for every upstream that exchanges, its token endpoint discovered from
-// the issuer's metadata on first use).
+// the issuer's metadata on first use), or the user's own token, connected in their browser (one
+// ConnectFlow for every upstream that connects).
+
 import { ConfigError } from '../common/config-error.js';
+import type { ConnectFlow } from '../connect/flow.js';
 import type { ExchangeSettings, UpstreamIdentity } from './caller.js';
 import type { Upstream } from './config-file.js';
 
@@ -12,9 +15,19 @@ export type IdentityOwner = Pick<Upstream, 'url' | 'identity' | 'audience'> & { 
 export async function identitiesOf(
   upstreams: readonly IdentityOwner[],
   settings: ExchangeSettings | undefined,
+  connect?: ConnectFlow | undefined,
 ): Promise<Array<UpstreamIdentity | undefined>> {
+  const connected = (u: IdentityOwner): UpstreamIdentity | undefined => {
+    if (u.identity !== 'connect') return undefined;
+    if (!connect || !u.name) {
+      throw new ConfigError(
+        `${u.name ?? 'the upstream'}: identity connect needs the gateway's connect settings and an upstream name (a config file's upstream)`,
+      );
+    }
+    return { mode: 'connect', flow: connect, upstream: u.name };
+  };
   const exchanging = upstreams.filter((u) => u.identity === 'exchange');
-  if (exchanging.length === 0) return upstreams.map(() => undefined);
+  if (exchanging.length === 0) return upstreams.map(connected);
   if (!settings) {
     const names = exchanging.map((u) => u.name ?? 'the upstream').join(', ');
     throw new ConfigError(
@@ -37,6 +50,6 @@ export async function identitiesOf(
   return upstreams.map((u) =>
     u.identity === 'exchange'
       ? { mode: 'exchange', exchanger, audience: u.audience ?? u.url, issuer: settings.issuer }
-      : undefined,
+      : connected(u),
   );
 }

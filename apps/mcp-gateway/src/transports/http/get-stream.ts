@@ -33,7 +33,7 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     );
   }
   // The stream stays open after the handler returns, until the client leaves, a newer GET for
-  // the session replaces it, the session is deleted, or the server closes.
+  // the session replaces it, the session is deleted (on any replica), or the server closes.
   reply.sse.keepAlive();
   ctx.getStreams.get(sessionId)?.close();
   const sse = openEventStream(reply);
@@ -108,9 +108,12 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   });
   // The subscription was down and is back: events published meanwhile are read from the store.
   const stopResync = ctx.store.onResync(() => catchUp('resync'));
+  // The session ended on another replica (a DELETE there): so does its stream here.
+  const stopEnded = ctx.store.onEnded?.(sessionId, () => sse.close());
   sse.onClose(() => {
     unsubscribe();
     stopResync();
+    stopEnded?.();
     if (ctx.getStreams.get(sessionId) === sse) ctx.getStreams.delete(sessionId);
   });
   // The priming event of 2025-11-25: a bare `retry:` field, no event for the client's handler.

@@ -1,0 +1,488 @@
+// identity: connect. An upstream called with each user's own token from a third party (GitHub,
+// Google, a company's API), which the user gives the gateway once, in their browser: the pattern
+// the MCP specification (2025-11-25, URL mode elicitation) describes for a server that is an
+// OAuth client of a third party. The gateway is that client; the MCP client never sees the
+// third party's tokens, and the user's MCP token never goes to the third party.
+//
+// A call that finds no token begins a sign-in and answers with its URL (URLElicitationRequired,
+// -32042, to a client that declared URL elicitation; else an error result that names the URL).
+// In the browser:
+//   1. GET /connect/<id>: the sign-in bound to this browser (a cookie), then to the gateway's
+//      own authorization server, to learn who opened the link.
+//   2. GET /connect/signed-in: the ID token says who; it must be the user the call was made for,
+//      else the sign-in ends (a link sent to someone else cannot connect their account to yours).
+//      Then on to the third party's authorization endpoint (authorization code, PKCE S256).
+//   3. GET /connect/callback: the code exchanged for the user's token, sealed and kept
+//      (connect/vault.ts). The call, made again, goes through.
+// Every state is random, used once and bound to the browser that began the sign-in.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { TokenVerifier } from '@agentwire/oauth';
+import type { ConnectNeeded } from '../tools/tool.js';
+import { AuthServerUnavailableError, fetchTokenAnswer, type TokenAnswer } from './token-endpoint.js';
+import { type ConnectedToken, type ConnectStore, Sealer, TokenVault, userKey } from './vault.js';
+
+/** One upstream's third party, from the config file's `connect` block. */
+export interface ConnectUpstream {
+  name: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  /** RFC 8707: the resource the token is for, when the third party asks for one. */
+  resource?: string | undefined;
+  /** How the client authenticates at tokenUrl: HTTP Basic (default) or in the form. */
+  clientAuth?: 'basic' | 'post' | undefined;
+}
+
+export interface ConnectOptions {
+  /** The gateway's public origin (OAUTH_RESOURCE's): where the browser comes back to. */
+  origin: string;
+  /** The gateway's authorization server (OAUTH_ISSUER), and its token checks. */
+  issuer: string;
+  verifier: TokenVerifier;
+  /** The gateway's own client there (OAUTH_EXCHANGE_CLIENT_ID and _SECRET). */
+  client: { clientId: string; clientSecret: string };
+  upstreams: ConnectUpstream[];
+  store: ConnectStore;
+  /** CONNECT_TOKEN_KEY: what every sealed entry is sealed with. */
+  key: string;
+  /** CONNECT_FLOW_TTL_MS: how long a sign-in may take, from the call that began it. Default 10 minutes. */
+  flowTtlMs?: number | undefined;
+  /** CONNECT_TOKEN_TTL_MS: how long a user's token is kept. Default 30 days. */
+  tokenTtlMs?: number | undefined;
+  /** Time limit and size cap of each answer of a token endpoint. Default 10 s, 64 KiB. */
+  fetchLimits?: { timeoutMs: number; maxBytes: number } | undefined;
+  now?: (() => number) | undefined;
+}
+
+export const DEFAULT_FLOW_TTL_MS = 10 * 60_000;
+export const DEFAULT_TOKEN_TTL_MS = 30 * 24 * 3_600_000;
+/** The browser's cookie that binds a sign-in to it. */
+export const CONNECT_COOKIE = 'agentwire_connect';
+/** A token this close to its expiry is refreshed first. */
+const REFRESH_BEFORE_MS = 60_000;
+
+/** A sign-in begun by a call: whom for, and which upstream. */
+interface Flow {
+  id: string;
+  subject: string;
+  upstream: string;
+  until: number;
+}
+
+/** One step's state in the browser, as the redirect back will present it. */
+interface Step {
+  flow: string;
+  kind: 'login' | 'authorize';
+  /** A hash of the browser's cookie: the step must come back to the same browser. */
+  browser: string;
+  verifier: string;
+  nonce?: string | undefined;
+}
+
+/** What a route answers: a redirect (maybe setting the browser's cookie), or a page. */
+export type ConnectAnswer =
+  | { kind: 'redirect'; location: string; cookie?: string | undefined }
+  | { kind: 'page'; status: number; title: string; text: string };
+
+const page = (status: number, title: string, text: string): ConnectAnswer => ({ kind: 'page', status, title, text });
+const hash = (value: string) => createHash('sha256').update(value).digest('base64url');
+const random = () => randomBytes(24).toString('base64url');
+/** RFC 7636: a code verifier of 43 to 128 characters; 32 random bytes make 43. */
+const newVerifier = () => randomBytes(32).toString('base64url');
+const challengeOf = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+const FLOW_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
+export class ConnectFlow {
+  readonly #options: ConnectOptions;
+  readonly #upstreams: Map<string, ConnectUpstream>;
+  readonly #sealer: Sealer;
+  readonly #vault: TokenVault;
+  readonly #now: () => number;
+  readonly #flowTtlMs: number;
+  readonly #limits: { timeoutMs: number; maxBytes: number };
+  /** Refreshes under way in this process, one per user and upstream. */
+  readonly #refreshing = new Map<string, Promise<ConnectedToken | undefined>>();
+
+  constructor(options: ConnectOptions) {
+    this.#options = options;
+    this.#upstreams = new Map(options.upstreams.map((u) => [u.name, u]));
+    this.#now = options.now ?? Date.now;
+    this.#sealer = new Sealer(options.key);
+    this.#vault = new TokenVault(options.store, this.#sealer, options.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS, this.#now);
+    this.#flowTtlMs = options.flowTtlMs ?? DEFAULT_FLOW_TTL_MS;
+    this.#limits = options.fetchLimits ?? { timeoutMs: 10_000, maxBytes: 64 * 1024 };
+  }
+
+  /** How long a sign-in may take (CONNECT_FLOW_TTL_MS): the browser's cookie lives as long. */
+  get flowTtlMs(): number {
+    return this.#flowTtlMs;
+  }
+
+  get loginRedirect(): string {
+    return `${this.#options.origin}/connect/signed-in`;
+  }
+
+  get callbackRedirect(): string {
+    return `${this.#options.origin}/connect/callback`;
+  }
+
+  // ---- the calls' side
+
+  /**
+   * The user's token for the upstream, refreshed when it is about to expire; undefined when they
+   * have not connected (or the third party no longer takes their refresh token).
+   * AuthServerUnavailableError when the third party's token endpoint cannot be reached.
+   */
+  async tokenFor(subject: string, upstream: string): Promise<ConnectedToken | undefined> {
+    const token = await this.#vault.get(subject, upstream);
+    if (!token) return undefined;
+    if (token.expiresAt === undefined || token.expiresAt - REFRESH_BEFORE_MS > this.#now()) return token;
+    if (token.refreshToken === undefined) {
+      await this.#vault.forget(subject, upstream);
+      return undefined;
+    }
+    const key = `${upstream}\n${subject}`;
+    let refresh = this.#refreshing.get(key);
+    if (!refresh) {
+      refresh = this.#refresh(subject, upstream, token.refreshToken).finally(() => this.#refreshing.delete(key));
+      this.#refreshing.set(key, refresh);
+    }
+    return refresh;
+  }
+
+  async #refresh(subject: string, name: string, refreshToken: string): Promise<ConnectedToken | undefined> {
+    const upstream = this.#upstream(name);
+    const answer = await this.#tokenRequest(upstream, { grant_type: 'refresh_token', refresh_token: refreshToken });
+    if ('refused' in answer) {
+      // invalid_grant and the like: the user must connect again.
+      await this.#vault.forget(subject, name);
+      return undefined;
+    }
+    // A token endpoint that keeps the refresh token may leave it out of its answer.
+    const token = { ...answer.token, refreshToken: answer.token.refreshToken ?? refreshToken };
+    await this.#vault.put(subject, name, token);
+    return token;
+  }
+
+  /** The upstream refused the user's token (401): it is dropped, and the next call asks to connect again. */
+  forget(subject: string, upstream: string): Promise<void> {
+    return this.#vault.forget(subject, upstream);
+  }
+
+  /**
+   * A sign-in for this user and upstream: the one under way, else a new one. One per user and
+   * upstream at a time, so repeated calls give the same link and cannot pile up sign-ins.
+   */
+  async begin(subject: string, upstream: string): Promise<ConnectNeeded> {
+    const mine = `flow-of:${upstream}:${userKey(subject)}`;
+    const context = `flow-of\n${upstream}\n${subject}`;
+    const current = await this.#options.store.get(mine);
+    const id = current === undefined ? undefined : this.#sealer.open<string>(current, context);
+    const flow = id === undefined ? undefined : await this.#flow(id);
+    if (flow && flow.subject === subject && flow.upstream === upstream && flow.until > this.#now()) {
+      return this.#needed(flow);
+    }
+    const fresh: Flow = { id: random(), subject, upstream, until: this.#now() + this.#flowTtlMs };
+    await this.#options.store.set(`flow:${fresh.id}`, this.#sealer.seal(fresh, `flow\n${fresh.id}`), this.#flowTtlMs);
+    await this.#options.store.set(mine, this.#sealer.seal(fresh.id, context), this.#flowTtlMs);
+    return this.#needed(fresh);
+  }
+
+  #needed(flow: Flow): ConnectNeeded {
+    return {
+      elicitationId: flow.id,
+      url: `${this.#options.origin}/connect/${flow.id}`,
+      message: `Connect your ${flow.upstream} account: the gateway calls ${flow.upstream} as you, with a token you give it in your browser (it is never shown to this client). Open the link, sign in, then make the call again.`,
+    };
+  }
+
+  async #flow(id: string): Promise<Flow | undefined> {
+    if (!FLOW_ID.test(id)) return undefined;
+    const text = await this.#options.store.get(`flow:${id}`);
+    return text === undefined ? undefined : this.#sealer.open<Flow>(text, `flow\n${id}`);
+  }
+
+  // ---- the browser's side
+
+  /** GET /connect/<id>: binds the sign-in to this browser, then signs the user in at the gateway's authorization server. */
+  async open(id: string): Promise<ConnectAnswer> {
+    const flow = await this.#flow(id);
+    if (!flow || flow.until <= this.#now()) {
+      return page(
+        404,
+        'This link has expired',
+        'This sign-in link is unknown or has expired (a link is good for a few minutes). Make the call again in your agent for a new one.',
+      );
+    }
+    const browser = random();
+    const verifier = newVerifier();
+    const state = random();
+    const nonce = random();
+    const metadata = await this.#options.verifier.issuerMetadata();
+    const authorize = (metadata as { authorization_endpoint?: unknown }).authorization_endpoint;
+    if (typeof authorize !== 'string') {
+      return page(
+        502,
+        'Cannot sign in',
+        `The authorization server ${this.#options.issuer} names no authorization_endpoint.`,
+      );
+    }
+    await this.#saveStep(state, { flow: id, kind: 'login', browser: hash(browser), verifier, nonce }, flow);
+    const url = new URL(authorize);
+    url.search = new URLSearchParams({
+      client_id: this.#options.client.clientId,
+      response_type: 'code',
+      redirect_uri: this.loginRedirect,
+      scope: 'openid',
+      state,
+      nonce,
+      code_challenge: challengeOf(verifier),
+      code_challenge_method: 'S256',
+    }).toString();
+    return { kind: 'redirect', location: url.toString(), cookie: browser };
+  }
+
+  /** GET /connect/signed-in: who signed in must be whom the call was for; then on to the third party. */
+  async signedIn(query: Record<string, unknown>, cookie: string | undefined): Promise<ConnectAnswer> {
+    const taken = await this.#takeStep(query, cookie, 'login');
+    if ('kind' in taken) return taken;
+    const { step, flow } = taken;
+    if (typeof query.iss === 'string' && query.iss !== this.#options.issuer) {
+      return page(400, 'Sign-in refused', 'The answer came from another authorization server than the gateway’s.');
+    }
+    const metadata = await this.#options.verifier.issuerMetadata();
+    if (!metadata.token_endpoint) {
+      return page(502, 'Cannot sign in', `The authorization server ${this.#options.issuer} names no token_endpoint.`);
+    }
+    const login = await fetchTokenAnswer(
+      metadata.token_endpoint,
+      this.#options.client,
+      {
+        grant_type: 'authorization_code',
+        code: String(query.code),
+        code_verifier: step.verifier,
+        redirect_uri: this.loginRedirect,
+      },
+      this.#limits,
+    );
+    const idToken = login.status === 200 ? login.body.id_token : undefined;
+    if (typeof idToken !== 'string') {
+      return page(502, 'Cannot sign in', `The authorization server did not sign you in (${describe(login)}).`);
+    }
+    let subject: string;
+    try {
+      const principal = await this.#options.verifier.verify(idToken, this.#options.client.clientId);
+      if (principal.claims.nonce !== step.nonce) throw new Error('the ID token is for another sign-in (nonce)');
+      subject = principal.subject;
+    } catch (error) {
+      return page(502, 'Cannot sign in', `The ID token did not check out: ${(error as Error).message}.`);
+    }
+    if (subject !== flow.subject) {
+      await this.#options.store.delete(`flow:${flow.id}`);
+      return page(
+        403,
+        'Signed in as someone else',
+        'You signed in as another user than the one whose agent asked for this link, so nothing was connected and the link no longer works. Only the person whose agent made the call can connect their account.',
+      );
+    }
+    const upstream = this.#upstream(flow.upstream);
+    const verifier = newVerifier();
+    const state = random();
+    await this.#saveStep(state, { flow: flow.id, kind: 'authorize', browser: step.browser, verifier }, flow);
+    const url = new URL(upstream.authorizationUrl);
+    const params = new URLSearchParams(url.search);
+    params.set('client_id', upstream.clientId);
+    params.set('response_type', 'code');
+    params.set('redirect_uri', this.callbackRedirect);
+    params.set('state', state);
+    params.set('code_challenge', challengeOf(verifier));
+    params.set('code_challenge_method', 'S256');
+    if (upstream.scopes.length > 0) params.set('scope', upstream.scopes.join(' '));
+    if (upstream.resource) params.set('resource', upstream.resource);
+    url.search = params.toString();
+    return { kind: 'redirect', location: url.toString() };
+  }
+
+  /** GET /connect/callback: the third party's code, exchanged for the user's token, kept. */
+  async callback(query: Record<string, unknown>, cookie: string | undefined): Promise<ConnectAnswer> {
+    const taken = await this.#takeStep(query, cookie, 'authorize');
+    if ('kind' in taken) return taken;
+    const { step, flow } = taken;
+    const upstream = this.#upstream(flow.upstream);
+    const answer = await this.#tokenRequest(upstream, {
+      grant_type: 'authorization_code',
+      code: String(query.code),
+      code_verifier: step.verifier,
+      redirect_uri: this.callbackRedirect,
+      ...(upstream.resource ? { resource: upstream.resource } : {}),
+    });
+    if ('refused' in answer) {
+      return page(502, 'Not connected', `${upstream.name} would not give a token (${answer.refused}).`);
+    }
+    await this.#vault.put(flow.subject, flow.upstream, answer.token);
+    await this.#options.store.delete(`flow:${flow.id}`);
+    await this.#options.store.delete(`flow-of:${flow.upstream}:${userKey(flow.subject)}`);
+    return page(
+      200,
+      'Connected',
+      `Your ${upstream.name} account is connected. Go back to your agent and make the call again.`,
+    );
+  }
+
+  async #saveStep(state: string, step: Step, flow: Flow): Promise<void> {
+    const ttl = flow.until - this.#now();
+    await this.#options.store.set(`step:${hash(state)}`, this.#sealer.seal(step, `step\n${state}`), Math.max(1, ttl));
+  }
+
+  /** The step a redirect back presents: used once, from the browser that began it, before the sign-in expires. */
+  async #takeStep(
+    query: Record<string, unknown>,
+    cookie: string | undefined,
+    kind: Step['kind'],
+  ): Promise<{ step: Step; flow: Flow } | ConnectAnswer> {
+    const state = query.state;
+    if (typeof state !== 'string' || state.length > 200) {
+      return page(
+        400,
+        'Not a sign-in',
+        'This address is where a sign-in comes back to, with its state; this request has none.',
+      );
+    }
+    const text = await this.#options.store.take(`step:${hash(state)}`);
+    const step = text === undefined ? undefined : this.#sealer.open<Step>(text, `step\n${state}`);
+    if (!step || step.kind !== kind) {
+      return page(
+        400,
+        'This sign-in has ended',
+        'This step of the sign-in was already used or has expired. Make the call again in your agent for a new link.',
+      );
+    }
+    if (!cookie || !sameHash(hash(cookie), step.browser)) {
+      return page(
+        400,
+        'Another browser',
+        'This sign-in was begun in another browser (or its cookie was blocked). Open the link from your agent in this browser, and allow its cookie.',
+      );
+    }
+    const flow = await this.#flow(step.flow);
+    if (!flow || flow.until <= this.#now()) {
+      return page(
+        400,
+        'This sign-in has ended',
+        'The sign-in expired. Make the call again in your agent for a new link.',
+      );
+    }
+    if (typeof query.error === 'string') {
+      const said = typeof query.error_description === 'string' ? `: ${query.error_description.slice(0, 300)}` : '';
+      return page(403, 'Not connected', `The sign-in was refused (${query.error.slice(0, 100)}${said}).`);
+    }
+    if (typeof query.code !== 'string' || query.code.length === 0 || query.code.length > 4096) {
+      return page(400, 'Not a sign-in', 'The answer carries no authorization code.');
+    }
+    return { step, flow };
+  }
+
+  #upstream(name: string): ConnectUpstream {
+    const upstream = this.#upstreams.get(name);
+    if (!upstream) throw new Error(`no upstream ${name} connects its users`);
+    return upstream;
+  }
+
+  /**
+   * A request to the third party's token endpoint: the token, or why it refused.
+   * AuthServerUnavailableError when it cannot be told (the endpoint down, slow or not JSON).
+   */
+  async #tokenRequest(
+    upstream: ConnectUpstream,
+    form: Record<string, string>,
+  ): Promise<{ token: ConnectedToken } | { refused: string }> {
+    const started = this.#now();
+    const answer = await fetchTokenAnswer(upstream.tokenUrl, upstream, form, this.#limits);
+    const body = answer.body;
+    if (answer.status !== 200 || typeof body.access_token !== 'string' || !body.access_token) {
+      return { refused: describe(answer) };
+    }
+    const expiresIn = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : undefined;
+    return {
+      token: {
+        accessToken: body.access_token,
+        refreshToken: typeof body.refresh_token === 'string' && body.refresh_token ? body.refresh_token : undefined,
+        expiresAt: expiresIn === undefined ? undefined : started + expiresIn * 1000,
+        scope: typeof body.scope === 'string' ? body.scope.slice(0, 2000) : undefined,
+      },
+    };
+  }
+}
+
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function describe(answer: TokenAnswer): string {
+  if (answer.status === 200) return 'its answer has no access_token';
+  const error = typeof answer.body.error === 'string' ? answer.body.error.slice(0, 100) : `HTTP ${answer.status}`;
+  const said =
+    typeof answer.body.error_description === 'string' ? `: ${answer.body.error_description.slice(0, 300)}` : '';
+  return `${error}${said}`;
+}
+
+export { AuthServerUnavailableError };
+
+/** The upstreams that connect their users, as the config file gives them. */
+export interface ConnectingUpstream {
+  name: string | undefined;
+  identity?: string | undefined;
+  connect?: Omit<ConnectUpstream, 'name'> | undefined;
+}
+
+/**
+ * One ConnectFlow for every upstream whose identity is connect; undefined when none is. The
+ * gateway's OAuth settings come from `settings` (connect/settings.ts); the store from the
+ * composition root (Redis shared by replicas, else this process's memory).
+ */
+export async function connectFlowOf(
+  upstreams: readonly ConnectingUpstream[],
+  settings: ConnectSettingsLike | undefined,
+  store: ConnectStore | undefined,
+): Promise<ConnectFlow | undefined> {
+  const connecting = upstreams.filter((u) => u.identity === 'connect');
+  if (connecting.length === 0) return undefined;
+  if (!settings) {
+    throw new Error(
+      `${connecting.map((u) => u.name).join(', ')}: identity connect needs the gateway's connect settings (CONNECT_TOKEN_KEY, OAUTH_RESOURCE, OAUTH_EXCHANGE_CLIENT_SECRET)`,
+    );
+  }
+  // Loaded only here: a gateway that connects no one never loads jose.
+  const { TokenVerifier } = await import('@agentwire/oauth');
+  const { MemoryConnectStore } = await import('./vault.js');
+  return new ConnectFlow({
+    origin: settings.origin,
+    issuer: settings.issuer,
+    verifier: new TokenVerifier({ issuer: settings.issuer, jwksUri: settings.jwksUri }),
+    client: { clientId: settings.clientId, clientSecret: settings.clientSecret },
+    upstreams: connecting.map((u) => {
+      if (!u.name || !u.connect) throw new Error(`${u.name ?? 'an upstream'}: identity connect needs a connect block`);
+      return { ...u.connect, name: u.name };
+    }),
+    store: store ?? new MemoryConnectStore(),
+    key: settings.key,
+    flowTtlMs: settings.flowTtlMs,
+    tokenTtlMs: settings.tokenTtlMs,
+  });
+}
+
+/** What connectFlowOf reads of connect/settings.ts's ConnectSettings. */
+export interface ConnectSettingsLike {
+  origin: string;
+  issuer: string;
+  jwksUri?: string | undefined;
+  clientId: string;
+  clientSecret: string;
+  key: string;
+  flowTtlMs?: number | undefined;
+  tokenTtlMs?: number | undefined;
+}

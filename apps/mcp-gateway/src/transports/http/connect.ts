@@ -1,0 +1,77 @@
+// The browser's side of identity: connect (connect/flow.ts runs it): /connect/<id> from the link a
+// call answered with, /connect/signed-in back from the gateway's authorization server, and
+// /connect/callback back from the third party. Plain pages for a person, never JSON-RPC; not
+// behind the MCP token (a browser has none): each step checks its own state and the browser's
+// cookie. Nothing on these pages is cached, and no address (with its code) leaks as a referrer.
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CONNECT_COOKIE, type ConnectAnswer, type ConnectFlow } from '../../connect/flow.js';
+
+export function registerConnectRoutes(app: FastifyInstance, flow: ConnectFlow): void {
+  const secure = flow.callbackRedirect.startsWith('https:');
+  const send = async (reply: FastifyReply, log: FastifyBaseLogger, run: () => Promise<ConnectAnswer>) => {
+    let answer: ConnectAnswer;
+    try {
+      answer = await run();
+    } catch (error) {
+      const unavailable = (error as Error).name === 'AuthServerUnavailableError';
+      if (!unavailable) log.error({ err: error }, 'a connect step failed');
+      answer = unavailable
+        ? {
+            kind: 'page',
+            status: 502,
+            title: 'Cannot reach the sign-in',
+            text: `An authorization server did not answer (${(error as Error).message}). Try the link again in a minute.`,
+          }
+        : {
+            kind: 'page',
+            status: 503,
+            title: 'Not now',
+            text: 'The gateway could not finish this step (its store may be unavailable). Try the link again in a minute.',
+          };
+    }
+    reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+    if (answer.kind === 'redirect') {
+      if (answer.cookie !== undefined) {
+        const maxAge = Math.max(1, Math.floor(flow.flowTtlMs / 1000));
+        reply.header(
+          'set-cookie',
+          `${CONNECT_COOKIE}=${answer.cookie}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`,
+        );
+      }
+      return reply.code(303).header('location', answer.location).send();
+    }
+    return reply
+      .code(answer.status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'")
+      .send(html(answer.title, answer.text));
+  };
+  const query = (request: FastifyRequest) => (request.query ?? {}) as Record<string, unknown>;
+  app.get('/connect/signed-in', (request, reply) =>
+    send(reply, request.log, () => flow.signedIn(query(request), cookieOf(request))),
+  );
+  app.get('/connect/callback', (request, reply) =>
+    send(reply, request.log, () => flow.callback(query(request), cookieOf(request))),
+  );
+  app.get('/connect/:id', (request, reply) =>
+    send(reply, request.log, () => flow.open(String((request.params as { id?: unknown }).id ?? ''))),
+  );
+}
+
+/** The connect cookie's value, when the browser sent it. */
+function cookieOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.cookie;
+  if (typeof header !== 'string') return undefined;
+  for (const pair of header.split(';')) {
+    const at = pair.indexOf('=');
+    if (at > 0 && pair.slice(0, at).trim() === CONNECT_COOKIE) return pair.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+
+function html(title: string, text: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>\n`;
+}
