@@ -178,6 +178,28 @@ async function clientOf(user: string, url: boolean) {
   let id = 1;
   return {
     token: accessToken,
+    /** The text of the session's GET stream until `until` appears (10 s at most). */
+    streamUntil: async (until: string) => {
+      const response = await fetch(mcpUrl, {
+        headers: { ...headers, ...session, accept: 'text/event-stream', 'last-event-id': '0-0' },
+      });
+      expect(response.status).toBe(200);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let text = '';
+      const deadline = Date.now() + 10_000;
+      while (!text.includes(until) && Date.now() < deadline) {
+        const chunk = await Promise.race([
+          reader.read(),
+          new Promise<{ done: true; value: undefined }>((resolve) =>
+            setTimeout(() => resolve({ done: true, value: undefined }), Math.max(0, deadline - Date.now())),
+          ),
+        ]);
+        if (chunk.done) break;
+        text += new TextDecoder().decode(chunk.value);
+      }
+      await reader.cancel();
+      return text;
+    },
     call: async (name: string, args: Record<string, unknown>) => {
       const response = await fetch(mcpUrl, {
         method: 'POST',
@@ -221,6 +243,15 @@ describe('identity: connect', () => {
     expect(hosts[0]).toBe(origin);
     expect(hosts.indexOf(new URL(home.issuer).origin)).toBeLessThan(hosts.indexOf(new URL(third.issuer).origin));
     expect(connected.url.startsWith(`${origin}/connect/callback?`)).toBe(true);
+    // The session whose call made the link is told on its GET stream (stored, so read from the start).
+    const told = await ada.streamUntil('elicitation/complete');
+    expect(told).toContain(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/elicitation/complete',
+        params: { elicitationId: asked?.elicitationId },
+      }),
+    );
 
     const read = await ada.call('toy.list_emails', { limit: 1 });
     expect(read.result?.isError).toBe(false);

@@ -69,6 +69,8 @@ interface Flow {
   subject: string;
   upstream: string;
   until: number;
+  /** The HTTP session whose call began it, when its client can be told it ended (URL elicitation). */
+  session?: string | undefined;
 }
 
 /** One step's state in the browser, as the redirect back will present it. */
@@ -104,6 +106,8 @@ export class ConnectFlow {
   readonly #limits: { timeoutMs: number; maxBytes: number };
   /** Refreshes under way in this process, one per user and upstream. */
   readonly #refreshing = new Map<string, Promise<ConnectedToken | undefined>>();
+  /** Told when a user connected: the session that asked, and the link's elicitationId. */
+  readonly #connected = new Set<(session: string, elicitationId: string) => void>();
 
   constructor(options: ConnectOptions) {
     this.#options = options;
@@ -166,6 +170,15 @@ export class ConnectFlow {
     return token;
   }
 
+  /**
+   * Listens for users who finished connecting: the HTTP transport tells the session that asked
+   * (on its GET stream, through the event log, so on any replica). Returns the unsubscribe function.
+   */
+  onConnected(listener: (session: string, elicitationId: string) => void): () => void {
+    this.#connected.add(listener);
+    return () => this.#connected.delete(listener);
+  }
+
   /** The upstream refused the user's token (401): it is dropped, and the next call asks to connect again. */
   forget(subject: string, upstream: string): Promise<void> {
     return this.#vault.forget(subject, upstream);
@@ -175,7 +188,7 @@ export class ConnectFlow {
    * A sign-in for this user and upstream: the one under way, else a new one. One per user and
    * upstream at a time, so repeated calls give the same link and cannot pile up sign-ins.
    */
-  async begin(subject: string, upstream: string): Promise<ConnectNeeded> {
+  async begin(subject: string, upstream: string, session?: string | undefined): Promise<ConnectNeeded> {
     const mine = `flow-of:${upstream}:${userKey(subject)}`;
     const context = `flow-of\n${upstream}\n${subject}`;
     const current = await this.#options.store.get(mine);
@@ -184,7 +197,7 @@ export class ConnectFlow {
     if (flow && flow.subject === subject && flow.upstream === upstream && flow.until > this.#now()) {
       return this.#needed(flow);
     }
-    const fresh: Flow = { id: random(), subject, upstream, until: this.#now() + this.#flowTtlMs };
+    const fresh: Flow = { id: random(), subject, upstream, until: this.#now() + this.#flowTtlMs, session };
     await this.#options.store.set(`flow:${fresh.id}`, this.#sealer.seal(fresh, `flow\n${fresh.id}`), this.#flowTtlMs);
     await this.#options.store.set(mine, this.#sealer.seal(fresh.id, context), this.#flowTtlMs);
     return this.#needed(fresh);
@@ -324,6 +337,8 @@ export class ConnectFlow {
     await this.#vault.put(flow.subject, flow.upstream, answer.token);
     await this.#options.store.delete(`flow:${flow.id}`);
     await this.#options.store.delete(`flow-of:${flow.upstream}:${userKey(flow.subject)}`);
+    // notifications/elicitation/complete, to the session whose call made the link (the spec: only to it).
+    if (flow.session !== undefined) for (const listener of this.#connected) listener(flow.session, flow.id);
     return page(
       200,
       'Connected',

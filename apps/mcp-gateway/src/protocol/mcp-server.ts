@@ -157,7 +157,10 @@ export class McpServer {
           const call = this.#callOf(ctx, params, revision, session.logLevel);
           // Only a client that declared elicitation is asked anything (a person's approval).
           if (session.elicitation && ctx.ask) call.ask = ctx.ask;
-          if (session.elicitationUrl) call.urlElicitation = true;
+          if (session.elicitationUrl) {
+            call.urlElicitation = true;
+            call.sessionId = ctx.sessionId;
+          }
           const answer = await this.#options.tools.call(call);
           return answer.kind === 'cancelled' ? answer : this.#ok(id, answer.result);
         }

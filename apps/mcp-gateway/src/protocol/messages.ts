@@ -25,6 +25,8 @@ export interface SessionState {
 export interface RequestContext {
   /** The legacy session, if the client initialized one. */
   session: SessionState | undefined;
+  /** Its id, over HTTP (a notification for later goes to its GET stream). */
+  sessionId?: string | undefined;
   /** Aborted when the request is cancelled or its client goes away. */
   signal: AbortSignal;
   /** Sends a notification that belongs to this request (progress, logs). */
@@ -95,6 +97,8 @@ export interface ToolCallRequest {
   elicitation?: boolean | undefined;
   /** The client declared URL mode elicitation: a call that needs its user in a browser first answers -32042. */
   urlElicitation?: boolean | undefined;
+  /** Its session over HTTP, when it declared URL mode elicitation: told there when the user finished in the browser. */
+  sessionId?: string | undefined;
   /**
    * A session client that declared elicitation, over a transport that can ask it: sends a request
    * (elicitation/create) to the client and resolves with its result.

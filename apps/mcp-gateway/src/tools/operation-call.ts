@@ -217,6 +217,7 @@ export class OperationCalls {
       caller: request.caller,
       headers: request.headers,
       idempotencyKey: plan.by === 'upstream' ? plan.upstreamKey : undefined,
+      sessionId: request.sessionId,
     });
     ran.first = result;
     // The user must connect their account first (identity: connect): a client that can send them

@@ -193,6 +193,8 @@ export interface CallContext {
   headers?: Record<string, string | string[] | undefined> | undefined;
   /** The Idempotency-Key to send, when the upstream dedupes this write itself (tools/writes.ts). */
   idempotencyKey?: string | undefined;
+  /** The caller's HTTP session, when its client can be told later that a connect link was used (identity: connect). */
+  sessionId?: string | undefined;
 }
 
 /** Makes the upstream call of a tool (one upstream's caller, or a router over several). */

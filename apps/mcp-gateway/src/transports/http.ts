@@ -255,6 +255,16 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   }
 
   if (connect) registerConnectRoutes(app, connect);
+  // A user finished connecting: the session whose call made the link hears it on its GET stream.
+  const stopConnected = connect?.onConnected((sessionId, elicitationId) => {
+    ctx.store
+      .appendEvent(sessionId, {
+        jsonrpc: '2.0',
+        method: 'notifications/elicitation/complete',
+        params: { elicitationId },
+      })
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'could not tell a session its link was used'));
+  });
 
   app.get('/health', async () => ({ ok: true, ...(await gateway.health()), sessions: store.kind }));
 
@@ -302,6 +312,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
   app.addHook('preClose', () => ctx.listens.endAll());
   app.addHook('onClose', async () => {
     stopListening();
+    stopConnected?.();
     ctx.inFlight.close();
     ctx.questions.close();
     for (const sse of ctx.getStreams.values()) sse.close();

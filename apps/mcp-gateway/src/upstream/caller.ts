@@ -419,7 +419,7 @@ export class UpstreamCaller {
         headers.authorization = `Bearer ${token.accessToken}`;
         return undefined;
       }
-      const needed = await identity.flow.begin(caller.subject, identity.upstream);
+      const needed = await identity.flow.begin(caller.subject, identity.upstream, ctx.sessionId);
       return {
         text: `tool ${tool.name} was not called: ${needed.message} The link (good for a few minutes, for you only): ${needed.url}`,
         retryable: false,

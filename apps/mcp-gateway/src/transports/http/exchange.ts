@@ -92,6 +92,7 @@ export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, opti
   try {
     return await ctx.server.handle(request, {
       session,
+      sessionId,
       signal: cancellation.signal,
       notify,
       headers,
