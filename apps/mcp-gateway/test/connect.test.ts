@@ -11,6 +11,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuthServer, loadOrCreateKeys, signInDemoUser, startAuthServer } from '@agentwire/auth-server';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSettingsOf } from '../src/connect/settings.js';
@@ -344,5 +347,36 @@ describe('identity: connect', () => {
     expect(after.error?.data?.elicitations[0]?.url).not.toBe(link);
     // Upstream: the call that worked and the one refused (the fault rule's PUT aside); the last asked first.
     expect(api.seen.filter((authorization) => authorization !== `Bearer ${api.key}`).length).toBe(2);
+  });
+
+  it("works with the official SDK's client: UrlElicitationRequiredError, the completion notification, then the call", async () => {
+    await stack();
+    const { accessToken } = await signInDemoUser({
+      issuer: home.issuer,
+      user: 'ada',
+      password: PASSWORD,
+      scope: ALL.join(' '),
+      resource: mcpUrl,
+    });
+    const client = new ClientV1({ name: 'sdk', version: '1' }, { capabilities: { elicitation: { url: {} } } });
+    const completed: string[] = [];
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
+      completed.push(n.params.elicitationId);
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(mcpUrl), {
+        requestInit: { headers: { authorization: `Bearer ${accessToken}` } },
+      }),
+    );
+    onCleanup(() => client.close());
+    const refused = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } }).catch((e) => e);
+    expect(refused).toBeInstanceOf(UrlElicitationRequiredError);
+    const [asked] = (refused as UrlElicitationRequiredError).elicitations;
+    expect(asked?.mode).toBe('url');
+    expect((await new Browser(signIns('ada')).open(String(asked?.url))).status).toBe(200);
+    // The SDK's own GET stream hears it.
+    await expect.poll(() => completed, { timeout: 10_000 }).toEqual([asked?.elicitationId]);
+    const read = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } });
+    expect(read.isError).toBe(false);
   });
 });
