@@ -11,6 +11,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuthServer, loadOrCreateKeys, signInDemoUser, startAuthServer } from '@agentwire/auth-server';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpV2,
+  UrlElicitationRequiredError as UrlElicitationRequiredV2,
+} from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
@@ -376,6 +381,32 @@ describe('identity: connect', () => {
     expect((await new Browser(signIns('ada')).open(String(asked?.url))).status).toBe(200);
     // The SDK's own GET stream hears it.
     await expect.poll(() => completed, { timeout: 10_000 }).toEqual([asked?.elicitationId]);
+    const read = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } });
+    expect(read.isError).toBe(false);
+  });
+
+  it("and with SDK v2's client on 2026-07-28 (no session): the link in a UrlElicitationRequiredError, then the call", async () => {
+    await stack();
+    const { accessToken } = await signInDemoUser({
+      issuer: home.issuer,
+      user: 'ada',
+      password: PASSWORD,
+      scope: ALL.join(' '),
+      resource: mcpUrl,
+    });
+    const client = new ClientV2(
+      { name: 'sdk-v2', version: '1' },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: 'auto' } },
+    );
+    await client.connect(
+      new HttpV2(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }),
+    );
+    onCleanup(() => client.close());
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const refused = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } }).catch((e) => e);
+    expect(refused).toBeInstanceOf(UrlElicitationRequiredV2);
+    const [asked] = (refused as UrlElicitationRequiredV2).elicitations;
+    expect((await new Browser(signIns('ada')).open(String(asked?.url))).status).toBe(200);
     const read = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } });
     expect(read.isError).toBe(false);
   });
