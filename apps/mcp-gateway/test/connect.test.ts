@@ -410,4 +410,24 @@ describe('identity: connect', () => {
     const read = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } });
     expect(read.isError).toBe(false);
   });
+
+  it('a user disconnects their account with DELETE /connect/<upstream> and their token; the next call asks again', async () => {
+    await stack();
+    const ada = await clientOf('ada', true);
+    const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
+    expect((await new Browser(signIns('ada')).open(link)).status).toBe(200);
+    expect((await ada.call('toy.list_emails', { limit: 1 })).result?.isError).toBe(false);
+    const del = (path: string, token?: string) =>
+      fetch(`${origin}${path}`, { method: 'DELETE', headers: token ? { authorization: `Bearer ${token}` } : {} });
+    expect((await del('/connect/toy')).status).toBe(401);
+    const unknown = await del('/connect/github', ada.token);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain("no upstream 'github' connects its users; those that do: toy");
+    // Ben disconnecting is his own business: ada stays connected.
+    const ben = await clientOf('ben', true);
+    expect((await del('/connect/toy', ben.token)).status).toBe(204);
+    expect((await ada.call('toy.list_emails', { limit: 1 })).result?.isError).toBe(false);
+    expect((await del('/connect/toy', ada.token)).status).toBe(204);
+    expect((await ada.call('toy.list_emails', { limit: 1 })).error?.code).toBe(-32042);
+  });
 });

@@ -179,7 +179,12 @@ export class ConnectFlow {
     return () => this.#connected.delete(listener);
   }
 
-  /** The upstream refused the user's token (401): it is dropped, and the next call asks to connect again. */
+  /** The names of the upstreams that connect their users. */
+  get upstreamNames(): string[] {
+    return [...this.#upstreams.keys()];
+  }
+
+  /** The upstream refused the user's token (401), or the user disconnected it: it is dropped, and the next call asks to connect again. */
   forget(subject: string, upstream: string): Promise<void> {
     return this.#vault.forget(subject, upstream);
   }

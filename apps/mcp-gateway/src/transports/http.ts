@@ -213,8 +213,9 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
       return;
     }
     if (oauth === undefined || request.url === '/health' || oauth.isPublic(request.url)) return done();
-    // A browser bringing a user through identity: connect has no MCP token; each step checks its own state.
-    if (connect && request.url.startsWith('/connect/')) return done();
+    // A browser bringing a user through identity: connect has no MCP token; each step checks its
+    // own state. (A DELETE, which disconnects an account, is the signed-in user's, with their token.)
+    if (connect && request.method === 'GET' && request.url.startsWith('/connect/')) return done();
     oauth.authenticate(request).then((result) => {
       if ('principal' in result) return done();
       sendDenial(reply, result.denial);
@@ -254,7 +255,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     }
   }
 
-  if (connect) registerConnectRoutes(app, connect);
+  if (connect && oauth) registerConnectRoutes(app, connect, (request) => oauth.callerOf(request));
   // A user finished connecting: the session whose call made the link hears it on its GET stream.
   const stopConnected = connect?.onConnected((sessionId, elicitationId) => {
     ctx.store

@@ -3,10 +3,17 @@
 // /connect/callback back from the third party. Plain pages for a person, never JSON-RPC; not
 // behind the MCP token (a browser has none): each step checks its own state and the browser's
 // cookie. Nothing on these pages is cached, and no address (with its code) leaks as a referrer.
+// And DELETE /connect/<upstream>, with the user's MCP token: forgets their connected account.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CONNECT_COOKIE, type ConnectAnswer, type ConnectFlow } from '../../connect/flow.js';
+import type { Caller } from '../../protocol/messages.js';
+import { sendJson } from './replies.js';
 
-export function registerConnectRoutes(app: FastifyInstance, flow: ConnectFlow): void {
+export function registerConnectRoutes(
+  app: FastifyInstance,
+  flow: ConnectFlow,
+  callerOf: (request: FastifyRequest) => Caller | undefined,
+): void {
   const secure = flow.callbackRedirect.startsWith('https:');
   const send = async (reply: FastifyReply, log: FastifyBaseLogger, run: () => Promise<ConnectAnswer>) => {
     let answer: ConnectAnswer;
@@ -56,6 +63,25 @@ export function registerConnectRoutes(app: FastifyInstance, flow: ConnectFlow): 
   app.get('/connect/:id', (request, reply) =>
     send(reply, request.log, () => flow.open(String((request.params as { id?: unknown }).id ?? ''))),
   );
+  // Disconnects the signed-in user's account at one upstream (the token is forgotten here; the
+  // third party may still list the grant, for the user to revoke there). 204 whether or not one was kept.
+  app.delete('/connect/:upstream', async (request, reply) => {
+    const upstream = String((request.params as { upstream?: unknown }).upstream ?? '');
+    const caller = callerOf(request);
+    if (!flow.upstreamNames.includes(upstream)) {
+      return sendJson(reply, 404, {
+        error: {
+          type: 'not_found_error',
+          message: `no upstream '${upstream.slice(0, 40)}' connects its users; those that do: ${flow.upstreamNames.join(', ')}`,
+        },
+      });
+    }
+    if (!caller) {
+      return sendJson(reply, 401, { error: { type: 'authentication_error', message: 'send your OAuth access token' } });
+    }
+    await flow.forget(caller.subject, upstream);
+    return reply.code(204).send();
+  });
 }
 
 /** The connect cookie's value, when the browser sent it. */
