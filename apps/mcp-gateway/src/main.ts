@@ -119,6 +119,13 @@ async function main(): Promise<void> {
         `${forwarding.join(', ')}: nothing to copy over stdio, where a client sends no HTTP headers; each upstream gets only its own headers`,
       );
     }
+    const connecting = (config.upstreams ?? []).filter((u) => u.identity === 'connect').map((u) => u.name);
+    if (connecting.length > 0) {
+      logger.warn(
+        { connecting },
+        `${connecting.join(', ')} (identity: connect): over stdio no caller is signed in, so every call of their tools answers that it needs the HTTP endpoint with an OAuth token`,
+      );
+    }
     if (config.demoLogToStdout) {
       logger.warn(
         '--demo-log-to-stdout: every answer on stdout follows a line that is not JSON-RPC; MCP clients will fail (lecture exercise 6). Never use this outside the lesson.',

@@ -2,14 +2,19 @@
 // and a real Redis), and every setting it needs, each missing one named.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TokenVerifier } from '@agentwire/oauth';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/common/config-error.js';
+import { ConnectFlow } from '../src/connect/flow.js';
 import { connectSettingsOf } from '../src/connect/settings.js';
 import { MemoryConnectStore, RedisConnectStore, Sealer, TokenVault } from '../src/connect/vault.js';
 import { readUpstreamsConfig, UpstreamsConfigError } from '../src/upstream/config-file.js';
+import { onCleanup } from './support/stack.js';
 
 const KEY = randomBytes(33).toString('base64');
 
@@ -168,5 +173,92 @@ describe("the gateway's settings", () => {
     const run = () => connectSettingsOf({ ...env, ...change }, ['gh'], mode);
     expect(run).toThrow(ConfigError);
     expect(run).toThrow(message);
+  });
+});
+
+/** A third party's token endpoint answering as told, counting the refreshes it is asked for. */
+async function tokenEndpoint(answer: () => { status: number; body: unknown }) {
+  const seen: Array<Record<string, string>> = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      seen.push(Object.fromEntries(new URLSearchParams(body)));
+      const { status, body: json } = answer();
+      // A little later, so that two replicas' refreshes overlap.
+      setTimeout(
+        () => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json)),
+        50,
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`, seen };
+}
+
+function flowOf(store: MemoryConnectStore, tokenUrl: string) {
+  return new ConnectFlow({
+    origin: 'http://127.0.0.1:1',
+    issuer: 'http://127.0.0.1:2',
+    verifier: new TokenVerifier({ issuer: 'http://127.0.0.1:2' }),
+    client: { clientId: 'gw', clientSecret: 's' },
+    upstreams: [
+      {
+        name: 'toy',
+        authorizationUrl: 'http://127.0.0.1:3/auth',
+        tokenUrl,
+        clientId: 'gw',
+        clientSecret: 'third-secret',
+        scopes: [],
+        resource: 'http://127.0.0.1:4',
+      },
+    ],
+    store,
+    key: KEY,
+  });
+}
+
+describe('refreshing a connected token', () => {
+  // One that expires now, with a refresh token: the next call refreshes it first.
+  const expiring = async (store: MemoryConnectStore) =>
+    new TokenVault(store, new Sealer(KEY), 60_000).put('ada', 'toy', {
+      accessToken: 'old',
+      refreshToken: 'r1',
+      expiresAt: Date.now() + 1_000,
+    });
+
+  it('once across replicas: the others wait for the token it stores', async () => {
+    const store = new MemoryConnectStore();
+    await expiring(store);
+    const endpoint = await tokenEndpoint(() => ({
+      status: 200,
+      body: { access_token: 'new', expires_in: 3600, token_type: 'Bearer' },
+    }));
+    const replicas = [flowOf(store, endpoint.url), flowOf(store, endpoint.url), flowOf(store, endpoint.url)];
+    const tokens = await Promise.all(replicas.map((flow) => flow.tokenFor('ada', 'toy')));
+    expect(tokens.map((t) => t?.accessToken)).toEqual(['new', 'new', 'new']);
+    expect(endpoint.seen).toEqual([
+      { grant_type: 'refresh_token', refresh_token: 'r1', resource: 'http://127.0.0.1:4' },
+    ]);
+    // The refresh token the answer left out is kept.
+    expect(tokens[0]?.refreshToken).toBe('r1');
+  });
+
+  it('invalid_grant forgets the token; any other refusal keeps it, and says to try again later', async () => {
+    const store = new MemoryConnectStore();
+    await expiring(store);
+    let answer = { status: 401, body: { error: 'invalid_client', error_description: 'bad secret' } };
+    const endpoint = await tokenEndpoint(() => answer);
+    const flow = flowOf(store, endpoint.url);
+    const refused = await flow.tokenFor('ada', 'toy').catch((e: Error) => e);
+    expect(refused).toMatchObject({ name: 'AuthServerUnavailableError' });
+    expect((refused as Error).message).toContain('invalid_client: bad secret');
+    answer = { status: 400, body: { error: 'invalid_grant', error_description: 'grant revoked' } };
+    expect(await flow.tokenFor('ada', 'toy')).toBeUndefined();
+    expect(await flow.tokenFor('ada', 'toy')).toBeUndefined();
+    expect(endpoint.seen.length).toBe(2);
   });
 });

@@ -11,22 +11,20 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuthServer, loadOrCreateKeys, signInDemoUser, startAuthServer } from '@agentwire/auth-server';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as HttpV2,
-  UrlElicitationRequiredError as UrlElicitationRequiredV2,
-} from '@modelcontextprotocol/client';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { Redis } from 'ioredis';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSettingsOf } from '../src/connect/settings.js';
+import { type ConnectStore, MemoryConnectStore, RedisConnectStore, Sealer, userKey } from '../src/connect/vault.js';
 import { createGateway, serveHttp } from '../src/gateway.js';
 import { oauthSettingsOf } from '../src/oauth-settings.js';
 import { readUpstreamsConfig } from '../src/upstream/config-file.js';
 import { Browser } from './support/browser.js';
-import { onCleanup, startRecordingToyApi } from './support/stack.js';
+import { modernCall, modernRequest, onCleanup, startRecordingToyApi } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const PASSWORD = randomBytes(8).toString('hex');
@@ -66,9 +64,17 @@ beforeAll(async () => {
     gatewayClientSecret: GATEWAY_SECRET,
     gatewayRedirectUris: [`${origin}/connect/signed-in`],
   });
-  // Access tokens of 60 s: within a minute of its end a token is refreshed first, so every call
-  // after the first one refreshes (no waiting in the test).
-  third = await startAuthServer({
+  third = await startThird();
+});
+
+/**
+ * A third party: the stack's authorization server with the gateway registered as a confidential
+ * client. Access tokens of 60 s: within a minute of its end a token is refreshed first, so every
+ * call after the first one refreshes (no waiting in the test).
+ */
+async function startThird(): Promise<AuthServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-connect-third-'));
+  return startAuthServer({
     host: '127.0.0.1',
     port: 0,
     keys: (await loadOrCreateKeys(join(dir, 'third.json'))).keys,
@@ -86,16 +92,26 @@ beforeAll(async () => {
       },
     ],
   });
-});
+}
 afterAll(async () => {
   await home?.close();
   await third?.close();
 });
 
-/** The toy API taking third's tokens only, behind a gateway whose `toy` upstream connects its users. */
-async function stack(scopes: string[] = ['emails:read', 'replies:write']) {
+interface StackOptions {
+  /** The connect store in Redis, and a second replica (on another port, the same public URL) sharing it. */
+  redisPrefix?: string;
+  /** The connect store the gateway uses (a test may look inside). */
+  store?: ConnectStore;
+  /** The third party (default `third`). */
+  via?: AuthServer;
+}
+
+/** The toy API taking the third party's tokens only, behind a gateway whose `toy` upstream connects its users. */
+async function stack({ redisPrefix, store, via = third }: StackOptions = {}) {
+  const scopes = ['emails:read', 'replies:write'];
   const api = await startRecordingToyApi((request) => String(request.headers.authorization), {
-    oauth: { issuer: third.issuer },
+    oauth: { issuer: via.issuer },
     admin: true,
   });
   thirdResources[api.url] = ALL;
@@ -109,8 +125,8 @@ async function stack(scopes: string[] = ['emails:read', 'replies:write']) {
       `    url: ${api.url}`,
       '    identity: connect',
       '    connect:',
-      `      authorizationUrl: ${third.issuer}/auth`,
-      `      tokenUrl: ${third.issuer}/token`,
+      `      authorizationUrl: ${via.issuer}/auth`,
+      `      tokenUrl: ${via.issuer}/token`,
       `      clientId: ${THIRD_CLIENT}`,
       '      clientSecretEnv: THIRD_CLIENT_SECRET',
       `      scopes: [${scopes.join(', ')}]`,
@@ -126,22 +142,32 @@ async function stack(scopes: string[] = ['emails:read', 'replies:write']) {
     CONNECT_TOKEN_KEY: randomBytes(33).toString('base64'),
     THIRD_CLIENT_SECRET: THIRD_SECRET,
   };
-  const gateway = await createGateway({
-    upstreamUrl: api.url,
-    upstreams: readUpstreamsConfig(file, env),
-    connect: { settings: connectSettingsOf(env, ['toy'], 'oauth') },
-  });
-  const server = await serveHttp(gateway, {
-    host: '127.0.0.1',
-    port,
-    token: undefined,
-    oauth: oauthSettingsOf(env),
-    allowedOrigins: [],
-  });
-  onCleanup(async () => {
-    await server.close();
-    await gateway.close();
-  });
+  const replica = async (on: number) => {
+    const redis = redisPrefix ? new Redis(process.env.REDIS_URL ?? '') : undefined;
+    const gateway = await createGateway({
+      upstreamUrl: api.url,
+      upstreams: readUpstreamsConfig(file, env),
+      connect: {
+        settings: connectSettingsOf(env, ['toy'], 'oauth'),
+        store: redis && redisPrefix ? new RedisConnectStore(redis, redisPrefix) : store,
+      },
+    });
+    const server = await serveHttp(gateway, {
+      host: '127.0.0.1',
+      port: on,
+      token: undefined,
+      oauth: oauthSettingsOf(env),
+      allowedOrigins: [],
+    });
+    onCleanup(async () => {
+      await server.close();
+      await gateway.close();
+      redis?.disconnect();
+    });
+    return `${server.url}/mcp`;
+  };
+  await replica(port);
+  const second = redisPrefix ? await replica(0) : undefined;
   const faults = async (rules: unknown[]) => {
     const response = await fetch(`${api.url}/admin/faults`, {
       method: 'PUT',
@@ -150,11 +176,11 @@ async function stack(scopes: string[] = ['emails:read', 'replies:write']) {
     });
     expect(response.status).toBe(200);
   };
-  return { api, faults };
+  return { api, faults, second, env };
 }
 
 /** A client of the gateway for one user, on 2025-11-25; `url`: it declares URL mode elicitation. */
-async function clientOf(user: string, url: boolean) {
+async function clientOf(user: string, url: boolean, at = mcpUrl) {
   const { accessToken } = await signInDemoUser({
     issuer: home.issuer,
     user,
@@ -167,7 +193,7 @@ async function clientOf(user: string, url: boolean) {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
   };
-  const init = await fetch(mcpUrl, {
+  const init = await fetch(at, {
     method: 'POST',
     headers,
     body: JSON.stringify({
@@ -188,7 +214,7 @@ async function clientOf(user: string, url: boolean) {
     token: accessToken,
     /** The text of the session's GET stream until `until` appears (10 s at most). */
     streamUntil: async (until: string) => {
-      const response = await fetch(mcpUrl, {
+      const response = await fetch(at, {
         headers: { ...headers, ...session, accept: 'text/event-stream', 'last-event-id': '0-0' },
       });
       expect(response.status).toBe(200);
@@ -209,7 +235,7 @@ async function clientOf(user: string, url: boolean) {
       return text;
     },
     call: async (name: string, args: Record<string, unknown>) => {
-      const response = await fetch(mcpUrl, {
+      const response = await fetch(at, {
         method: 'POST',
         headers: { ...headers, ...session },
         body: JSON.stringify({ jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name, arguments: args } }),
@@ -222,9 +248,9 @@ async function clientOf(user: string, url: boolean) {
   };
 }
 
-const signIns = (user: string) => ({
+const signIns = (user: string, via = third) => ({
   [home.issuer]: { user, password: PASSWORD },
-  [third.issuer]: { user, password: PASSWORD },
+  [via.issuer]: { user, password: PASSWORD },
 });
 
 describe('identity: connect', () => {
@@ -308,21 +334,23 @@ describe('identity: connect', () => {
     const ada = await clientOf('ada', true);
     const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
     const browser = new Browser(signIns('ada'));
-    // Stopped just before the third party sends the browser back.
-    const before = await browser.open(link, (url) => url.startsWith(`${origin}/connect/callback`));
-    const callback = before.url;
-    expect(callback).toContain('code=');
-
-    // Another browser presenting the same callback: refused, with no cookie or with its own
-    // (it opened the same link, and holds a sign-in of its own); a refusal spends the step.
+    const beforeCallback = (url: string) => url.startsWith(`${origin}/connect/callback`);
+    // Stopped just before the third party sends the browser back: a browser without its cookie
+    // presenting that address is refused (and the refusal spends the step).
+    const first = (await browser.open(link, beforeCallback)).url;
+    expect(first).toContain('code=');
+    const stranger = await new Browser({}).open(first);
+    expect(stranger.status).toBe(400);
+    expect(stranger.text).toContain('begun in another browser');
+    expect((await browser.open(first)).text).toContain('already used or has expired');
+    // Again, and another browser with a cookie of its own (it opened the same link): refused too.
+    const second = (await browser.open(link, beforeCallback)).url;
     const other = new Browser(signIns('ada'));
     await other.open(link, (url) => url.startsWith(home.issuer));
-    const withItsOwn = await other.open(callback);
+    const withItsOwn = await other.open(second);
     expect(withItsOwn.status).toBe(400);
     expect(withItsOwn.text).toContain('begun in another browser');
-    const stranger = await new Browser({}).open(callback);
-    expect(stranger.status).toBe(400);
-    const replayed = await browser.open(callback);
+    const replayed = await browser.open(second);
     expect(replayed.status).toBe(400);
     expect(replayed.text).toContain('already used or has expired');
 
@@ -385,8 +413,8 @@ describe('identity: connect', () => {
     expect(read.isError).toBe(false);
   });
 
-  it("and with SDK v2's client on 2026-07-28 (no session): the link in a UrlElicitationRequiredError, then the call", async () => {
-    await stack();
+  it("and with SDK v2's client on 2026-07-28 (no session): an input request for the link; accepted, the call waits for the user", async () => {
+    const { api } = await stack();
     const { accessToken } = await signInDemoUser({
       issuer: home.issuer,
       user: 'ada',
@@ -398,17 +426,95 @@ describe('identity: connect', () => {
       { name: 'sdk-v2', version: '1' },
       { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: 'auto' } },
     );
+    // The client's part: show the link, and say yes at once; the person finishes in the browser
+    // while the SDK's second call waits at the gateway.
+    const shown: Array<Record<string, unknown>> = [];
+    let browsing: Promise<unknown> | undefined;
+    client.setRequestHandler('elicitation/create', (request) => {
+      const params = request.params as Record<string, unknown>;
+      shown.push(params);
+      browsing = new Browser(signIns('ada')).open(String(params.url));
+      return { action: 'accept' };
+    });
     await client.connect(
       new HttpV2(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${accessToken}` } } }),
     );
     onCleanup(() => client.close());
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-    const refused = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } }).catch((e) => e);
-    expect(refused).toBeInstanceOf(UrlElicitationRequiredV2);
-    const [asked] = (refused as UrlElicitationRequiredV2).elicitations;
-    expect((await new Browser(signIns('ada')).open(String(asked?.url))).status).toBe(200);
     const read = await client.callTool({ name: 'toy.list_emails', arguments: { limit: 1 } });
     expect(read.isError).toBe(false);
+    expect(shown).toEqual([
+      { mode: 'url', url: expect.stringContaining(`${origin}/connect/`), message: expect.any(String) },
+    ]);
+    expect(((await browsing) as { status: number }).status).toBe(200);
+    expect(api.seen.length).toBe(1);
+  });
+
+  it('2026-07-28 without the SDK: input_required, a decline sends nothing; a 2025-06-18 session never gets -32042', async () => {
+    const { api } = await stack();
+    const { accessToken } = await signInDemoUser({
+      issuer: home.issuer,
+      user: 'ada',
+      password: PASSWORD,
+      scope: ALL.join(' '),
+      resource: mcpUrl,
+    });
+    const gw = { mcpUrl, token: accessToken };
+    const capabilities = { elicitation: { url: {} } };
+    const asked = await modernCall(gw, 'toy.list_emails', { limit: 1 }, {}, { capabilities });
+    expect(asked.result).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { connect: { method: 'elicitation/create', params: { mode: 'url' } } },
+    });
+    const declined = await modernCall(gw, 'toy.list_emails', { limit: 1 }, {}, { capabilities });
+    expect(declined.result.resultType).toBe('input_required');
+    const no = await modernRequest(
+      gw,
+      'tools/call',
+      { name: 'toy.list_emails', arguments: { limit: 1 }, inputResponses: { connect: { action: 'decline' } } },
+      { capabilities },
+    );
+    expect(no.body.result.isError).toBe(true);
+    expect(no.body.result.content[0].text).toContain('you did not connect your toy account (decline)');
+    // A client that declared no URL mode: the link in an error result.
+    const plain = await modernCall(gw, 'toy.list_emails', { limit: 1 });
+    expect(plain.result.isError).toBe(true);
+    expect(plain.result.content[0].text).toContain(`${origin}/connect/`);
+    // A 2025-06-18 session declaring url (which that revision does not have): the error result too.
+    const init = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'old', version: '1' } },
+      }),
+    });
+    const old = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': init.headers.get('mcp-session-id') ?? '',
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'toy.list_emails', arguments: { limit: 1 } },
+      }),
+    });
+    const body = (await old.json()) as { result?: { isError: boolean }; error?: unknown };
+    expect(body.error).toBeUndefined();
+    expect(body.result?.isError).toBe(true);
+    expect(api.seen).toEqual([]);
   });
 
   it('a user disconnects their account with DELETE /connect/<upstream> and their token; the next call asks again', async () => {
@@ -429,5 +535,116 @@ describe('identity: connect', () => {
     expect((await ada.call('toy.list_emails', { limit: 1 })).result?.isError).toBe(false);
     expect((await del('/connect/toy', ada.token)).status).toBe(204);
     expect((await ada.call('toy.list_emails', { limit: 1 })).error?.code).toBe(-32042);
+  });
+
+  it('across replicas on one Redis: a link made by a call on one replica is used on another, and both call with the token', async () => {
+    const { api, second } = await stack({ redisPrefix: `test-${randomBytes(6).toString('hex')}:` });
+    expect(second).toBeDefined();
+    // ada's session is on the second replica; the link (the public URL) reaches the first.
+    const ada = await clientOf('ada', true, second);
+    const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
+    expect(link.startsWith(`${origin}/connect/`)).toBe(true);
+    expect((await new Browser(signIns('ada')).open(link)).status).toBe(200);
+    expect((await ada.call('toy.list_emails', { limit: 1 })).result?.isError).toBe(false);
+    const onFirst = await clientOf('ada', true);
+    expect((await onFirst.call('toy.list_emails', { limit: 1 })).result?.isError).toBe(false);
+    expect(api.seen.length).toBe(2);
+    // Both replicas refresh at once (every call does, with 60 s tokens): one refresh token, used once.
+    const both = await Promise.all([
+      ada.call('toy.list_emails', { limit: 1 }),
+      onFirst.call('toy.list_emails', { limit: 1 }),
+    ]);
+    expect(both.map((answer) => answer.result?.isError ?? answer.error?.code)).toEqual([false, false]);
+    const later = await Promise.all([
+      ada.call('toy.list_emails', { limit: 1 }),
+      onFirst.call('toy.list_emails', { limit: 1 }),
+    ]);
+    expect(later.map((answer) => answer.result?.isError ?? answer.error?.code)).toEqual([false, false]);
+  });
+});
+
+describe('identity: connect, at its edges', () => {
+  it('its cookie: one per link, HttpOnly, SameSite=Lax, on /connect, living as long as the link', async () => {
+    await stack();
+    const ada = await clientOf('ada', true);
+    const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
+    const opened = await fetch(link, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
+    const cookie = opened.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(
+      /^agentwire_connect_[A-Za-z0-9_-]{12}=[A-Za-z0-9_-]{32}; Path=\/connect; HttpOnly; SameSite=Lax; Max-Age=\d+$/,
+    );
+    expect(Number(/Max-Age=(\d+)/.exec(cookie)?.[1])).toBeLessThanOrEqual(600);
+    // Opened ten times in all, the link is spent (each opening begins a sign-in of its own).
+    for (let i = 2; i <= 10; i++) expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
+    const spent = await fetch(link, { redirect: 'manual' });
+    expect(spent.status).toBe(429);
+    expect(await spent.text()).toContain('MAX_OPENS_PER_LINK');
+  });
+
+  it("the user denies at the third party, or the gateway's sign-in answer lacks or misnames its issuer: nothing connected", async () => {
+    const { api } = await stack();
+    const ada = await clientOf('ada', true);
+    const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
+    const denying = new Browser({
+      [home.issuer]: { user: 'ada', password: PASSWORD },
+      [third.issuer]: { user: 'ada', password: PASSWORD, deny: true },
+    });
+    const denied = await denying.open(link);
+    expect(denied.status).toBe(403);
+    expect(denied.text).toContain('The sign-in was refused (access_denied');
+    // RFC 9207: home sends iss; without it, or with another, the answer is refused.
+    const browser = new Browser(signIns('ada'));
+    const beforeSignedIn = (url: string) => url.startsWith(`${origin}/connect/signed-in`);
+    const back = new URL((await browser.open(link, beforeSignedIn)).url);
+    expect(back.searchParams.get('iss')).toBe(home.issuer);
+    back.searchParams.delete('iss');
+    expect((await browser.open(back.toString())).text).toContain('(iss)');
+    const again = new URL((await browser.open(link, beforeSignedIn)).url);
+    again.searchParams.set('iss', third.issuer);
+    expect((await browser.open(again.toString())).text).toContain('(iss)');
+    expect((await ada.call('toy.list_emails', { limit: 1 })).error?.code).toBe(-32042);
+    expect(api.seen).toEqual([]);
+  });
+
+  it('a refresh the third party refuses (invalid_grant) forgets the token; one it cannot answer keeps it', async () => {
+    const flaky = await startThird();
+    const store = new MemoryConnectStore();
+    const { env } = await stack({ store, via: flaky });
+    const ada = await clientOf('ada', true);
+    const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
+    expect((await new Browser(signIns('ada', flaky)).open(link)).status).toBe(200);
+    expect((await ada.call('toy.list_emails', { limit: 1 })).result?.isError).toBe(false);
+    const kept = async () => {
+      const sealed = await store.get(`token:toy:${userKey('ada')}`);
+      return sealed === undefined
+        ? undefined
+        : new Sealer(env.CONNECT_TOKEN_KEY).open<{ refreshToken?: string }>(sealed, 'token\ntoy\nada');
+    };
+    const refreshToken = (await kept())?.refreshToken ?? '';
+    expect(refreshToken).not.toBe('');
+
+    // The grant revoked at the third party (RFC 7009): the next refresh is invalid_grant.
+    const revoked = await fetch(`${flaky.issuer}/token/revocation`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${THIRD_CLIENT}:${THIRD_SECRET}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ token: refreshToken, token_type_hint: 'refresh_token' }),
+    });
+    expect(revoked.status).toBe(200);
+    expect((await ada.call('toy.list_emails', { limit: 1 })).error?.code).toBe(-32042);
+    expect(await kept()).toBeUndefined();
+
+    // Connected again, then the third party goes away: a retryable error, and the token is kept.
+    const relink = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
+    expect((await new Browser(signIns('ada', flaky)).open(relink)).status).toBe(200);
+    await flaky.close();
+    const down = await ada.call('toy.list_emails', { limit: 1 });
+    expect(down.result?.isError).toBe(true);
+    expect(down.result?.content[0]?.text).toContain('Trying again later may help');
+    expect((await kept())?.refreshToken).toBeDefined();
   });
 });

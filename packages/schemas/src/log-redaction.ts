@@ -18,13 +18,19 @@ export function readLogLevel(value: string | undefined): { level: string } | { p
     : { problem: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got '${level.slice(0, 40)}'` };
 }
 
-/** Query parameters that carry a credential: their values never reach a log line. */
+/**
+ * Query parameters that carry a credential: their values never reach a log line. `code` and
+ * `state`: an authorization code and its state, on the way back from a sign-in (the gateway's
+ * /connect/... pages).
+ */
 export const CREDENTIAL_QUERY_PARAMS: readonly string[] = [
   'access_token',
   'refresh_token',
   'id_token',
   'client_secret',
   'api_key',
+  'code',
+  'state',
 ];
 
 /**

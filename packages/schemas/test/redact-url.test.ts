@@ -9,5 +9,10 @@ describe('redactUrl', () => {
     );
     expect(redactUrl('/a?my_access_token=keep')).toBe('/a?my_access_token=keep');
     expect(redactUrl('/emails?limit=1')).toBe('/emails?limit=1');
+    // A sign-in coming back (the gateway's /connect/... pages): its code and state.
+    expect(redactUrl('/connect/callback?code=c0de&state=s7&iss=https%3A%2F%2Fa')).toBe(
+      '/connect/callback?code=[Redacted]&state=[Redacted]&iss=https%3A%2F%2Fa',
+    );
+    expect(redactUrl('/a?postcode=1')).toBe('/a?postcode=1');
   });
 });

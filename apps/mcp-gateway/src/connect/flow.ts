@@ -58,10 +58,16 @@ export interface ConnectOptions {
 
 export const DEFAULT_FLOW_TTL_MS = 10 * 60_000;
 export const DEFAULT_TOKEN_TTL_MS = 30 * 24 * 3_600_000;
-/** The browser's cookie that binds a sign-in to it. */
+/** The browser's cookie that binds a sign-in to it: one per link, so that two sign-ins in one browser do not clash. */
 export const CONNECT_COOKIE = 'agentwire_connect';
+/** The most times one link is opened (each opening begins a sign-in of its own); then it is spent. */
+export const MAX_OPENS_PER_LINK = 10;
 /** A token this close to its expiry is refreshed first. */
 const REFRESH_BEFORE_MS = 60_000;
+/** How often a replica waiting for another's refresh looks for the new token. */
+const REFRESH_POLL_MS = 25;
+/** How often a call waiting for its user to finish connecting looks for the token. */
+const CONNECT_POLL_MS = 250;
 
 /** A sign-in begun by a call: whom for, and which upstream. */
 interface Flow {
@@ -83,9 +89,18 @@ interface Step {
   nonce?: string | undefined;
 }
 
+/** A cookie to set: over https `__Host-` prefixed (Secure, Path=/, so no sibling site can set it), else on /connect. */
+export interface ConnectCookie {
+  name: string;
+  value: string;
+  path: string;
+  secure: boolean;
+  maxAgeS: number;
+}
+
 /** What a route answers: a redirect (maybe setting the browser's cookie), or a page. */
 export type ConnectAnswer =
-  | { kind: 'redirect'; location: string; cookie?: string | undefined }
+  | { kind: 'redirect'; location: string; cookie?: ConnectCookie | undefined }
   | { kind: 'page'; status: number; title: string; text: string };
 
 const page = (status: number, title: string, text: string): ConnectAnswer => ({ kind: 'page', status, title, text });
@@ -119,9 +134,14 @@ export class ConnectFlow {
     this.#limits = options.fetchLimits ?? { timeoutMs: 10_000, maxBytes: 64 * 1024 };
   }
 
-  /** How long a sign-in may take (CONNECT_FLOW_TTL_MS): the browser's cookie lives as long. */
-  get flowTtlMs(): number {
-    return this.#flowTtlMs;
+  /** Whether the gateway's public origin is https: its cookies are then Secure and `__Host-` prefixed. */
+  get #secure(): boolean {
+    return this.#options.origin.startsWith('https:');
+  }
+
+  /** The name of the cookie that binds the sign-in of one link to its browser. */
+  #cookieName(flowId: string): string {
+    return `${this.#secure ? '__Host-' : ''}${CONNECT_COOKIE}_${hash(flowId).slice(0, 12)}`;
   }
 
   get loginRedirect(): string {
@@ -150,17 +170,53 @@ export class ConnectFlow {
     const key = `${upstream}\n${subject}`;
     let refresh = this.#refreshing.get(key);
     if (!refresh) {
-      refresh = this.#refresh(subject, upstream, token.refreshToken).finally(() => this.#refreshing.delete(key));
+      refresh = this.#refreshOnce(subject, upstream, token).finally(() => this.#refreshing.delete(key));
       this.#refreshing.set(key, refresh);
     }
     return refresh;
   }
 
+  /**
+   * One refresh among every replica: a rotated refresh token works once (and a provider that sees
+   * one used twice may revoke the whole grant), so the replica that claims the lock refreshes,
+   * and the others wait for the token it stores.
+   */
+  async #refreshOnce(subject: string, upstream: string, token: ConnectedToken): Promise<ConnectedToken | undefined> {
+    const lock = `refresh:${upstream}:${userKey(subject)}`;
+    const refreshToken = token.refreshToken as string;
+    if (await this.#options.store.claim(lock, this.#limits.timeoutMs + 1_000)) {
+      try {
+        return await this.#refresh(subject, upstream, refreshToken);
+      } finally {
+        await this.#options.store.delete(lock).catch(() => undefined);
+      }
+    }
+    const deadline = this.#now() + this.#limits.timeoutMs + 1_000;
+    while (this.#now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, REFRESH_POLL_MS));
+      const stored = await this.#vault.get(subject, upstream);
+      // A new access token (the refresh token may be the same: not every server rotates it).
+      if (!stored || stored.accessToken !== token.accessToken) return stored;
+      if ((await this.#options.store.get(lock)) === undefined) break;
+    }
+    // The other replica ended without storing a new token: this one tries.
+    return this.#refresh(subject, upstream, refreshToken);
+  }
+
   async #refresh(subject: string, name: string, refreshToken: string): Promise<ConnectedToken | undefined> {
     const upstream = this.#upstream(name);
-    const answer = await this.#tokenRequest(upstream, { grant_type: 'refresh_token', refresh_token: refreshToken });
+    const answer = await this.#tokenRequest(upstream, {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      ...(upstream.resource ? { resource: upstream.resource } : {}),
+    });
     if ('refused' in answer) {
-      // invalid_grant and the like: the user must connect again.
+      // invalid_grant only (the grant was revoked, or expired): the user must connect again. Any
+      // other refusal (invalid_client while a secret is rotated, a rate limit) says nothing of
+      // the grant: the token is kept, and the call told to try again later.
+      if (answer.error !== 'invalid_grant') {
+        throw new AuthServerUnavailableError(`${upstream.tokenUrl} did not refresh the token (${answer.refused})`);
+      }
       await this.#vault.forget(subject, name);
       return undefined;
     }
@@ -184,9 +240,32 @@ export class ConnectFlow {
     return [...this.#upstreams.keys()];
   }
 
-  /** The upstream refused the user's token (401), or the user disconnected it: it is dropped, and the next call asks to connect again. */
-  forget(subject: string, upstream: string): Promise<void> {
-    return this.#vault.forget(subject, upstream);
+  /**
+   * The user disconnected their account; or, with `accessToken`, the upstream refused that token
+   * (401): it is forgotten if it is still the one kept (another replica may have refreshed it).
+   */
+  forget(subject: string, upstream: string, accessToken?: string): Promise<void> {
+    return accessToken === undefined
+      ? this.#vault.forget(subject, upstream)
+      : this.#vault.forgetIf(subject, upstream, accessToken);
+  }
+
+  /**
+   * Waits for the user to finish connecting (a 2026-07-28 client accepted the link and called
+   * again): the token once it is kept, or undefined after `ms` or when `signal` aborts.
+   */
+  async waitForToken(
+    subject: string,
+    upstream: string,
+    ms: number,
+    signal: AbortSignal,
+  ): Promise<ConnectedToken | undefined> {
+    const deadline = this.#now() + ms;
+    for (;;) {
+      const token = await this.tokenFor(subject, upstream);
+      if (token || signal.aborted || this.#now() >= deadline) return token;
+      await new Promise((resolve) => setTimeout(resolve, CONNECT_POLL_MS));
+    }
   }
 
   /**
@@ -199,7 +278,13 @@ export class ConnectFlow {
     const current = await this.#options.store.get(mine);
     const id = current === undefined ? undefined : this.#sealer.open<string>(current, context);
     const flow = id === undefined ? undefined : await this.#flow(id);
-    if (flow && flow.subject === subject && flow.upstream === upstream && flow.until > this.#now()) {
+    // The link under way, while at least half its life is left (a link about to expire is no help).
+    if (
+      flow &&
+      flow.subject === subject &&
+      flow.upstream === upstream &&
+      flow.until - this.#now() > this.#flowTtlMs / 2
+    ) {
       return this.#needed(flow);
     }
     const fresh: Flow = { id: random(), subject, upstream, until: this.#now() + this.#flowTtlMs, session };
@@ -234,6 +319,14 @@ export class ConnectFlow {
         'This sign-in link is unknown or has expired (a link is good for a few minutes). Make the call again in your agent for a new one.',
       );
     }
+    const opened = await this.#options.store.incr(`opens:${id}`, flow.until - this.#now());
+    if (opened > MAX_OPENS_PER_LINK) {
+      return page(
+        429,
+        'This link was opened too often',
+        `A link may be opened ${MAX_OPENS_PER_LINK} times (MAX_OPENS_PER_LINK). Make the call again in your agent for a new one.`,
+      );
+    }
     const browser = random();
     const verifier = newVerifier();
     const state = random();
@@ -259,18 +352,28 @@ export class ConnectFlow {
       code_challenge: challengeOf(verifier),
       code_challenge_method: 'S256',
     }).toString();
-    return { kind: 'redirect', location: url.toString(), cookie: browser };
+    const cookie: ConnectCookie = {
+      name: this.#cookieName(id),
+      value: browser,
+      path: this.#secure ? '/' : '/connect',
+      secure: this.#secure,
+      maxAgeS: Math.max(1, Math.ceil((flow.until - this.#now()) / 1000)),
+    };
+    return { kind: 'redirect', location: url.toString(), cookie };
   }
 
   /** GET /connect/signed-in: who signed in must be whom the call was for; then on to the third party. */
-  async signedIn(query: Record<string, unknown>, cookie: string | undefined): Promise<ConnectAnswer> {
-    const taken = await this.#takeStep(query, cookie, 'login');
+  async signedIn(query: Record<string, unknown>, cookies: Record<string, string>): Promise<ConnectAnswer> {
+    const taken = await this.#takeStep(query, cookies, 'login');
     if ('kind' in taken) return taken;
     const { step, flow } = taken;
-    if (typeof query.iss === 'string' && query.iss !== this.#options.issuer) {
-      return page(400, 'Sign-in refused', 'The answer came from another authorization server than the gateway’s.');
-    }
     const metadata = await this.#options.verifier.issuerMetadata();
+    // RFC 9207: the answer names its issuer; it must be the gateway's (and be there when the server says it sends it).
+    const announces = (metadata as { authorization_response_iss_parameter_supported?: unknown })
+      .authorization_response_iss_parameter_supported;
+    if (query.iss !== undefined ? query.iss !== this.#options.issuer : announces === true) {
+      return page(400, 'Sign-in refused', 'The answer did not come from the gateway’s authorization server (iss).');
+    }
     if (!metadata.token_endpoint) {
       return page(502, 'Cannot sign in', `The authorization server ${this.#options.issuer} names no token_endpoint.`);
     }
@@ -324,8 +427,8 @@ export class ConnectFlow {
   }
 
   /** GET /connect/callback: the third party's code, exchanged for the user's token, kept. */
-  async callback(query: Record<string, unknown>, cookie: string | undefined): Promise<ConnectAnswer> {
-    const taken = await this.#takeStep(query, cookie, 'authorize');
+  async callback(query: Record<string, unknown>, cookies: Record<string, string>): Promise<ConnectAnswer> {
+    const taken = await this.#takeStep(query, cookies, 'authorize');
     if ('kind' in taken) return taken;
     const { step, flow } = taken;
     const upstream = this.#upstream(flow.upstream);
@@ -359,7 +462,7 @@ export class ConnectFlow {
   /** The step a redirect back presents: used once, from the browser that began it, before the sign-in expires. */
   async #takeStep(
     query: Record<string, unknown>,
-    cookie: string | undefined,
+    cookies: Record<string, string>,
     kind: Step['kind'],
   ): Promise<{ step: Step; flow: Flow } | ConnectAnswer> {
     const state = query.state;
@@ -379,6 +482,8 @@ export class ConnectFlow {
         'This step of the sign-in was already used or has expired. Make the call again in your agent for a new link.',
       );
     }
+    const name = this.#cookieName(step.flow);
+    const cookie = Object.hasOwn(cookies, name) ? cookies[name] : undefined;
     if (!cookie || !sameHash(hash(cookie), step.browser)) {
       return page(
         400,
@@ -417,12 +522,12 @@ export class ConnectFlow {
   async #tokenRequest(
     upstream: ConnectUpstream,
     form: Record<string, string>,
-  ): Promise<{ token: ConnectedToken } | { refused: string }> {
+  ): Promise<{ token: ConnectedToken } | { refused: string; error: string | undefined }> {
     const started = this.#now();
     const answer = await fetchTokenAnswer(upstream.tokenUrl, upstream, form, this.#limits);
     const body = answer.body;
     if (answer.status !== 200 || typeof body.access_token !== 'string' || !body.access_token) {
-      return { refused: describe(answer) };
+      return { refused: describe(answer), error: typeof body.error === 'string' ? body.error : undefined };
     }
     const expiresIn = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : undefined;
     return {

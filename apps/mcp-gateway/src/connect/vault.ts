@@ -13,49 +13,95 @@ export interface ConnectStore {
   set(key: string, value: string, ttlMs: number): Promise<void>;
   /** Reads and deletes at once: a sign-in's state is good for one use, on any replica. */
   take(key: string): Promise<string | undefined>;
+  /** Sets the key only if it is not set (a lock held for ttlMs at most): true when this call set it. */
+  claim(key: string, ttlMs: number): Promise<boolean>;
+  /** Counts up (from 1), the count living ttlMs from its first step. */
+  incr(key: string, ttlMs: number): Promise<number>;
   delete(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The most entries the memory store holds (tokens and sign-ins under way); the oldest goes first. */
+/**
+ * The most entries the memory store holds of each kind, the users' tokens and the rest (sign-ins
+ * under way, their steps, locks); the oldest of a kind goes first, so a flood of sign-ins never
+ * pushes a connected token out.
+ */
 export const MAX_MEMORY_ENTRIES = 100_000;
 
+type Entry = { value: string; until: number };
+
 export class MemoryConnectStore implements ConnectStore {
-  readonly #entries = new Map<string, { value: string; until: number }>();
+  readonly #tokens = new Map<string, Entry>();
+  readonly #rest = new Map<string, Entry>();
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
     this.#now = now;
   }
 
-  async get(key: string): Promise<string | undefined> {
-    const entry = this.#entries.get(key);
+  #kind(key: string): Map<string, Entry> {
+    return key.startsWith('token:') ? this.#tokens : this.#rest;
+  }
+
+  /** Synchronous, so that a check and the write after it cannot be split by another call. */
+  #read(key: string): Entry | undefined {
+    const entries = this.#kind(key);
+    const entry = entries.get(key);
     if (!entry) return undefined;
-    if (entry.until > this.#now()) return entry.value;
-    this.#entries.delete(key);
+    if (entry.until > this.#now()) return entry;
+    entries.delete(key);
     return undefined;
   }
 
+  #write(key: string, value: string, until: number): void {
+    const entries = this.#kind(key);
+    entries.delete(key);
+    if (entries.size >= MAX_MEMORY_ENTRIES) entries.delete(entries.keys().next().value ?? '');
+    entries.set(key, { value, until });
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    return this.#read(key)?.value;
+  }
+
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    this.#entries.delete(key);
-    if (this.#entries.size >= MAX_MEMORY_ENTRIES) this.#entries.delete(this.#entries.keys().next().value ?? '');
-    this.#entries.set(key, { value, until: this.#now() + ttlMs });
+    this.#write(key, value, this.#now() + ttlMs);
   }
 
   async take(key: string): Promise<string | undefined> {
-    const value = await this.get(key);
-    this.#entries.delete(key);
+    const value = this.#read(key)?.value;
+    this.#kind(key).delete(key);
     return value;
   }
 
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    if (this.#read(key) !== undefined) return false;
+    this.#write(key, '1', this.#now() + ttlMs);
+    return true;
+  }
+
+  async incr(key: string, ttlMs: number): Promise<number> {
+    const entry = this.#read(key);
+    const count = Number(entry?.value ?? 0) + 1;
+    this.#write(key, String(count), entry?.until ?? this.#now() + ttlMs);
+    return count;
+  }
+
   async delete(key: string): Promise<void> {
-    this.#entries.delete(key);
+    this.#kind(key).delete(key);
   }
 
   async close(): Promise<void> {
-    this.#entries.clear();
+    this.#tokens.clear();
+    this.#rest.clear();
   }
 }
+
+// INCR, and the count's life set by its first step (a PEXPIRE after it would be lost to a crash between).
+const INCR = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
 
 export class RedisConnectStore implements ConnectStore {
   readonly #redis: Redis;
@@ -76,6 +122,14 @@ export class RedisConnectStore implements ConnectStore {
 
   async take(key: string): Promise<string | undefined> {
     return (await this.#redis.getdel(this.#prefix + key)) ?? undefined;
+  }
+
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    return (await this.#redis.set(this.#prefix + key, '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX')) === 'OK';
+  }
+
+  async incr(key: string, ttlMs: number): Promise<number> {
+    return Number(await this.#redis.eval(INCR, 1, this.#prefix + key, Math.max(1, Math.round(ttlMs))));
   }
 
   async delete(key: string): Promise<void> {
@@ -172,6 +226,15 @@ export class TokenVault {
 
   async forget(subject: string, upstream: string): Promise<void> {
     await this.#store.delete(tokenKey(subject, upstream));
+  }
+
+  /**
+   * Forgets the user's token only if it is still this access token: another replica may have
+   * refreshed it since this one used it.
+   */
+  async forgetIf(subject: string, upstream: string, accessToken: string): Promise<void> {
+    const stored = await this.get(subject, upstream);
+    if (stored?.accessToken === accessToken) await this.forget(subject, upstream);
   }
 }
 

@@ -133,7 +133,8 @@ export class McpServer {
           ...(typeof capabilities?.elicitation === 'object' && capabilities.elicitation !== null
             ? { elicitation: true }
             : {}),
-          ...(declaresUrlElicitation(capabilities) ? { elicitationUrl: true } : {}),
+          // URL mode is 2025-11-25's (an earlier session cannot be answered -32042).
+          ...(protocolVersion === '2025-11-25' && declaresUrlElicitation(capabilities) ? { elicitationUrl: true } : {}),
         };
         const result: Record<string, unknown> = {
           protocolVersion,

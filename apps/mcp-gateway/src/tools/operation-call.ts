@@ -218,12 +218,22 @@ export class OperationCalls {
       headers: request.headers,
       idempotencyKey: plan.by === 'upstream' ? plan.upstreamKey : undefined,
       sessionId: request.sessionId,
+      connectAnswer: request.revision === MODERN_REVISION ? connectAnswerOf(request.params) : undefined,
     });
     ran.first = result;
     // The user must connect their account first (identity: connect): a client that can send them
     // to a link is told so by the protocol (nothing was sent upstream; a keyed write lets its key go).
     if (result.connect && request.urlElicitation) {
       const { elicitationId, url, message } = result.connect;
+      // 2026-07-28: an input request in an input_required result (no elicitationId there); the
+      // client calls again with its answer, and an accepted link makes the call wait for the user.
+      if (request.revision === MODERN_REVISION) {
+        const result = {
+          resultType: 'input_required',
+          inputRequests: { [CONNECT_INPUT]: { method: 'elicitation/create', params: { mode: 'url', message, url } } },
+        };
+        return { answer: { kind: 'result', result }, outcome: 'ok' };
+      }
       throw new RpcError(URL_ELICITATION_REQUIRED, message, {
         elicitations: [{ mode: 'url', elicitationId, url, message }],
       });
@@ -314,4 +324,15 @@ function checkStructured(tools: ToolRegistry, tool: Tool, result: ToolResult): T
   const text = `The upstream answer does not match the output schema of tool ${tool.name}:\n${shown.join('\n')}${more}\nThe body as received follows.`;
   const { structuredContent: _dropped, ...rest } = result;
   return { ...rest, isError: true, content: [{ type: 'text', text }, ...result.content] };
+}
+
+/** The input key of a connect link in a 2026-07-28 input_required result (identity: connect). */
+export const CONNECT_INPUT = 'connect';
+
+/** A 2026-07-28 client's answer to a connect link, from inputResponses; undefined when it gave none. */
+function connectAnswerOf(params: Record<string, unknown> | undefined): 'accept' | 'decline' | 'cancel' | undefined {
+  const responses = params?.inputResponses;
+  if (typeof responses !== 'object' || responses === null) return undefined;
+  const action = (responses as Record<string, { action?: unknown } | undefined>)[CONNECT_INPUT]?.action;
+  return action === 'accept' || action === 'decline' || action === 'cancel' ? action : undefined;
 }

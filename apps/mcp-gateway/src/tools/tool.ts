@@ -195,6 +195,8 @@ export interface CallContext {
   idempotencyKey?: string | undefined;
   /** The caller's HTTP session, when its client can be told later that a connect link was used (identity: connect). */
   sessionId?: string | undefined;
+  /** A 2026-07-28 client's answer to a connect link (inputResponses.connect): the call waits, or is not made. */
+  connectAnswer?: 'accept' | 'decline' | 'cancel' | undefined;
 }
 
 /** Makes the upstream call of a tool (one upstream's caller, or a router over several). */

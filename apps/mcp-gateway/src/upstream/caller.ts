@@ -60,6 +60,9 @@ export function basicCredentials(key: string): string {
   return Buffer.from(key.includes(':') ? key : `${key}:`, 'utf8').toString('base64');
 }
 
+/** The longest a call waits for its user to finish connecting, after its client accepted the link (2026-07-28). */
+export const MAX_CONNECT_WAIT_MS = 60_000;
+
 /** The most characters of an upstream event's text a progress notification carries, the ellipsis included. */
 export const MAX_PROGRESS_MESSAGE = 1_000;
 
@@ -205,7 +208,8 @@ export class UpstreamCaller {
       if (!(error instanceof HttpClientError)) throw error;
       // The user's connected token no longer works: dropped, so that their next call asks them to connect again.
       if (this.#identity.mode === 'connect' && error instanceof APIError && error.status === 401 && ctx.caller) {
-        await this.#identity.flow.forget(ctx.caller.subject, this.#identity.upstream).catch(() => undefined);
+        const used = headers.authorization?.replace(/^Bearer /, '') ?? '';
+        await this.#identity.flow.forget(ctx.caller.subject, this.#identity.upstream, used).catch(() => undefined);
       }
       // A write that cannot be repeated safely, sent, and no answer: it may or may not have happened.
       const unsafe = !tool.annotations.idempotentHint && headers['idempotency-key'] === undefined;
@@ -414,7 +418,19 @@ export class UpstreamCaller {
       };
     }
     try {
-      const token = await identity.flow.tokenFor(caller.subject, identity.upstream);
+      let token = await identity.flow.tokenFor(caller.subject, identity.upstream);
+      // A 2026-07-28 client answered the link: declined, nothing is sent; accepted, the user may
+      // still be in their browser, so the call waits for them (up to half its deadline, 60 s at most).
+      if (!token && (ctx.connectAnswer === 'decline' || ctx.connectAnswer === 'cancel')) {
+        return {
+          text: `tool ${tool.name} was not called: you did not connect your ${identity.upstream} account (${ctx.connectAnswer}); nothing was sent upstream`,
+          retryable: false,
+        };
+      }
+      if (!token && ctx.connectAnswer === 'accept') {
+        const waitMs = Math.min(ctx.deadlineMs / 2, MAX_CONNECT_WAIT_MS);
+        token = await identity.flow.waitForToken(caller.subject, identity.upstream, waitMs, ctx.signal);
+      }
       if (token) {
         headers.authorization = `Bearer ${token.accessToken}`;
         return undefined;

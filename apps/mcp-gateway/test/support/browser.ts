@@ -14,6 +14,8 @@ export interface Page {
 export interface SignIn {
   user: string;
   password: string;
+  /** At the consent page: deny instead of allowing. */
+  deny?: boolean;
 }
 
 export class Browser {
@@ -45,7 +47,7 @@ export class Browser {
         const who = this.#signIns.get(here.origin);
         if (!who) throw new Error(`no one to sign in at ${here.origin}`);
         const form = await response.text();
-        const action = form.includes(`/interaction/${interaction[1]}/login`) ? 'login' : 'confirm';
+        const action = form.includes(`/interaction/${interaction[1]}/login`) ? 'login' : who.deny ? 'abort' : 'confirm';
         response = await this.#send(
           `${here.origin}/interaction/${interaction[1]}/${action}`,
           action === 'login' ? { login: who.user, password: who.password } : {},

@@ -5,7 +5,7 @@
 // cookie. Nothing on these pages is cached, and no address (with its code) leaks as a referrer.
 // And DELETE /connect/<upstream>, with the user's MCP token: forgets their connected account.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CONNECT_COOKIE, type ConnectAnswer, type ConnectFlow } from '../../connect/flow.js';
+import type { ConnectAnswer, ConnectFlow } from '../../connect/flow.js';
 import type { Caller } from '../../protocol/messages.js';
 import { sendJson } from './replies.js';
 
@@ -14,7 +14,6 @@ export function registerConnectRoutes(
   flow: ConnectFlow,
   callerOf: (request: FastifyRequest) => Caller | undefined,
 ): void {
-  const secure = flow.callbackRedirect.startsWith('https:');
   const send = async (reply: FastifyReply, log: FastifyBaseLogger, run: () => Promise<ConnectAnswer>) => {
     let answer: ConnectAnswer;
     try {
@@ -38,11 +37,11 @@ export function registerConnectRoutes(
     }
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     if (answer.kind === 'redirect') {
-      if (answer.cookie !== undefined) {
-        const maxAge = Math.max(1, Math.floor(flow.flowTtlMs / 1000));
+      const cookie = answer.cookie;
+      if (cookie !== undefined) {
         reply.header(
           'set-cookie',
-          `${CONNECT_COOKIE}=${answer.cookie}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`,
+          `${cookie.name}=${cookie.value}; Path=${cookie.path}; HttpOnly; SameSite=Lax; Max-Age=${cookie.maxAgeS}${cookie.secure ? '; Secure' : ''}`,
         );
       }
       return reply.code(303).header('location', answer.location).send();
@@ -55,10 +54,10 @@ export function registerConnectRoutes(
   };
   const query = (request: FastifyRequest) => (request.query ?? {}) as Record<string, unknown>;
   app.get('/connect/signed-in', (request, reply) =>
-    send(reply, request.log, () => flow.signedIn(query(request), cookieOf(request))),
+    send(reply, request.log, () => flow.signedIn(query(request), cookiesOf(request))),
   );
   app.get('/connect/callback', (request, reply) =>
-    send(reply, request.log, () => flow.callback(query(request), cookieOf(request))),
+    send(reply, request.log, () => flow.callback(query(request), cookiesOf(request))),
   );
   app.get('/connect/:id', (request, reply) =>
     send(reply, request.log, () => flow.open(String((request.params as { id?: unknown }).id ?? ''))),
@@ -84,15 +83,17 @@ export function registerConnectRoutes(
   });
 }
 
-/** The connect cookie's value, when the browser sent it. */
-function cookieOf(request: FastifyRequest): string | undefined {
+/** The cookies the browser sent (at most 50 looked at; a name's first value wins). */
+function cookiesOf(request: FastifyRequest): Record<string, string> {
+  const cookies: Record<string, string> = Object.create(null);
   const header = request.headers.cookie;
-  if (typeof header !== 'string') return undefined;
-  for (const pair of header.split(';')) {
+  if (typeof header !== 'string') return cookies;
+  for (const pair of header.split(';').slice(0, 50)) {
     const at = pair.indexOf('=');
-    if (at > 0 && pair.slice(0, at).trim() === CONNECT_COOKIE) return pair.slice(at + 1).trim();
+    const name = pair.slice(0, at).trim();
+    if (at > 0 && !(name in cookies)) cookies[name] = pair.slice(at + 1).trim();
   }
-  return undefined;
+  return cookies;
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
