@@ -247,6 +247,24 @@ describe('refreshing a connected token', () => {
     expect(tokens[0]?.refreshToken).toBe('r1');
   });
 
+  it('a replica that takes the lock after another refreshed uses the new token, and does not refresh again', async () => {
+    const store = new MemoryConnectStore();
+    await expiring(store);
+    // Between this replica's read and its lock, another replica stores its refreshed token.
+    const claim = store.claim.bind(store);
+    store.claim = async (key, ttlMs) => {
+      await new TokenVault(store, new Sealer(KEY), 60_000).put('ada', 'toy', {
+        accessToken: 'by-the-other',
+        refreshToken: 'r2',
+        expiresAt: Date.now() + 3_600_000,
+      });
+      return claim(key, ttlMs);
+    };
+    const endpoint = await tokenEndpoint(() => ({ status: 400, body: { error: 'invalid_grant' } }));
+    expect((await flowOf(store, endpoint.url).tokenFor('ada', 'toy'))?.accessToken).toBe('by-the-other');
+    expect(endpoint.seen).toEqual([]);
+  });
+
   it('invalid_grant forgets the token; any other refusal keeps it, and says to try again later', async () => {
     const store = new MemoryConnectStore();
     await expiring(store);

@@ -186,6 +186,10 @@ export class ConnectFlow {
     const refreshToken = token.refreshToken as string;
     if (await this.#options.store.claim(lock, this.#limits.timeoutMs + 1_000)) {
       try {
+        // Another replica may have refreshed it between this one's read and its lock: its token
+        // is taken (refreshing with the refresh token it replaced would be refused, and forget it).
+        const current = await this.#vault.get(subject, upstream);
+        if (!current || current.accessToken !== token.accessToken) return current;
         return await this.#refresh(subject, upstream, refreshToken);
       } finally {
         await this.#options.store.delete(lock).catch(() => undefined);
@@ -217,6 +221,9 @@ export class ConnectFlow {
       if (answer.error !== 'invalid_grant') {
         throw new AuthServerUnavailableError(`${upstream.tokenUrl} did not refresh the token (${answer.refused})`);
       }
+      // Forgotten only if it is still the token this refresh was for.
+      const stored = await this.#vault.get(subject, name);
+      if (stored && stored.refreshToken !== refreshToken) return stored;
       await this.#vault.forget(subject, name);
       return undefined;
     }
