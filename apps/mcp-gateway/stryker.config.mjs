@@ -34,10 +34,11 @@ export default {
     'src/tools/writes.ts',
     // The memory store (the Redis one is Lua, run by the Redis tests and the chaos run).
     ...markedParts(import.meta.url, 'src/tools/write-store.ts'),
-    // identity: connect: the link, who may use it, each step once and from its browser, the
-    // refresh policy; the sealing of users' tokens and the memory store's locks and counts.
-    'src/connect/flow.ts',
-    'src/connect/vault.ts',
+    // identity: connect: who may use a link (the same user, the issuer), each step once, from its
+    // browser, before it expires; which refusal forgets a token; the memory store's locks and
+    // counts, and a 401 forgetting only the token it was sent.
+    ...markedParts(import.meta.url, 'src/connect/flow.ts'),
+    ...markedParts(import.meta.url, 'src/connect/vault.ts'),
   ],
   coverageAnalysis: 'perTest',
   concurrency: 2,

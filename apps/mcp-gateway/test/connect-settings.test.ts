@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/common/config-error.js';
 import { ConnectFlow } from '../src/connect/flow.js';
 import { connectSettingsOf } from '../src/connect/settings.js';
-import { MemoryConnectStore, RedisConnectStore, Sealer, TokenVault } from '../src/connect/vault.js';
+import { MAX_MEMORY_ENTRIES, MemoryConnectStore, RedisConnectStore, Sealer, TokenVault } from '../src/connect/vault.js';
 import { readUpstreamsConfig, UpstreamsConfigError } from '../src/upstream/config-file.js';
 import { onCleanup } from './support/stack.js';
 
@@ -56,6 +56,32 @@ describe('the stores', () => {
     await store.set('b', '2', 100);
     now = 101;
     expect(await store.get('b')).toBeUndefined();
+  });
+
+  it('memory: a claim holds until its TTL; a count keeps the life of its first step; a flood of sign-ins never evicts a token', async () => {
+    let now = 0;
+    const store = new MemoryConnectStore(() => now);
+    expect(await store.claim('refresh:x', 100)).toBe(true);
+    expect(await store.claim('refresh:x', 100)).toBe(false);
+    now = 100;
+    expect(await store.claim('refresh:x', 100)).toBe(true);
+    expect([await store.incr('opens:l', 50), await store.incr('opens:l', 5_000)]).toEqual([1, 2]);
+    now = 150;
+    expect(await store.incr('opens:l', 50)).toBe(1);
+    await store.set('token:toy:ada', 'kept', 1_000_000);
+    for (let i = 0; i < MAX_MEMORY_ENTRIES + 10; i++) await store.set(`step:${i}`, 'x', 1_000_000);
+    expect(await store.get('token:toy:ada')).toBe('kept');
+    expect(await store.get('step:0')).toBeUndefined();
+    expect(await store.get(`step:${MAX_MEMORY_ENTRIES + 9}`)).toBe('x');
+  });
+
+  it('a 401 forgets the token only if it is still the one that was sent', async () => {
+    const vault = new TokenVault(new MemoryConnectStore(), new Sealer(KEY), 60_000);
+    await vault.put('ada', 'toy', { accessToken: 'refreshed-since', refreshToken: 'r' });
+    await vault.forgetIf('ada', 'toy', 'the-one-sent');
+    expect(await vault.get('ada', 'toy')).toMatchObject({ accessToken: 'refreshed-since' });
+    await vault.forgetIf('ada', 'toy', 'refreshed-since');
+    expect(await vault.get('ada', 'toy')).toBeUndefined();
   });
 
   it('Redis: take reads once, across connections (replicas); entries expire with their TTL', async () => {
@@ -263,6 +289,19 @@ describe('refreshing a connected token', () => {
     const endpoint = await tokenEndpoint(() => ({ status: 400, body: { error: 'invalid_grant' } }));
     expect((await flowOf(store, endpoint.url).tokenFor('ada', 'toy'))?.accessToken).toBe('by-the-other');
     expect(endpoint.seen).toEqual([]);
+  });
+
+  it('invalid_grant for a refresh token another replica has replaced meanwhile: its token is kept and used', async () => {
+    const store = new MemoryConnectStore();
+    await expiring(store);
+    const vault = new TokenVault(store, new Sealer(KEY), 60_000);
+    const endpoint = await tokenEndpoint(() => {
+      // While this refresh is on its way, the other replica's lands (a write of the memory store is at once).
+      void vault.put('ada', 'toy', { accessToken: 'theirs', refreshToken: 'r2', expiresAt: Date.now() + 3_600_000 });
+      return { status: 400, body: { error: 'invalid_grant' } };
+    });
+    expect((await flowOf(store, endpoint.url).tokenFor('ada', 'toy'))?.accessToken).toBe('theirs');
+    expect(await vault.get('ada', 'toy')).toMatchObject({ accessToken: 'theirs' });
   });
 
   it('invalid_grant forgets the token; any other refusal keeps it, and says to try again later', async () => {

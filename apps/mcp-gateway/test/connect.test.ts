@@ -18,6 +18,7 @@ import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } fr
 import { Redis } from 'ioredis';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConnectFlow } from '../src/connect/flow.js';
 import { connectSettingsOf } from '../src/connect/settings.js';
 import { type ConnectStore, MemoryConnectStore, RedisConnectStore, Sealer, userKey } from '../src/connect/vault.js';
 import { createGateway, serveHttp } from '../src/gateway.js';
@@ -593,7 +594,7 @@ describe('identity: connect, at its edges', () => {
     });
     const denied = await denying.open(link);
     expect(denied.status).toBe(403);
-    expect(denied.text).toContain('The sign-in was refused (access_denied');
+    expect(denied.text).toContain('The sign-in was refused (access_denied: the user declined');
     // RFC 9207: home sends iss; without it, or with another, the answer is refused.
     const browser = new Browser(signIns('ada'));
     const beforeSignedIn = (url: string) => url.startsWith(`${origin}/connect/signed-in`);
@@ -646,5 +647,68 @@ describe('identity: connect, at its edges', () => {
     expect(down.result?.isError).toBe(true);
     expect(down.result?.content[0]?.text).toContain('Trying again later may help');
     expect((await kept())?.refreshToken).toBeDefined();
+  });
+
+  it("a step's state presented at the other step, too long, or without a code: refused, each saying why", async () => {
+    await stack();
+    const ada = await clientOf('ada', true);
+    const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
+    const browser = new Browser(signIns('ada'));
+    const beforeSignedIn = (url: string) => url.startsWith(`${origin}/connect/signed-in`);
+    // The sign-in's state at the third party's callback: not a step of that kind.
+    const login = new URL((await browser.open(link, beforeSignedIn)).url);
+    const confused = await browser.open(`${origin}/connect/callback${login.search}`);
+    expect(confused.status).toBe(400);
+    expect(confused.text).toContain('already used or has expired');
+    // Its own address without the code.
+    const again = new URL((await browser.open(link, beforeSignedIn)).url);
+    again.searchParams.delete('code');
+    const noCode = await browser.open(again.toString());
+    expect(noCode.status).toBe(400);
+    expect(noCode.text).toContain('carries no authorization code');
+    const long = await browser.open(`${origin}/connect/signed-in?code=x&state=${'s'.repeat(201)}`);
+    expect(long.status).toBe(400);
+    expect(long.text).toContain('this request has none');
+  });
+
+  it('on its clock: the same link while more than half its life is left, then a new one; a link or step past its life is refused', async () => {
+    const { TokenVerifier } = await import('@agentwire/oauth');
+    let now = Date.now();
+    const store = new MemoryConnectStore(() => now);
+    const flow = new ConnectFlow({
+      origin,
+      issuer: home.issuer,
+      verifier: new TokenVerifier({ issuer: home.issuer }),
+      client: { clientId: 'agentwire-gateway', clientSecret: GATEWAY_SECRET },
+      upstreams: [
+        {
+          name: 'toy',
+          authorizationUrl: `${third.issuer}/auth`,
+          tokenUrl: `${third.issuer}/token`,
+          clientId: THIRD_CLIENT,
+          clientSecret: THIRD_SECRET,
+          scopes: [],
+        },
+      ],
+      store,
+      key: randomBytes(33).toString('base64'),
+      now: () => now,
+    });
+    const first = await flow.begin('ada', 'toy');
+    now += 4 * 60_000;
+    expect((await flow.begin('ada', 'toy')).elicitationId).toBe(first.elicitationId);
+    now += 2 * 60_000; // 6 of its 10 minutes gone
+    const second = await flow.begin('ada', 'toy');
+    expect(second.elicitationId).not.toBe(first.elicitationId);
+    // Opened, then its step presented after the link's life: refused as expired.
+    const opened = await flow.open(second.elicitationId);
+    if (opened.kind !== 'redirect' || !opened.cookie) throw new Error(`not a redirect: ${JSON.stringify(opened)}`);
+    const state = new URL(opened.location).searchParams.get('state') ?? '';
+    now += 10 * 60_000 - 1;
+    expect(await flow.open(second.elicitationId)).toMatchObject({ kind: 'redirect' });
+    now += 1;
+    expect(await flow.open(second.elicitationId)).toMatchObject({ kind: 'page', status: 404 });
+    const late = await flow.signedIn({ state, code: 'x' }, { [opened.cookie.name]: opened.cookie.value });
+    expect(late).toMatchObject({ kind: 'page', status: 400 });
   });
 });

@@ -15,5 +15,10 @@ it('loads, and names files that exist, parts of them by marker', async () => {
     'src/tools/approval.ts',
     'src/tools/approval.ts',
     'src/tools/write-store.ts',
+    'src/connect/flow.ts',
+    'src/connect/flow.ts',
+    'src/connect/flow.ts',
+    'src/connect/vault.ts',
+    'src/connect/vault.ts',
   ]);
 });

@@ -214,6 +214,7 @@ export class ConnectFlow {
       refresh_token: refreshToken,
       ...(upstream.resource ? { resource: upstream.resource } : {}),
     });
+    // mutation testing: from here
     if ('refused' in answer) {
       // invalid_grant only (the grant was revoked, or expired): the user must connect again. Any
       // other refusal (invalid_client while a secret is rotated, a rate limit) says nothing of
@@ -227,6 +228,7 @@ export class ConnectFlow {
       await this.#vault.forget(subject, name);
       return undefined;
     }
+    // mutation testing: to here
     // A token endpoint that keeps the refresh token may leave it out of its answer.
     const token = { ...answer.token, refreshToken: answer.token.refreshToken ?? refreshToken };
     await this.#vault.put(subject, name, token);
@@ -378,6 +380,7 @@ export class ConnectFlow {
     // RFC 9207: the answer names its issuer; it must be the gateway's (and be there when the server says it sends it).
     const announces = (metadata as { authorization_response_iss_parameter_supported?: unknown })
       .authorization_response_iss_parameter_supported;
+    // mutation testing: from here
     if (query.iss !== undefined ? query.iss !== this.#options.issuer : announces === true) {
       return page(400, 'Sign-in refused', 'The answer did not come from the gateway’s authorization server (iss).');
     }
@@ -409,6 +412,7 @@ export class ConnectFlow {
     }
     if (subject !== flow.subject) {
       await this.#options.store.delete(`flow:${flow.id}`);
+      // mutation testing: to here
       return page(
         403,
         'Signed in as someone else',
@@ -472,6 +476,7 @@ export class ConnectFlow {
     cookies: Record<string, string>,
     kind: Step['kind'],
   ): Promise<{ step: Step; flow: Flow } | ConnectAnswer> {
+    // mutation testing: from here
     const state = query.state;
     if (typeof state !== 'string' || state.length > 200) {
       return page(
@@ -514,6 +519,7 @@ export class ConnectFlow {
       return page(400, 'Not a sign-in', 'The answer carries no authorization code.');
     }
     return { step, flow };
+    // mutation testing: to here
   }
 
   #upstream(name: string): ConnectUpstream {

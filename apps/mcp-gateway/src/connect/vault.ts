@@ -43,6 +43,7 @@ export class MemoryConnectStore implements ConnectStore {
     return key.startsWith('token:') ? this.#tokens : this.#rest;
   }
 
+  // mutation testing: from here
   /** Synchronous, so that a check and the write after it cannot be split by another call. */
   #read(key: string): Entry | undefined {
     const entries = this.#kind(key);
@@ -86,6 +87,7 @@ export class MemoryConnectStore implements ConnectStore {
     this.#write(key, String(count), entry?.until ?? this.#now() + ttlMs);
     return count;
   }
+  // mutation testing: to here
 
   async delete(key: string): Promise<void> {
     this.#kind(key).delete(key);
@@ -232,10 +234,12 @@ export class TokenVault {
    * Forgets the user's token only if it is still this access token: another replica may have
    * refreshed it since this one used it.
    */
+  // mutation testing: from here
   async forgetIf(subject: string, upstream: string, accessToken: string): Promise<void> {
     const stored = await this.get(subject, upstream);
     if (stored?.accessToken === accessToken) await this.forget(subject, upstream);
   }
+  // mutation testing: to here
 }
 
 const tokenKey = (subject: string, upstream: string) => `token:${upstream}:${userKey(subject)}`;
