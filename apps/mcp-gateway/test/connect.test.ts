@@ -89,7 +89,7 @@ async function startThird(): Promise<AuthServer> {
         token_endpoint_auth_method: 'client_secret_basic',
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
-        redirect_uris: [`${origin}/connect/callback`],
+        redirect_uris: [`${origin}/connect/callback/toy`],
       },
     ],
   });
@@ -277,7 +277,7 @@ describe('identity: connect', () => {
     const hosts = connected.trail.map((u) => new URL(u).origin);
     expect(hosts[0]).toBe(origin);
     expect(hosts.indexOf(new URL(home.issuer).origin)).toBeLessThan(hosts.indexOf(new URL(third.issuer).origin));
-    expect(connected.url.startsWith(`${origin}/connect/callback?`)).toBe(true);
+    expect(connected.url.startsWith(`${origin}/connect/callback/toy?`)).toBe(true);
     // The session whose call made the link is told on its GET stream (stored, so read from the start).
     const told = await ada.streamUntil('elicitation/complete');
     expect(told).toContain(
@@ -335,7 +335,7 @@ describe('identity: connect', () => {
     const ada = await clientOf('ada', true);
     const link = (await ada.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0]?.url ?? '';
     const browser = new Browser(signIns('ada'));
-    const beforeCallback = (url: string) => url.startsWith(`${origin}/connect/callback`);
+    const beforeCallback = (url: string) => url.startsWith(`${origin}/connect/callback/`);
     // Stopped just before the third party sends the browser back: a browser without its cookie
     // presenting that address is refused (and the refusal spends the step).
     const first = (await browser.open(link, beforeCallback)).url;
@@ -344,6 +344,12 @@ describe('identity: connect', () => {
     expect(stranger.status).toBe(400);
     expect(stranger.text).toContain('begun in another browser');
     expect((await browser.open(first)).text).toContain('already used or has expired');
+    // The third party's answer at another upstream's address (a mix-up): refused, and spent.
+    const mixed = new URL((await browser.open(link, beforeCallback)).url);
+    const elsewhere = await browser.open(`${origin}/connect/callback/github${mixed.search}`);
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.text).toContain('came back at another third party');
+    expect((await browser.open(mixed.toString())).text).toContain('already used or has expired');
     // Again, and another browser with a cookie of its own (it opened the same link): refused too.
     const second = (await browser.open(link, beforeCallback)).url;
     const other = new Browser(signIns('ada'));
@@ -356,7 +362,7 @@ describe('identity: connect', () => {
     expect(replayed.text).toContain('already used or has expired');
 
     // No state, or one never issued: not a sign-in.
-    expect((await browser.open(`${origin}/connect/callback?code=x`)).status).toBe(400);
+    expect((await browser.open(`${origin}/connect/callback/toy?code=x`)).status).toBe(400);
     expect((await browser.open(`${origin}/connect/signed-in?code=x&state=made-up`)).text).toContain(
       'already used or has expired',
     );
@@ -657,7 +663,7 @@ describe('identity: connect, at its edges', () => {
     const beforeSignedIn = (url: string) => url.startsWith(`${origin}/connect/signed-in`);
     // The sign-in's state at the third party's callback: not a step of that kind.
     const login = new URL((await browser.open(link, beforeSignedIn)).url);
-    const confused = await browser.open(`${origin}/connect/callback${login.search}`);
+    const confused = await browser.open(`${origin}/connect/callback/toy${login.search}`);
     expect(confused.status).toBe(400);
     expect(confused.text).toContain('already used or has expired');
     // Its own address without the code.

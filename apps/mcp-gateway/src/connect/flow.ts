@@ -12,7 +12,9 @@
 //   2. GET /connect/signed-in: the ID token says who; it must be the user the call was made for,
 //      else the sign-in ends (a link sent to someone else cannot connect their account to yours).
 //      Then on to the third party's authorization endpoint (authorization code, PKCE S256).
-//   3. GET /connect/callback: the code exchanged for the user's token, sealed and kept
+//   3. GET /connect/callback/<upstream>: the code exchanged for the user's token, sealed and kept
+//      (one address per upstream: a code that comes back at another third party's address is
+//      refused, so one third party cannot pass for another, the mix-up of RFC 9207)
 //      (connect/vault.ts). The call, made again, goes through.
 // Every state is random, used once and bound to the browser that began the sign-in.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -148,8 +150,9 @@ export class ConnectFlow {
     return `${this.#options.origin}/connect/signed-in`;
   }
 
-  get callbackRedirect(): string {
-    return `${this.#options.origin}/connect/callback`;
+  /** Where a third party sends the browser back: one address per upstream (names are letters, digits, _ and -). */
+  callbackOf(upstream: string): string {
+    return `${this.#options.origin}/connect/callback/${upstream}`;
   }
 
   // ---- the calls' side
@@ -427,7 +430,7 @@ export class ConnectFlow {
     const params = new URLSearchParams(url.search);
     params.set('client_id', upstream.clientId);
     params.set('response_type', 'code');
-    params.set('redirect_uri', this.callbackRedirect);
+    params.set('redirect_uri', this.callbackOf(upstream.name));
     params.set('state', state);
     params.set('code_challenge', challengeOf(verifier));
     params.set('code_challenge_method', 'S256');
@@ -437,17 +440,24 @@ export class ConnectFlow {
     return { kind: 'redirect', location: url.toString() };
   }
 
-  /** GET /connect/callback: the third party's code, exchanged for the user's token, kept. */
-  async callback(query: Record<string, unknown>, cookies: Record<string, string>): Promise<ConnectAnswer> {
+  /** GET /connect/callback/<upstream>: the third party's code, exchanged for the user's token, kept. */
+  async callback(at: string, query: Record<string, unknown>, cookies: Record<string, string>): Promise<ConnectAnswer> {
     const taken = await this.#takeStep(query, cookies, 'authorize');
     if ('kind' in taken) return taken;
     const { step, flow } = taken;
+    if (at !== flow.upstream) {
+      return page(
+        400,
+        'Not connected',
+        'The sign-in came back at another third party’s address than the one it was sent to, so nothing was connected. Make the call again in your agent for a new link.',
+      );
+    }
     const upstream = this.#upstream(flow.upstream);
     const answer = await this.#tokenRequest(upstream, {
       grant_type: 'authorization_code',
       code: String(query.code),
       code_verifier: step.verifier,
-      redirect_uri: this.callbackRedirect,
+      redirect_uri: this.callbackOf(flow.upstream),
       ...(upstream.resource ? { resource: upstream.resource } : {}),
     });
     if ('refused' in answer) {

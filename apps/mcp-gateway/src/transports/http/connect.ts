@@ -1,6 +1,6 @@
 // The browser's side of identity: connect (connect/flow.ts runs it): /connect/<id> from the link a
 // call answered with, /connect/signed-in back from the gateway's authorization server, and
-// /connect/callback back from the third party. Plain pages for a person, never JSON-RPC; not
+// /connect/callback/<upstream> back from the third party. Plain pages for a person, never JSON-RPC; not
 // behind the MCP token (a browser has none): each step checks its own state and the browser's
 // cookie. Nothing on these pages is cached, and no address (with its code) leaks as a referrer.
 // And DELETE /connect/<upstream>, with the user's MCP token: forgets their connected account.
@@ -56,8 +56,14 @@ export function registerConnectRoutes(
   app.get('/connect/signed-in', (request, reply) =>
     send(reply, request.log, () => flow.signedIn(query(request), cookiesOf(request))),
   );
-  app.get('/connect/callback', (request, reply) =>
-    send(reply, request.log, () => flow.callback(query(request), cookiesOf(request))),
+  app.get('/connect/callback/:upstream', (request, reply) =>
+    send(reply, request.log, () =>
+      flow.callback(
+        String((request.params as { upstream?: unknown }).upstream ?? ''),
+        query(request),
+        cookiesOf(request),
+      ),
+    ),
   );
   app.get('/connect/:id', (request, reply) =>
     send(reply, request.log, () => flow.open(String((request.params as { id?: unknown }).id ?? ''))),
