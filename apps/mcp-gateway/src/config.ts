@@ -91,6 +91,8 @@ export interface GatewayConfig {
   keepAliveTimeoutMs: number;
   /** HTTP: connections open at once. */
   maxConnections: number;
+  /** HTTP: on SIGTERM or SIGINT, how long the requests in flight get to finish (SHUTDOWN_GRACE_MS). */
+  shutdownGraceMs: number;
   /** subscriptions/listen streams per replica, in all and per caller. */
   listenLimits: { max: number; perCaller: number };
   /** METRICS_PORT: /metrics on its own port without the token; unset, on the main port behind it. */
@@ -350,6 +352,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     requestTimeoutMs: integerOf('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000),
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
+    shutdownGraceMs: integerOf('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 25_000, 0, 3_600_000),
     listenLimits: {
       max: integerOf('MAX_LISTEN_STREAMS', env.MAX_LISTEN_STREAMS, 1_000, 1, 1_000_000),
       perCaller: integerOf('MAX_LISTEN_STREAMS_PER_CALLER', env.MAX_LISTEN_STREAMS_PER_CALLER, 16, 1, 100_000),

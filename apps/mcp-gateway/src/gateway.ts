@@ -410,8 +410,8 @@ export async function serveHttp(gateway: Gateway, options: ServeHttpOptions): Pr
   });
   return {
     ...http,
-    close: async () => {
-      await http.close();
+    close: async (graceMs?: number) => {
+      await http.close(graceMs);
       await store.close();
     },
   };

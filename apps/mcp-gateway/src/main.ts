@@ -162,7 +162,8 @@ async function main(): Promise<void> {
   const shutdown = async () => {
     if (closing) return;
     closing = true;
-    await http.close();
+    // The calls in flight finish first (drain.ts); a second signal ends the process at once.
+    await http.close(config.shutdownGraceMs);
     await store.close();
     await gateway.close();
     await storesRedis?.quit().catch(() => undefined);

@@ -49,9 +49,15 @@ export class InFlightRequests {
     this.#running.get(keyOf(sessionId, requestId))?.abort(new Error(reason));
   }
 
+  /** Requests running now. */
+  get size(): number {
+    return this.#running.size;
+  }
+
   /** Stops every request still running (the server or the input is closing). */
-  abortAll(reason: string): void {
-    for (const cancellation of this.#running.values()) cancellation.abort(new Error(reason));
+  abortAll(reason: string | Error): void {
+    const error = typeof reason === 'string' ? new Error(reason) : reason;
+    for (const cancellation of this.#running.values()) cancellation.abort(error);
   }
 
   close(): void {

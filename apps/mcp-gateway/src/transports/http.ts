@@ -28,6 +28,7 @@ import { isStateless } from '../protocol/revisions.js';
 import { type SessionBackend, StoreUnavailableError } from '../sessions/session-store.js';
 import { registerConnectRoutes } from './http/connect.js';
 import { deleteSession } from './http/delete-session.js';
+import { drain as drainApp } from './http/drain.js';
 import type { HttpContext } from './http/exchange.js';
 import { getStream } from './http/get-stream.js';
 import { DEFAULT_LISTEN_LIMITS, type ListenLimits, ListenStreams } from './http/listen-streams.js';
@@ -110,7 +111,12 @@ export interface HttpServer {
   metricsUrl?: string;
   /** Sessions whose GET stream is open on this server. */
   openStreams(): number;
-  close(): Promise<void>;
+  /**
+   * Closes the server. With `graceMs`, drains first (drain.ts): no new connections, the
+   * requests in flight finish (up to graceMs; then they are stopped and told why). Without, the
+   * requests in flight stop at once.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
@@ -153,6 +159,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     log: app.log,
     batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
     callerOf: oauth ? (request) => oauth.callerOf(request) : undefined,
+    draining: false,
   };
 
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -320,7 +327,12 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     ctx.inFlight.abortAll('server closing');
   });
 
-  return { app, store, openStreams: () => ctx.getStreams.size };
+  return {
+    app,
+    store,
+    openStreams: () => ctx.getStreams.size,
+    drain: (graceMs: number) => drainApp(app, ctx, graceMs),
+  };
 }
 
 const DENIAL_PREFIX = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 503: 'Service Unavailable' };
@@ -338,7 +350,7 @@ function sendDenial(reply: FastifyReply, denial: Denial) {
 
 /** Serves MCP over Streamable HTTP on `options.host`:`options.port` (0: any free port). */
 export async function listenHttp(gateway: HttpGateway, options: HttpOptions): Promise<HttpServer> {
-  const { app, store, openStreams } = await buildHttpApp(gateway, options);
+  const { app, store, openStreams, drain } = await buildHttpApp(gateway, options);
   app.server.maxConnections = options.maxConnections ?? 1_000;
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address();
@@ -359,7 +371,8 @@ export async function listenHttp(gateway: HttpGateway, options: HttpOptions): Pr
     store,
     openConnections,
     openStreams,
-    close: async () => {
+    close: async (graceMs?: number) => {
+      if (graceMs !== undefined) await drain(graceMs);
       await metricsServer?.close();
       await app.close();
     },

@@ -102,7 +102,8 @@ export interface HttpGateway {
   gateway?: Awaited<ReturnType<typeof createGateway>>;
   /** Where /metrics is, when it has a port of its own. */
   metricsUrl?: string | undefined;
-  close(): Promise<void>;
+  /** With graceMs: drains first, as on SIGTERM. */
+  close(graceMs?: number): Promise<void>;
 }
 
 export function startHttpGateway(api: ToyApi, extra: Partial<ServeHttpOptions> = {}): Promise<HttpGateway> {
@@ -130,7 +131,7 @@ export async function startHttpGatewayFor(
     openStreams: http.openStreams,
     gateway,
     metricsUrl: http.metricsUrl,
-    close: () => http.close(),
+    close: (graceMs?: number) => http.close(graceMs),
   };
 }
 

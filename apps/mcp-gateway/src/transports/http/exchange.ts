@@ -33,6 +33,21 @@ export interface HttpContext {
   listens: ListenStreams;
   /** Who is calling (OAuth mode: the access token's subject and scopes). */
   callerOf?: ((request: FastifyRequest) => Caller | undefined) | undefined;
+  /** Shutting down (drain.ts): no new streams; requests in flight finish. */
+  draining: boolean;
+}
+
+/**
+ * Why a request was stopped by the server itself: still running when the shutdown's grace
+ * period ran out. Unlike a client's cancellation, it is answered, so the client knows.
+ */
+export class ShuttingDown extends Error {
+  constructor(graceMs: number) {
+    super(
+      `The gateway is shutting down: this request was still running after SHUTDOWN_GRACE_MS (${graceMs} ms) and was stopped. Whether its upstream call took effect is not known; send it again (a write with the same idempotency key) and another replica answers.`,
+    );
+    this.name = 'ShuttingDown';
+  }
 }
 
 /**
@@ -90,7 +105,7 @@ export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, opti
   if (client.gone) cancellation.abort(new Error('client went away'));
   else client.running.add(cancellation);
   try {
-    return await ctx.server.handle(request, {
+    const outcome = await ctx.server.handle(request, {
       session,
       sessionId,
       signal: cancellation.signal,
@@ -100,6 +115,11 @@ export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, opti
       onQuota,
       ask,
     });
+    const reason = cancellation.reason;
+    if (outcome.kind === 'cancelled' && reason instanceof ShuttingDown) {
+      return { kind: 'response', response: errorResponse(request.id, INTERNAL_ERROR, reason.message) };
+    }
+    return outcome;
   } finally {
     client.running.delete(cancellation);
     ctx.inFlight.finish(sessionId, request.id);

@@ -2,7 +2,7 @@
 // event has an id, so a client that lost the stream resumes with Last-Event-ID, on any
 // replica: the missed events are replayed from the store, then live ones follow in order.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { INVALID_REQUEST, SESSION_NOT_FOUND } from '../../protocol/json-rpc.js';
+import { INTERNAL_ERROR, INVALID_REQUEST, SESSION_NOT_FOUND } from '../../protocol/json-rpc.js';
 import { features } from '../../protocol/revisions.js';
 import { compareEventIds, type EventId, formatEventId, isNextEventId, parseEventId } from '../../sessions/event-ids.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
@@ -30,6 +30,15 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
       400,
       INVALID_REQUEST,
       `Last-Event-ID '${lastEventId.slice(0, 40)}' is not an id from this session's stream: its ids are <epoch>-<n>, two numbers (for example 1796385362567-12)`,
+    );
+  }
+  // A stream never ends by itself: a replica shutting down would hold it to its grace period.
+  if (ctx.draining) {
+    return rpcError(
+      reply,
+      503,
+      INTERNAL_ERROR,
+      'Service Unavailable: this gateway replica is shutting down; open the stream again (with Last-Event-ID) and another replica serves it',
     );
   }
   // The stream stays open after the handler returns, until the client leaves, a newer GET for

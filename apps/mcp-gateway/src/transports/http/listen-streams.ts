@@ -12,7 +12,7 @@
 // subject, else the client's address); past either, a 429 that names the limit.
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonRpcId, JsonRpcNotification } from '../../protocol/json-rpc.js';
-import { INVALID_PARAMS, QUOTA_EXCEEDED } from '../../protocol/json-rpc.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, QUOTA_EXCEEDED } from '../../protocol/json-rpc.js';
 import type { Caller } from '../../protocol/messages.js';
 import { acknowledgement, filterOf, honoredKinds, type Kind, SUBSCRIPTION_ID, tagged } from '../subscriptions.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
@@ -40,6 +40,8 @@ export class ListenStreams {
   readonly #perCaller = new Map<string, number>();
   readonly #limits: ListenLimits;
   readonly #log: FastifyBaseLogger;
+  /** endAll ran: the server is closing, and holds no new stream. */
+  #ended = false;
 
   constructor(limits: ListenLimits, log: FastifyBaseLogger) {
     this.#limits = limits;
@@ -60,6 +62,15 @@ export class ListenStreams {
     const asked = filterOf(message.params?.notifications);
     if (typeof asked === 'string') return rpcError(reply, 400, INVALID_PARAMS, asked, message.id);
     const who = caller ? `subject ${caller.subject}` : `address ${request.ip}`;
+    if (this.#ended) {
+      return rpcError(
+        reply,
+        503,
+        INTERNAL_ERROR,
+        'Service Unavailable: this gateway replica is shutting down; listen again and another replica holds the stream',
+        message.id,
+      );
+    }
     if (this.#open.size >= this.#limits.max) {
       return rpcError(
         reply,
@@ -106,6 +117,7 @@ export class ListenStreams {
 
   /** The server is closing: each listen request gets its answer, and its stream ends. */
   async endAll(): Promise<void> {
+    this.#ended = true;
     const open = [...this.#open];
     this.#open.clear();
     this.#perCaller.clear();
