@@ -1,7 +1,8 @@
 // /metrics in the Prometheus text format: what a scrape says after real tool calls, checked
 // against the calls' own reports (_meta), with bounded labels and no secret in sight.
 import { describe, expect, it } from 'vitest';
-import { modernCall, startHttpGateway, startToyApi } from './support/stack.js';
+import { IDEMPOTENCY_KEY_META } from '../src/tools/writes.js';
+import { httpV1, modernCall, startHttpGateway, startHttpGatewayFor, startToyApi } from './support/stack.js';
 
 /** The value of one series (name and labels exactly as written), or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -58,6 +59,34 @@ describe('/metrics', () => {
     // No secret: neither the gateway's token nor the upstream key.
     expect(text).not.toContain(gw.token);
     expect(text).not.toContain(api.key);
+  });
+
+  it('counts refusals apart from wrong arguments: over a quota as rate_limited, a rule as refused, in either revision', async () => {
+    const api = await startToyApi();
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: api.url,
+      upstreamApiKey: api.key,
+      quota: { calls: 2, perSeconds: 3600, per: 'tool' },
+    });
+    for (let i = 0; i < 3; i++) await modernCall(gw, 'office_days', { employee_id: 'e-05' });
+    // 2025-06-18: a refusal is a JSON-RPC error (thrown in the gateway), not a result.
+    const { client } = await httpV1(gw, '2025-06-18');
+    await expect(client.callTool({ name: 'office_days', arguments: { employee_id: 'e-05' } })).rejects.toMatchObject({
+      code: -32029,
+    });
+    const key = { [IDEMPOTENCY_KEY_META]: 'k-metrics' };
+    await modernCall(gw, 'create_note', { text: 'metrics one' }, key);
+    const reused = await modernCall(gw, 'create_note', { text: 'metrics two' }, key);
+    expect(reused.result._meta['agentwire.dev/refusal']).toMatchObject({ reason: 'mismatch' });
+    const text = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.token}` } })).text();
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="office_days",outcome="ok"}')).toBe(2);
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="office_days",outcome="rate_limited"}')).toBe(2);
+    expect(
+      sample(text, 'mcp_gateway_tool_calls_total{tool="office_days",outcome="invalid_arguments"}'),
+    ).toBeUndefined();
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="create_note",outcome="ok"}')).toBe(1);
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="create_note",outcome="refused"}')).toBe(1);
+    expect(sample(text, 'mcp_gateway_tool_calls_total{tool="create_note",outcome="error"}')).toBeUndefined();
   });
 
   it('with METRICS_PORT, serves /metrics there alone, without the token', async () => {

@@ -52,7 +52,7 @@ export class GatewayMetrics implements ToolCallObserver {
       Gauge: prom.Gauge,
       toolCalls: new prom.Counter({
         name: 'mcp_gateway_tool_calls_total',
-        help: 'Tool calls by tool and outcome (ok, error, invalid_arguments, unknown_tool, cancelled).',
+        help: 'Tool calls by tool and outcome (ok, error, invalid_arguments, unknown_tool, cancelled, refused, rate_limited).',
         labelNames: ['tool', 'outcome'],
         registers,
         collect() {

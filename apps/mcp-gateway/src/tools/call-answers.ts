@@ -7,7 +7,14 @@
 
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
-import { INTERNAL_ERROR, MISSING_CAPABILITY, NOT_ALLOWED, RpcError } from '../protocol/json-rpc.js';
+import {
+  INTERNAL_ERROR,
+  MISSING_CAPABILITY,
+  NOT_ALLOWED,
+  QUOTA_EXCEEDED,
+  RpcError,
+  WRITE_CONFLICT,
+} from '../protocol/json-rpc.js';
 import type { ToolCallAnswer, ToolCallRequest } from '../protocol/messages.js';
 import { LOG_LEVELS, type LogLevel, TASKS_EXTENSION } from '../protocol/revisions.js';
 import type { Access } from './access.js';
@@ -15,8 +22,26 @@ import type { ApprovalStep } from './approval.js';
 import type { Tool, ToolResult } from './tool.js';
 import { WRITE_META, type WritePlan } from './writes.js';
 
-/** What a tool call ended as. */
-export type CallOutcome = 'ok' | 'error' | 'invalid_arguments' | 'unknown_tool' | 'cancelled';
+/** What a tool call ended as (the metrics' `outcome` label: a fixed set of words). */
+export type CallOutcome =
+  | 'ok'
+  | 'error'
+  | 'invalid_arguments'
+  | 'unknown_tool'
+  | 'cancelled'
+  | 'refused'
+  | 'rate_limited';
+
+/**
+ * What a call refused before it ran counts as, by its code: over a quota, or refused by a rule
+ * (access, approval, a key reused for another write). Counted apart from a model's wrong
+ * arguments, so that an alert on refusals or quotas sees them.
+ */
+export function refusalOutcome(code: number): CallOutcome | undefined {
+  if (code === QUOTA_EXCEEDED) return 'rate_limited';
+  if (code === NOT_ALLOWED || code === WRITE_CONFLICT) return 'refused';
+  return undefined;
+}
 
 /** Why a call is refused before it runs: the text a model reads, and data for programs. */
 export interface Refusal {
@@ -91,7 +116,7 @@ export function refused(refusal: Refusal, asResult: boolean): Ended {
         _meta: { [REFUSAL_KEY]: refusal.data },
       },
     },
-    outcome: 'error',
+    outcome: refusalOutcome(refusal.code) ?? 'error',
   };
 }
 

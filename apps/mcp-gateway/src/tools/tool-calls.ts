@@ -19,6 +19,7 @@ import {
   type Ended,
   errorAnswer,
   invalidArgumentsText,
+  refusalOutcome,
   refused,
 } from './call-answers.js';
 import { type MetaTool, unknownOperation } from './dynamic-tools.js';
@@ -176,15 +177,15 @@ export class ToolCalls implements ToolService {
     try {
       ended = await this.#run(request);
     } catch (error) {
-      // Refused before any call (an RpcError: a tool that is not served, or arguments it cannot
-      // take), cancelled on the way, or failed unexpectedly.
+      // Refused before any call (an RpcError: a tool that is not served, arguments it cannot
+      // take, a rule or a quota), cancelled on the way, or failed unexpectedly.
       const outcome: CallOutcome = request.signal.aborted
         ? 'cancelled'
         : !(error instanceof RpcError) || error.code === URL_ELICITATION_REQUIRED
           ? 'error'
-          : served
-            ? 'invalid_arguments'
-            : 'unknown_tool';
+          : !served
+            ? 'unknown_tool'
+            : (refusalOutcome(error.code) ?? 'invalid_arguments');
       observer.toolCall(label, outcome, (performance.now() - started) / 1000);
       throw error;
     }
