@@ -93,6 +93,8 @@ export interface GatewayConfig {
   maxConnections: number;
   /** HTTP: on SIGTERM or SIGINT, how long the requests in flight get to finish (SHUTDOWN_GRACE_MS). */
   shutdownGraceMs: number;
+  /** HTTP, 2025-11-25 sessions: a POST not answered by then becomes a stream the client polls (POST_STREAM_POLL_MS). */
+  postStreamPollMs: number | undefined;
   /** subscriptions/listen streams per replica, in all and per caller. */
   listenLimits: { max: number; perCaller: number };
   /** METRICS_PORT: /metrics on its own port without the token; unset, on the main port behind it. */
@@ -353,6 +355,9 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     keepAliveTimeoutMs: integerOf('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 65_000, 100, 600_000),
     maxConnections: integerOf('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
     shutdownGraceMs: integerOf('SHUTDOWN_GRACE_MS', env.SHUTDOWN_GRACE_MS, 25_000, 0, 3_600_000),
+    postStreamPollMs: env.POST_STREAM_POLL_MS
+      ? integerOf('POST_STREAM_POLL_MS', env.POST_STREAM_POLL_MS, 0, 100, 3_600_000)
+      : undefined,
     listenLimits: {
       max: integerOf('MAX_LISTEN_STREAMS', env.MAX_LISTEN_STREAMS, 1_000, 1, 1_000_000),
       perCaller: integerOf('MAX_LISTEN_STREAMS_PER_CALLER', env.MAX_LISTEN_STREAMS_PER_CALLER, 16, 1, 100_000),

@@ -23,12 +23,20 @@ export interface MemoryStoreOptions {
   maxSessionsPerCaller?: number;
 }
 
-interface MemorySession {
-  state: SessionState;
-  lastSeen: number;
+interface EventLogOf {
   events: StoredEvent[];
   seq: number;
 }
+
+interface MemorySession extends EventLogOf {
+  state: SessionState;
+  lastSeen: number;
+  /** The logs of its resumable POST streams (`<session>~<stream>`), the newest last; they end with it. */
+  streams?: Map<string, EventLogOf>;
+}
+
+/** Resumable POST streams whose logs one session keeps; the oldest goes first. */
+const MAX_STREAM_LOGS = 100;
 
 export class MemorySessionStore implements SessionBackend {
   readonly kind = 'memory';
@@ -106,8 +114,24 @@ export class MemorySessionStore implements SessionBackend {
     else this.#held.delete(owner);
   }
 
+  /** A session's own log, or (`<session>~<stream>`) one of its POST streams'; made when `make`. */
+  #logOf(id: string, make: boolean): EventLogOf | undefined {
+    const session = this.#sessions.get(id);
+    if (session) return session;
+    const cut = id.indexOf('~');
+    const parent = cut < 0 ? undefined : this.#sessions.get(id.slice(0, cut));
+    if (!parent) return undefined;
+    const found = parent.streams?.get(id);
+    if (found || !make) return found;
+    parent.streams ??= new Map();
+    if (parent.streams.size >= MAX_STREAM_LOGS) parent.streams.delete(parent.streams.keys().next().value as string);
+    const log: EventLogOf = { events: [], seq: 0 };
+    parent.streams.set(id, log);
+    return log;
+  }
+
   async appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
-    const s = this.#sessions.get(id);
+    const s = this.#logOf(id, true);
     // One epoch for the process: its sessions end with it, so their ids cannot restart.
     const event = { id: formatEventId({ epoch: this.#epoch, n: s ? ++s.seq : 0 }), message };
     if (s) {
@@ -119,7 +143,7 @@ export class MemorySessionStore implements SessionBackend {
   }
 
   async eventsAfter(id: string, lastEventId: string | undefined): Promise<StoredEvent[]> {
-    const events = this.#sessions.get(id)?.events ?? [];
+    const events = this.#logOf(id, false)?.events ?? [];
     if (lastEventId === undefined) return [];
     return eventsAfterId(events, lastEventId);
   }

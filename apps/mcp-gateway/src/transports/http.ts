@@ -76,6 +76,12 @@ export interface HttpOptions {
   keepAliveTimeoutMs?: number | undefined;
   /** Connections open at once; more are refused. Default 1 000. */
   maxConnections?: number | undefined;
+  /**
+   * 2025-11-25 sessions: a POST not answered within this many ms becomes an event stream whose
+   * connection ends after its priming event; the client polls for the answer with GET and
+   * Last-Event-ID (SEP-1699). Default: unset (the connection is held until the answer).
+   */
+  postStreamPollMs?: number | undefined;
   /** subscriptions/listen streams on this replica: in all (MAX_LISTEN_STREAMS) and per caller. */
   listenLimits?: ListenLimits | undefined;
   /** Messages in one 2025-03-26 batch (default 50), and its requests running at once (default 8). */
@@ -160,6 +166,8 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     batchLimits: options.batchLimits ?? DEFAULT_BATCH_LIMITS,
     callerOf: oauth ? (request) => oauth.callerOf(request) : undefined,
     draining: false,
+    resumable: new Set(),
+    pollMs: options.postStreamPollMs,
   };
 
   app.removeContentTypeParser(['application/json', 'text/plain']);

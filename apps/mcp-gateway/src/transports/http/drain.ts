@@ -5,7 +5,9 @@
 //  1. stop accepting connections; idle keep-alive connections close now, and every answer
 //     that starts from here says `Connection: close`, so no client reuses this replica;
 //  2. end the streams that never finish by themselves (GET streams, subscriptions/listen):
-//     their clients reconnect, on another replica, and resume from their last event id;
+//     their clients reconnect, on another replica, and resume from their last event id; with a
+//     shared store (Redis), end the resumable POST streams too: their requests run on here,
+//     and their clients resume them on another replica, where the answers arrive through Redis;
 //  3. wait for the requests in flight, up to SHUTDOWN_GRACE_MS;
 //  4. whatever still runs then is stopped, and answered with an error that says so (not an
 //     empty reply), before the remaining connections are closed.
@@ -38,14 +40,21 @@ export async function drain(app: FastifyInstance, ctx: HttpContext, graceMs: num
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   await ctx.listens.endAll();
   for (const stream of ctx.getStreams.values()) stream.close();
+  if (ctx.store.kind === 'redis') for (const stream of [...ctx.resumable]) stream.close();
   ctx.log.info(
     { inFlight, graceMs },
     `shutting down: no new connections; waiting up to ${graceMs} ms (SHUTDOWN_GRACE_MS) for ${inFlight} request(s) in flight`,
   );
   const sweep = setInterval(() => server.closeIdleConnections(), SWEEP_MS);
+  // Done when no connection is left and no request runs (a resumed stream's request has none).
   const grace = new AbortController();
+  const idle = async () => {
+    await closed;
+    while (ctx.inFlight.size > 0 && !grace.signal.aborted) await sleep(SWEEP_MS);
+    return true;
+  };
   try {
-    const finished = await Promise.race([closed.then(() => true), sleep(graceMs, false, { signal: grace.signal })]);
+    const finished = await Promise.race([idle(), sleep(graceMs, false, { signal: grace.signal })]);
     if (finished) return { inFlight, stopped: 0 };
     const stopped = ctx.inFlight.size;
     ctx.log.warn(

@@ -35,6 +35,10 @@ export interface HttpContext {
   callerOf?: ((request: FastifyRequest) => Caller | undefined) | undefined;
   /** Shutting down (drain.ts): no new streams; requests in flight finish. */
   draining: boolean;
+  /** The resumable POST streams open on this replica (resumable-stream.ts): a drain ends them. */
+  resumable: Set<{ close(): void }>;
+  /** POST_STREAM_POLL_MS: a session's POST not answered by then becomes a stream the client polls. */
+  pollMs?: number | undefined;
 }
 
 /**
@@ -63,6 +67,11 @@ export function ownsSession(ctx: HttpContext, request: FastifyRequest, session: 
 export interface ClientWatch {
   gone: boolean;
   running: Set<Cancellation>;
+  /**
+   * The answer is a resumable stream: a client that goes away will resume it, so its calls run
+   * on (the spec: a disconnection is not a cancellation).
+   */
+  resumable?: boolean;
 }
 
 /** Watches the connection of one exchange; a client that leaves before the answer stops its calls. */
@@ -72,6 +81,7 @@ export function watchClient(reply: FastifyReply): ClientWatch {
   reply.raw.on('close', () => {
     if (reply.raw.writableFinished) return;
     watch.gone = true;
+    if (watch.resumable) return;
     for (const cancellation of watch.running) cancellation.abort(new Error('client went away'));
   });
   return watch;

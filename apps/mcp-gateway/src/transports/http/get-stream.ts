@@ -9,8 +9,17 @@ import type { StoredEvent } from '../../sessions/session-store.js';
 import { openEventStream, sendMessage } from './event-stream.js';
 import { type HttpContext, ownsSession } from './exchange.js';
 import { accepts, header, needsSession, rpcError } from './replies.js';
+import { parseStreamEventId, resumeStream } from './resumable-stream.js';
 
 const NO_ID: EventId = { epoch: 0, n: 0 };
+
+const shuttingDown = (reply: FastifyReply) =>
+  rpcError(
+    reply,
+    503,
+    INTERNAL_ERROR,
+    'Service Unavailable: this gateway replica is shutting down; open the stream again (with Last-Event-ID) and another replica serves it',
+  );
 
 export async function getStream(ctx: HttpContext, request: FastifyRequest, reply: FastifyReply) {
   const sessionId = header(request, 'mcp-session-id');
@@ -23,6 +32,12 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     return rpcError(reply, 404, SESSION_NOT_FOUND, 'Session not found: initialize a new session');
   }
   const lastEventId = header(request, 'last-event-id');
+  // The Last-Event-ID of a POST's stream: that stream resumes (resumable-stream.ts), not this one.
+  const postStream = lastEventId === undefined ? undefined : parseStreamEventId(lastEventId);
+  if (postStream) {
+    if (ctx.draining) return shuttingDown(reply);
+    return resumeStream(ctx, reply, sessionId, postStream.tag, postStream.after);
+  }
   const resumeFrom = lastEventId === undefined ? undefined : parseEventId(lastEventId);
   if (lastEventId !== undefined && resumeFrom === undefined) {
     return rpcError(
@@ -33,14 +48,7 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     );
   }
   // A stream never ends by itself: a replica shutting down would hold it to its grace period.
-  if (ctx.draining) {
-    return rpcError(
-      reply,
-      503,
-      INTERNAL_ERROR,
-      'Service Unavailable: this gateway replica is shutting down; open the stream again (with Last-Event-ID) and another replica serves it',
-    );
-  }
+  if (ctx.draining) return shuttingDown(reply);
   // The stream stays open after the handler returns, until the client leaves, a newer GET for
   // the session replaces it, the session is deleted (on any replica), or the server closes.
   reply.sse.keepAlive();

@@ -15,7 +15,7 @@ import {
 } from '../../protocol/json-rpc.js';
 import { type Intake, mapLimited, takeIn } from '../../protocol/message-intake.js';
 import type { Outcome, SessionState } from '../../protocol/messages.js';
-import { ALL_REVISIONS, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
+import { ALL_REVISIONS, features, LEGACY_REVISIONS, metaOf } from '../../protocol/revisions.js';
 import { pending, SessionLimitError } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 import {
@@ -28,6 +28,7 @@ import {
   watchClient,
 } from './exchange.js';
 import { header, rpcError, sendJson } from './replies.js';
+import { ResumableStream } from './resumable-stream.js';
 
 /** initialize: one request on its own, without a session id; answers with the new session's id. */
 async function initialize(
@@ -218,6 +219,14 @@ function answer(
   };
   const single = requests.length === 1 && !intake.batch ? requests[0] : undefined;
   if (!single) return answerBatch(ctx, reply, sessionId, intake, options);
+  // 2025-11-25: any answer that streams can be resumed; with POST_STREAM_POLL_MS, a slow one streams.
+  if (features(session.protocolVersion).ssePriming) {
+    const progress = metaOf(single.params).progressToken !== undefined;
+    if (progress || session.elicitation || ctx.pollMs !== undefined) {
+      return answerResumable(ctx, reply, sessionId, session, single, options, progress);
+    }
+    return answerOne(ctx, reply, sessionId, single, options);
+  }
   if (metaOf(single.params).progressToken !== undefined) {
     return answerOnStream(ctx, reply, sessionId, session, single, options);
   }
@@ -254,7 +263,7 @@ async function answerOne(
 
 /**
  * Progress needs a stream: the notifications, then the response, on this POST's SSE stream.
- * Its events carry no ids: this stream cannot be resumed, so it promises nothing to resume.
+ * Before 2025-11-25 its events carry no ids: it cannot be resumed, so it promises nothing.
  */
 function answerOnStream(
   ctx: HttpContext,
@@ -276,6 +285,56 @@ function answerOnStream(
     await keepSession(ctx, sessionId, outcome);
     return outcome;
   });
+}
+
+/**
+ * 2025-11-25: the answer as a resumable stream (resumable-stream.ts), opened at once for
+ * progress, else when a question is sent or POST_STREAM_POLL_MS has passed (the connection then
+ * ends, and the client polls with GET); JSON when it was never opened. Once opened, a client that
+ * goes away does not stop the request: it resumes, here or on another replica.
+ */
+async function answerResumable(
+  ctx: HttpContext,
+  reply: FastifyReply,
+  sessionId: string,
+  session: SessionState,
+  single: JsonRpcRequest,
+  options: RunOptions,
+  progress: boolean,
+) {
+  const stream = new ResumableStream(ctx, reply, options.client, sessionId);
+  if (progress) stream.open();
+  const poll =
+    ctx.pollMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          if (options.client.gone) return;
+          stream.open();
+          stream.close();
+        }, ctx.pollMs);
+  let outcome: Outcome;
+  try {
+    outcome = await runRequest(ctx, single, {
+      ...options,
+      ...(progress ? { notify: (n: JsonRpcNotification) => stream.send(n) } : {}),
+      ask: session.elicitation
+        ? (method, params, signal) => ctx.questions.ask(sessionId, method, params, signal, (m) => stream.send(m))
+        : undefined,
+    });
+  } catch (error) {
+    if (!stream.isOpen) throw error;
+    ctx.log.error({ err: error }, 'request failed');
+    await stream.end(errorResponse(null, INTERNAL_ERROR, 'Internal error'));
+    return undefined;
+  } finally {
+    clearTimeout(poll);
+  }
+  await keepSession(ctx, sessionId, outcome);
+  if (stream.isOpen) {
+    await stream.end(outcome.kind === 'response' ? outcome.response : undefined);
+    return undefined;
+  }
+  return answerJson(reply, options.client, outcome);
 }
 
 /**
