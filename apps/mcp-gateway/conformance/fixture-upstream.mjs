@@ -11,6 +11,8 @@
 // (x-mcp.approval): the gateway answers the first call with an input_required result whose one
 // elicitation asks for the approval, and the retry, with the answer and the signed requestState,
 // makes the call (DELETE /approvals/{kind}); a tampered state is refused before it.
+// test_reconnection answers after a second, so that the gateway (POST_STREAM_POLL_MS) ends its
+// stream before the answer and the client polls for it (server-sse-polling, SEP-1699).
 // What a REST answer cannot be, the suite's excuses name by check id (scripts/conformance.mjs):
 // several content types in one answer, a tool that asks the client something mid-call.
 // Usage: const fixture = await startFixtureUpstream({ onChange }); fixture.document(), .url, .close()
@@ -76,6 +78,9 @@ export function fixtureDocument(url, changes = 0) {
         'application/json': { schema: { type: 'object' } },
         'text/event-stream': { schema: { type: 'string' } },
       }),
+    },
+    '/reconnection': {
+      get: operation('test_reconnection', 'Answers after a second', { 'text/plain': { schema: { type: 'string' } } }),
     },
     '/log': {
       get: operation('test_logging_tool', 'Answers at once', { 'application/json': { schema: { type: 'object' } } }),
@@ -252,6 +257,12 @@ export async function startFixtureUpstream({ onChange = async () => undefined } 
     if (path.startsWith('/approvals/') && request.method === 'DELETE') {
       // Reached only after the approval: the gateway checked the signed requestState first.
       return send(200, 'text/plain', `Hello! Deleted ${path.slice(11)}, as approved; state-ok.`);
+    }
+    // Slower than the gateway's POST_STREAM_POLL_MS here: its answer comes to the client's poll.
+    if (path === '/reconnection') {
+      const timer = setTimeout(() => send(200, 'text/plain', 'Reconnection test completed.'), 1_000);
+      response.on('close', () => clearTimeout(timer));
+      return undefined;
     }
     if (path === '/log' || path === '/added' || path === '/contact')
       return send(200, 'application/json', '{"ok":true}');
