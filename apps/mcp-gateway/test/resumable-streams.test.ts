@@ -49,7 +49,7 @@ async function readEvents(response: Response, until?: (event: SseEvent) => boole
   return events;
 }
 
-async function stack(extra: { postStreamPollMs?: number; redisPrefix?: string } = {}) {
+async function stack(extra: { postStreamPollMs?: number; redisPrefix?: string; resumableBeatMs?: number } = {}) {
   const api = await startRecordingToyApi((request) => request.url);
   const store = extra.redisPrefix
     ? await createSessionStore({ redisUrl: process.env.REDIS_URL, redisPrefix: extra.redisPrefix })
@@ -57,7 +57,11 @@ async function stack(extra: { postStreamPollMs?: number; redisPrefix?: string } 
   if (store) onCleanup(() => store.close());
   const gw = await startHttpGatewayFor(
     { upstreamUrl: api.url, upstreamApiKey: api.key },
-    { ...(store ? { store } : {}), postStreamPollMs: extra.postStreamPollMs },
+    {
+      ...(store ? { store } : {}),
+      postStreamPollMs: extra.postStreamPollMs,
+      resumableBeatMs: extra.resumableBeatMs,
+    },
   );
   const slowCalls = () => api.seen.filter((url) => String(url).startsWith('/slow')).length;
   return { api, gw, slowCalls, store };
@@ -214,5 +218,39 @@ describe('resumable POST streams (2025-11-25)', () => {
     });
     await draining;
     expect(a.slowCalls()).toBe(1);
+  });
+
+  it('answers a resume whose request ended without an answer at once, and one whose replica went silent after three beats', async () => {
+    const prefix = `resume-${randomBytes(4).toString('hex')}:`;
+    const a = await stack({ redisPrefix: prefix });
+    const store = await createSessionStore({ redisUrl: process.env.REDIS_URL, redisPrefix: prefix });
+    onCleanup(() => store.close());
+    const b = await startHttpGatewayFor(
+      { upstreamUrl: a.api.url, upstreamApiKey: a.api.key },
+      { token: a.gw.token, store, resumableBeatMs: 100 },
+    );
+    const { session, call, resume } = await openSession(a.gw);
+    // A stops at once (no drain): its call is cancelled, and the stream's log says it ended.
+    const posted = await call(1, 'slow', { ms: 5_000 }, { progressToken: 'p-1' });
+    const primed = await readEvents(posted, () => true);
+    await expect.poll(a.slowCalls, { timeout: 10_000, interval: 10 }).toBe(1);
+    await a.gw.close();
+    const ended = await readEvents(await resume(b.mcpUrl, primed[0]?.id as string));
+    expect(JSON.parse(ended.at(-1)?.data ?? '{}')).toMatchObject({
+      id: 1,
+      error: { code: -32603, message: expect.stringMatching(/ended without an answer: it was cancelled/) },
+    });
+    // A replica killed mid-call leaves a log that just stops: a resume gives up after three beats.
+    const tag = 'ab'.repeat(8);
+    await store.appendEvent(`${session}~${tag}`, {
+      jsonrpc: '2.0',
+      method: 'notifications/agentwire.dev/stream-opened',
+      params: { requestId: 9 },
+    });
+    const silent = await readEvents(await resume(b.mcpUrl, `p${tag}_0-0`));
+    expect(JSON.parse(silent.at(-1)?.data ?? '{}')).toMatchObject({
+      id: 9,
+      error: { message: expect.stringMatching(/stopped without answering \(no sign of it for 300 ms\)/) },
+    });
   });
 });

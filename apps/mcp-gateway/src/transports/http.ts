@@ -82,6 +82,8 @@ export interface HttpOptions {
    * Last-Event-ID (SEP-1699). Default: unset (the connection is held until the answer).
    */
   postStreamPollMs?: number | undefined;
+  /** How often a resumable POST stream's running request says so in its log (default 5 000 ms); a resume gives up after three silent beats. */
+  resumableBeatMs?: number | undefined;
   /** subscriptions/listen streams on this replica: in all (MAX_LISTEN_STREAMS) and per caller. */
   listenLimits?: ListenLimits | undefined;
   /** Messages in one 2025-03-26 batch (default 50), and its requests running at once (default 8). */
@@ -168,6 +170,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     draining: false,
     resumable: new Set(),
     pollMs: options.postStreamPollMs,
+    beatMs: options.resumableBeatMs,
   };
 
   app.removeContentTypeParser(['application/json', 'text/plain']);

@@ -39,6 +39,8 @@ export interface HttpContext {
   resumable: Set<{ close(): void }>;
   /** POST_STREAM_POLL_MS: a session's POST not answered by then becomes a stream the client polls. */
   pollMs?: number | undefined;
+  /** How often a resumable stream's request says it still runs (default 5 s; tests make it short). */
+  beatMs?: number | undefined;
 }
 
 /**

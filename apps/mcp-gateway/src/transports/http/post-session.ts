@@ -302,7 +302,7 @@ async function answerResumable(
   options: RunOptions,
   progress: boolean,
 ) {
-  const stream = new ResumableStream(ctx, reply, options.client, sessionId);
+  const stream = new ResumableStream(ctx, reply, options.client, sessionId, single.id);
   if (progress) stream.open();
   const poll =
     ctx.pollMs === undefined

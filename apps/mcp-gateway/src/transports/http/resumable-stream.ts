@@ -9,7 +9,13 @@
 // other stream's messages are replayed on it.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { INVALID_REQUEST, type JsonRpcNotification } from '../../protocol/json-rpc.js';
+import {
+  errorResponse,
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  type JsonRpcId,
+  type JsonRpcNotification,
+} from '../../protocol/json-rpc.js';
 import { compareEventIds, type EventId, parseEventId } from '../../sessions/event-ids.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
@@ -32,9 +38,22 @@ export function parseStreamEventId(id: string): { tag: string; after: string } |
   return match ? { tag: match[1] as string, after: match[2] as string } : undefined;
 }
 
-/** The first entry of every stream's log, never sent: that the stream exists (a resume of one that does not gets 404). */
-const OPENED = { jsonrpc: '2.0', method: 'notifications/agentwire.dev/stream-opened' } as const;
-const isOpened = (message: { method?: unknown }) => message.method === OPENED.method;
+// A stream's log also holds entries of its own, never sent: the first says the stream exists (a
+// resume of one that does not gets 404) and which request it answers; while the request runs,
+// one every beat says the replica running it is alive; the last, without an answer, says the
+// request ended without one (cancelled). A resume that hears nothing for LOST_BEATS beats takes
+// the replica for gone (killed, crashed) and answers so, rather than wait for ever.
+const OPENED = 'notifications/agentwire.dev/stream-opened';
+const ALIVE = 'notifications/agentwire.dev/stream-alive';
+const ENDED = 'notifications/agentwire.dev/stream-ended';
+const OWN = new Set([OPENED, ALIVE, ENDED]);
+/** Beats a resume waits without a word from the stream before it gives the request up. */
+const LOST_BEATS = 3;
+export const DEFAULT_BEAT_MS = 5_000;
+
+const own = (method: string, requestId: JsonRpcId) => ({ jsonrpc: '2.0', method, params: { requestId } }) as const;
+const methodOf = (message: unknown) => (message as { method?: unknown }).method;
+const requestIdOf = (message: unknown) => (message as { params?: { requestId?: JsonRpcId } }).params?.requestId;
 
 const isResponse = (message: unknown) =>
   typeof message === 'object' && message !== null && 'id' in message && ('result' in message || 'error' in message);
@@ -45,16 +64,19 @@ export class ResumableStream {
   readonly #reply: FastifyReply;
   readonly #client: ClientWatch;
   readonly #log: string;
+  readonly #requestId: JsonRpcId;
   #stream: EventStream | undefined;
   /** Messages are stored, then written, one after another. */
   #chain: Promise<void> = Promise.resolve();
   #closed = false;
+  #beat: NodeJS.Timeout | undefined;
 
-  constructor(ctx: HttpContext, reply: FastifyReply, client: ClientWatch, sessionId: string) {
+  constructor(ctx: HttpContext, reply: FastifyReply, client: ClientWatch, sessionId: string, requestId: JsonRpcId) {
     this.#ctx = ctx;
     this.#reply = reply;
     this.#client = client;
     this.#log = logOf(sessionId, this.#tag);
+    this.#requestId = requestId;
   }
 
   get isOpen(): boolean {
@@ -69,12 +91,18 @@ export class ResumableStream {
     this.#ctx.resumable.add(this);
     // Written as it is: the plugin would send an empty string as `data: ""`, not an empty field.
     this.#reply.raw.write(`id: p${this.#tag}_${START}\ndata:\nretry: ${RETRY_MS}\n\n`);
-    this.#chain = this.#ctx.store.appendEvent(this.#log, OPENED).then(
-      () => undefined,
-      (error: unknown) =>
-        this.#ctx.log.warn({ err: error }, 'a resumable stream could not be stored: it cannot be resumed'),
-    );
+    this.#chain = this.#store(own(OPENED, this.#requestId));
+    this.#beat = setInterval(() => {
+      this.#chain = this.#chain.then(() => this.#store(own(ALIVE, this.#requestId)));
+    }, this.#ctx.beatMs ?? DEFAULT_BEAT_MS).unref();
     this.#stream.onClose(() => this.#ctx.resumable.delete(this));
+  }
+
+  #store(entry: ReturnType<typeof own>): Promise<void> {
+    return this.#ctx.store.appendEvent(this.#log, entry as JsonRpcNotification).then(
+      () => undefined,
+      (error: unknown) => this.#ctx.log.warn({ err: error }, 'a resumable stream could not be stored'),
+    );
   }
 
   /** Stores a message in the stream's log, then writes it if the connection is still there. */
@@ -100,9 +128,11 @@ export class ResumableStream {
     this.#stream?.close();
   }
 
-  /** The last message (the answer): stored and written, then the connection ends. */
+  /** The last message (the answer; none when cancelled): stored and written, then the connection ends. */
   async end(message?: unknown): Promise<void> {
+    clearInterval(this.#beat);
     if (message !== undefined) this.send(message);
+    else if (this.#stream) this.#chain = this.#chain.then(() => this.#store(own(ENDED, this.#requestId)));
     await this.#chain;
     this.close();
   }
@@ -147,7 +177,27 @@ export async function resumeStream(
   const sse = openEventStream(reply);
   let last = parseEventId(after) as EventId;
   let done = false;
+  let requestId: JsonRpcId | undefined;
+  let heard = Date.now();
+  /** The last word, when the request ended without an answer or its replica is gone. */
+  const giveUp = (why: string) => {
+    if (done) return;
+    done = true;
+    sendMessage(ctx.log, sse, errorResponse(requestId ?? null, INTERNAL_ERROR, why));
+    sse.close();
+  };
   deliver = (event: StoredEvent) => {
+    heard = Date.now();
+    const method = methodOf(event.message);
+    if (typeof method === 'string' && OWN.has(method)) {
+      requestId ??= requestIdOf(event.message);
+      if (method === ENDED) {
+        giveUp(
+          'This request ended without an answer: it was cancelled, by the client or by the gateway replica that ran it.',
+        );
+      }
+      return;
+    }
     const id = parseEventId(event.id);
     if (done || id === undefined || compareEventIds(id, last) <= 0) return; // seen, or both read and heard
     last = id;
@@ -157,11 +207,19 @@ export async function resumeStream(
       sse.close();
     }
   };
+  const beatMs = ctx.beatMs ?? DEFAULT_BEAT_MS;
+  const watchdog = setInterval(() => {
+    if (Date.now() - heard < beatMs * LOST_BEATS) return;
+    giveUp(
+      `The gateway replica running this request stopped without answering (no sign of it for ${LOST_BEATS * beatMs} ms): it was killed or crashed. Whether its upstream call took effect is not known; send it again (a write with the same idempotency key).`,
+    );
+  }, beatMs).unref();
   const stopEnded = ctx.store.onEnded?.(sessionId, () => sse.close());
   // A drain ends it as it ends the POST streams: the client resumes once more, elsewhere.
   const resumed = { close: () => sse.close() };
   ctx.resumable.add(resumed);
   sse.onClose(() => {
+    clearInterval(watchdog);
     unsubscribe();
     stopEnded?.();
     ctx.resumable.delete(resumed);
@@ -170,6 +228,8 @@ export async function resumeStream(
   held = undefined;
   const inOrder = (a: StoredEvent, b: StoredEvent) =>
     compareEventIds(parseEventId(a.id) as EventId, parseEventId(b.id) as EventId);
-  for (const event of [...logged, ...waiting].sort(inOrder)) if (!isOpened(event.message)) deliver(event);
+  for (const event of [...logged, ...waiting].sort(inOrder)) deliver(event);
+  // What was read is old: only a word from now on shows the request still runs.
+  heard = Date.now();
   return undefined;
 }
