@@ -7,7 +7,6 @@
 // bound to the browser that opened them, and to the user whose call made them.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type AuthServer, loadOrCreateKeys, signInDemoUser, startAuthServer } from '@agentwire/auth-server';
@@ -18,6 +17,7 @@ import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } fr
 import { Redis } from 'ioredis';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../test-support/prerequisites.mjs';
 import { ConnectFlow } from '../src/connect/flow.js';
 import { connectSettingsOf } from '../src/connect/settings.js';
 import { type ConnectStore, MemoryConnectStore, RedisConnectStore, Sealer, userKey } from '../src/connect/vault.js';
@@ -40,14 +40,6 @@ let mcpUrl: string;
 let port: number;
 const homeResources: Record<string, string[]> = {};
 const thirdResources: Record<string, string[]> = {};
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: free } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return free;
-}
 
 beforeAll(async () => {
   // The gateway's address is known first: both servers name its redirect URIs.
@@ -180,15 +172,21 @@ async function stack({ redisPrefix, store, via = third }: StackOptions = {}) {
   return { api, faults, second, env };
 }
 
-/** A client of the gateway for one user, on 2025-11-25; `url`: it declares URL mode elicitation. */
-async function clientOf(user: string, url: boolean, at = mcpUrl) {
-  const { accessToken } = await signInDemoUser({
+/** A demo user's access token for the gateway, from `home`. */
+async function homeToken(user: string): Promise<string> {
+  const signedIn = await signInDemoUser({
     issuer: home.issuer,
     user,
     password: PASSWORD,
     scope: ALL.join(' '),
     resource: mcpUrl,
   });
+  return signedIn.accessToken;
+}
+
+/** A client of the gateway for one user, on 2025-11-25; `url`: it declares URL mode elicitation. */
+async function clientOf(user: string, url: boolean, at = mcpUrl) {
+  const accessToken = await homeToken(user);
   const headers = {
     authorization: `Bearer ${accessToken}`,
     'content-type': 'application/json',
@@ -391,13 +389,7 @@ describe('identity: connect', () => {
 
   it("works with the official SDK's client: UrlElicitationRequiredError, the completion notification, then the call", async () => {
     await stack();
-    const { accessToken } = await signInDemoUser({
-      issuer: home.issuer,
-      user: 'ada',
-      password: PASSWORD,
-      scope: ALL.join(' '),
-      resource: mcpUrl,
-    });
+    const accessToken = await homeToken('ada');
     const client = new ClientV1({ name: 'sdk', version: '1' }, { capabilities: { elicitation: { url: {} } } });
     const completed: string[] = [];
     client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
@@ -422,13 +414,7 @@ describe('identity: connect', () => {
 
   it("and with SDK v2's client on 2026-07-28 (no session): an input request for the link; accepted, the call waits for the user", async () => {
     const { api } = await stack();
-    const { accessToken } = await signInDemoUser({
-      issuer: home.issuer,
-      user: 'ada',
-      password: PASSWORD,
-      scope: ALL.join(' '),
-      resource: mcpUrl,
-    });
+    const accessToken = await homeToken('ada');
     const client = new ClientV2(
       { name: 'sdk-v2', version: '1' },
       { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: 'auto' } },
@@ -459,13 +445,7 @@ describe('identity: connect', () => {
 
   it('2026-07-28 without the SDK: input_required, a decline sends nothing; a 2025-06-18 session never gets -32042', async () => {
     const { api } = await stack();
-    const { accessToken } = await signInDemoUser({
-      issuer: home.issuer,
-      user: 'ada',
-      password: PASSWORD,
-      scope: ALL.join(' '),
-      resource: mcpUrl,
-    });
+    const accessToken = await homeToken('ada');
     const gw = { mcpUrl, token: accessToken };
     const capabilities = { elicitation: { url: {} } };
     const asked = await modernCall(gw, 'toy.list_emails', { limit: 1 }, {}, { capabilities });
