@@ -79,6 +79,8 @@ export interface GatewayConfig {
    * or send structuredContent but leave the schemas out of the list, which they would dominate (unlisted).
    */
   outputSchemas: boolean | 'unlisted';
+  /** RESULT_FIELDS: static-mode tools that answer JSON take `_fields` too (call_operation always does). */
+  resultFields: boolean;
   /** TOOLS_DESCRIPTION_MAX: descriptions in the list cut to their first paragraph, at most this long. */
   descriptionMax: number | undefined;
   /** Decoded bytes of files and binary bodies one tool call may send upstream. */
@@ -340,6 +342,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logLevel: logLevelOf(env.LOG_LEVEL),
     pageSize: pageSizeOf(env.TOOLS_PAGE_SIZE),
     outputSchemas: outputSchemasOf(env.OUTPUT_SCHEMAS),
+    resultFields: onOff('RESULT_FIELDS', env.RESULT_FIELDS, false),
     descriptionMax: env.TOOLS_DESCRIPTION_MAX
       ? integerOf('TOOLS_DESCRIPTION_MAX', env.TOOLS_DESCRIPTION_MAX, 0, 40, 100_000)
       : undefined,

@@ -67,6 +67,8 @@ export interface GatewayOptions {
   upstreamReport?: UpstreamReportMode | undefined;
   /** Each tool's input and output schema at most this many bytes of JSON (schema-budget.ts). Default 64 KiB. */
   maxSchemaBytes?: number | undefined;
+  /** RESULT_FIELDS=on: static-mode tools that answer JSON take `_fields` (call_operation always does). Default off. */
+  resultFields?: boolean | undefined;
   /** The largest upstream answer read (a stream's events together). Default 10 MiB. */
   maxResponseBytes?: number | undefined;
   /** The largest OpenAPI document read, from a URL or a file (MAX_SPEC_BYTES). Default 64 MiB. */

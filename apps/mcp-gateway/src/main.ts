@@ -49,6 +49,7 @@ async function main(): Promise<void> {
     descriptionMax: config.descriptionMax,
     maxUploadBytes: config.maxUploadBytes,
     maxSchemaBytes: config.maxSchemaBytes,
+    resultFields: config.resultFields,
     metrics: config.metrics,
     upstreamReport: config.upstreamReport,
     maxResponseBytes: config.maxResponseBytes,

@@ -80,6 +80,8 @@ export type Outcome =
 /** One tools/call as the core hands it to the tool layer, its revision already settled. */
 export interface ToolCallRequest {
   params: Record<string, unknown> | undefined;
+  /** `_fields`: only these parts of the answer (tools/fields.ts), taken out of the arguments. */
+  fields?: readonly string[] | undefined;
   revision: Revision;
   /** The level the client asked logs at (notifications/message), if any. */
   logLevel: LogLevel | undefined;

@@ -8,6 +8,7 @@ import { openApiToTools, type SkippedOperation } from '../openapi/openapi-to-too
 import { MAX_TOOL_NAME, NameRegistry } from '../openapi/tool-names.js';
 import { LATEST_LEGACY } from '../protocol/revisions.js';
 import { CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL } from './dynamic-tools.js';
+import { takesFields, withFieldsArgument } from './fields.js';
 import { isMetaTool, type ToolPart, ToolRegistry } from './registry.js';
 import { SelectionError, type SelectionReport, selectTools, type ToolSelection } from './selection.js';
 import type { ResultLimits, Tool, ToolsMode, UpstreamAuth } from './tool.js';
@@ -39,6 +40,8 @@ export interface CatalogSettings {
   toolsTokenBudget?: number | undefined;
   /** Each tool's input and output schema at most this many bytes of JSON. */
   maxSchemaBytes?: number | undefined;
+  /** RESULT_FIELDS=on: each tool listed in static mode that answers JSON takes `_fields` (tools/fields.ts). */
+  resultFields?: boolean | undefined;
 }
 
 export const DEFAULT_TOOLS_TOKEN_BUDGET = 20_000;
@@ -157,6 +160,10 @@ export async function buildCatalog(
     const staticList = new ToolRegistry(part.tools, options.pageSize ?? 100, { ...compact, title: part.title });
     const chosen = await chooseMode(staticList, part.source.mode ?? options.toolsMode ?? 'auto', budget);
     toolParts.push({ scope: part.source.name, title: part.title, mode: chosen.mode, tools: part.tools });
+    // In dynamic mode call_operation takes `_fields` for every operation: theirs stay as they are.
+    if (options.resultFields && chosen.mode === 'static') {
+      for (const tool of part.tools) if (takesFields(tool)) withFieldsArgument(tool);
+    }
     whys.push(several ? `${part.source.name}: ${chosen.mode} (${chosen.why})` : chosen.why);
   }
   const tools = new ToolRegistry(kept, options.pageSize ?? 100, { ...compact, title, parts: toolParts });

@@ -10,6 +10,7 @@
 //
 // Ranking is in operation-search.ts, measured by the retrieval benchmark (pnpm retrieval).
 
+import { FIELDS_ARG, FIELDS_SCHEMA } from './fields.js';
 import { DEFAULT_SEARCH_RESULTS } from './operation-search.js';
 import type { JsonSchema, ToolAnnotations } from './tool.js';
 
@@ -174,6 +175,7 @@ export function metaTools(title: string, count: number, scope?: string): MetaToo
         properties: {
           name: { type: 'string', minLength: 1, description: `An exact name from ${SEARCH}` },
           arguments: { type: 'object', description: 'The arguments, as the operation describes them' },
+          [FIELDS_ARG]: FIELDS_SCHEMA,
         },
         required: ['name'],
         additionalProperties: false,

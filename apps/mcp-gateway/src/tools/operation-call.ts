@@ -20,6 +20,7 @@ import {
   tasksRequired,
   withWriteMeta,
 } from './call-answers.js';
+import { projectResult } from './fields.js';
 import type { QuotaState } from './quota.js';
 import type { ToolRegistry } from './registry.js';
 import { boundResult } from './result-limits.js';
@@ -240,7 +241,7 @@ export class OperationCalls {
     }
     const unknown = result.outcomeUnknown === true;
     if (request.signal.aborted) {
-      const kept = withWriteMeta(this.#finish(tool, result), plan, unknown);
+      const kept = withWriteMeta(this.#finish(tool, result, request.fields), plan, unknown);
       ran.final = unknown ? { ...kept, outcomeUnknown: true } : kept;
       return { answer: { kind: 'cancelled' }, outcome: 'cancelled' };
     }
@@ -270,7 +271,7 @@ export class OperationCalls {
         called: { tool, report: followed._meta[UPSTREAM_REPORT_KEY] ?? report },
       };
     }
-    const answer = shown(this.#finish(tool, result), sendReport, plan, unknown);
+    const answer = shown(this.#finish(tool, result, request.fields), sendReport, plan, unknown);
     logUpstream(request, tool.name, answer, report);
     ran.final = unknown ? { ...answer, outcomeUnknown: true } : answer;
     return {
@@ -280,13 +281,19 @@ export class OperationCalls {
     };
   }
 
-  #finish(tool: Tool, result: ToolResult): ToolResult {
-    return finished(this.#settings.tools(), tool, result, this.#settings.resultLimits);
+  #finish(tool: Tool, result: ToolResult, fields: readonly string[] | undefined): ToolResult {
+    return finished(this.#settings.tools(), tool, result, this.#settings.resultLimits, fields);
   }
 }
 
 /** A finished upstream result as a client gets it: checked against the output schema, bounded to the limits. */
-export function finished(tools: ToolRegistry, tool: Tool, result: ToolResult, defaultLimits: ResultLimits): ToolResult {
+export function finished(
+  tools: ToolRegistry,
+  tool: Tool,
+  result: ToolResult,
+  defaultLimits: ResultLimits,
+  fields?: readonly string[],
+): ToolResult {
   const limits = tool.binding.resultLimits ?? defaultLimits;
   const fits = (value: unknown) => {
     try {
@@ -302,7 +309,9 @@ export function finished(tools: ToolRegistry, tool: Tool, result: ToolResult, de
     const { accepted: _internal, outcomeUnknown: _said, connect: _link, ...kept } = result;
     rest = kept;
   }
-  return boundResult(checkStructured(tools, tool, rest), tool, limits, fits);
+  // Only the fields asked for (`_fields`), checked, then cut: asking for less is how a model avoids the cut.
+  const checked = checkStructured(tools, tool, rest);
+  return boundResult(fields ? projectResult(checked, tool, fields) : checked, tool, limits, fits);
 }
 
 /**

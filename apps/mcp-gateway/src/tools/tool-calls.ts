@@ -23,6 +23,7 @@ import {
   refused,
 } from './call-answers.js';
 import { type MetaTool, unknownOperation } from './dynamic-tools.js';
+import { FIELDS_ARG, hasFieldsArgument } from './fields.js';
 import { answerLocally } from './meta-answers.js';
 import { type Admission, finished, OperationCalls } from './operation-call.js';
 import { paramHeaderMismatch } from './param-headers.js';
@@ -220,7 +221,12 @@ export class ToolCalls implements ToolService {
     if (!isMetaTool(listed)) {
       const access = this.#access.check(listed, request.caller);
       if (!access.ok) return refused(accessRefusal(listed.name, access), f.argumentErrorsAsResults);
-      return this.#operations.call(request, listed, checked.value);
+      // `_fields` is the gateway's own argument (RESULT_FIELDS=on): never sent upstream.
+      const fields = checked.value[FIELDS_ARG] as string[] | undefined;
+      if (fields === undefined || !hasFieldsArgument(listed))
+        return this.#operations.call(request, listed, checked.value);
+      const { [FIELDS_ARG]: _taken, ...args } = checked.value;
+      return this.#operations.call({ ...request, fields }, listed, args);
     }
     if (listed.meta !== 'call') {
       const result = this.#answerLocally(listed, checked.value, revision, request.caller);
@@ -238,7 +244,8 @@ export class ToolCalls implements ToolService {
     if (!access.ok) return refused(accessRefusal(target.name, access), true);
     const inner = this.#checkArguments(target, checked.value.arguments ?? {});
     if (!inner.ok) return errorAnswer(inner);
-    return this.#operations.call(request, target, inner.value);
+    const fields = checked.value[FIELDS_ARG] as string[] | undefined;
+    return this.#operations.call(fields === undefined ? request : { ...request, fields }, target, inner.value);
   }
 
   /** A tool's arguments against its input schema; the error text is what the model reads. */
