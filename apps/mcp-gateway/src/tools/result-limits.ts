@@ -8,6 +8,7 @@
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
 import { countTokens, tokensWithin } from '@agentwire/tool-tokens';
+import { FIELDS_ARG } from './fields.js';
 import type { ResultLimits, Tool, ToolResult } from './tool.js';
 
 export const DEFAULT_MAX_RESULT_BYTES = 100_000;
@@ -165,10 +166,11 @@ function noteFor(cut: Cut, what: string, limitText: string, tool: Tool): string 
   const list = cut.at === '' ? 'the answer' : `"${cut.at}"`;
   const properties = Object.keys((tool.inputSchema.properties ?? {}) as Record<string, unknown>);
   const paging = PAGING_ARGS.filter((name) => properties.includes(name));
+  const fields = properties.includes(FIELDS_ARG) ? `, or only the fields needed with ${FIELDS_ARG}` : '';
   const ask =
     paging.length > 0
-      ? `ask for less or for the next part with ${paging.join(', ')}`
-      : 'ask for less (a narrower filter)';
+      ? `ask for less or for the next part with ${paging.join(', ')}${fields}`
+      : `ask for less (a narrower filter${fields})`;
   return `Cut: ${list} holds the first ${cut.kept} of ${cut.of} items; the whole answer (${what}) is over ${limitText}. To see the rest, ${ask}.`;
 }
 
