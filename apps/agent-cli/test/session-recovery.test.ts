@@ -93,14 +93,25 @@ describe('the agent when the gateway restarts', () => {
  */
 type Fault = 'bad-gateway' | 'lose-answer' | 'cut-stream';
 
-async function faultyBalancer(target: string) {
+async function faultyBalancer(target: string, { passResumes = false } = {}) {
   let next: Fault | undefined;
   let served = 0;
   let matching = '"tools/call"';
   const { createServer } = await import('node:http');
   const server = createServer(async (req, res) => {
     // POSTs only: a session's GET stream would stay open past the test (405 is what a server
-    // without GET streams answers, and the client goes on without one).
+    // without GET streams answers, and the client goes on without one). With passResumes, a GET
+    // that resumes a POST's stream (Last-Event-ID) passes: it ends with the answer.
+    if (req.method === 'GET' && passResumes && req.headers['last-event-id']) {
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([k]) => !['host', 'connection'].includes(k)),
+      ) as Record<string, string>;
+      const upstream = await fetch(`${target}${req.url}`, { headers });
+      res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
+      for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
+      res.end();
+      return;
+    }
     if (req.method === 'GET') {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
@@ -164,8 +175,8 @@ async function faultyBalancer(target: string) {
 }
 
 /** A client whose requests pass through a faulty balancer in front of `origin`, with its ledger. */
-async function throughBalancer(origin: string) {
-  const lb = await faultyBalancer(origin);
+async function throughBalancer(origin: string, options: { passResumes?: boolean } = {}) {
+  const lb = await faultyBalancer(origin, options);
   const ledger = new Ledger();
   const http = new HttpClient({ baseUrl: lb.url, ledger });
   closers.push(() => http.close());
@@ -258,6 +269,29 @@ describe('the agent when a tool call is lost in transit', () => {
       expect(digestPosts.map((a) => a.errorType)).toEqual(['connection_error']);
     });
   }
+
+  it('resumes a 2025-11-25 answer cut mid-way where the balancer passes the resume: one call, no piece twice (legacy)', async () => {
+    const s = await stack();
+    const { lb, http } = await throughBalancer(s.mcpUrl.replace(/\/mcp$/, ''), { passResumes: true });
+    const calls: ToolCallRecord[] = [];
+    const backend = await McpBackend.http({
+      url: lb.url,
+      token: s.token,
+      http,
+      mode: 'legacy',
+      deadline: Date.now() + 30_000,
+      record: (r) => calls.push(r),
+    });
+    closers.push(() => backend.close());
+    lb.failNext('cut-stream', '"create_digest"');
+    const shown: string[] = [];
+    const text = await backend.digest('2026-06-10', (piece) => shown.push(piece));
+    expect(text.length).toBeGreaterThan(0);
+    expect(shown.join('')).toBe(text);
+    // The gateway's stream was primed: the client took the rest from the resume, and sent nothing twice.
+    expect(calls.map((c) => [c.tool, c.isError])).toEqual([['create_digest', false]]);
+    expect(lb.faultsServed()).toBe(1);
+  });
 
   it('fails a one-off call (agent call) at once, and lists the tools again, when a server that streams every answer is cut before the result', async () => {
     // The official SDK's server (v1), stateless: it answers every request with an event stream,

@@ -8,7 +8,7 @@
 // How: the transport's fetch is wrapped. Each call runs in an AsyncLocalStorage context holding
 // its watch; a POST answered with an event stream inside that context gets its body read
 // through a guard that notes an `id:` field (then the client can resume by itself, and is left
-// to it) and the end of the body. When the body breaks, or ends, while the call is still
+// to it, unless the server refuses the resume) and the end of the body. When the body breaks, or ends, while the call is still
 // waiting, the call is aborted. A short grace first lets an answer that was already in the
 // stream reach the call: the client parses the body a few steps behind the guard.
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -64,11 +64,20 @@ export async function watched<T>(what: string, request: (signal: AbortSignal) =>
   }
 }
 
-/** Wraps the transport's fetch: event-stream answers to POSTs made inside a watched call are guarded. */
+/**
+ * Wraps the transport's fetch: event-stream answers to POSTs made inside a watched call are
+ * guarded; and when the client resumes a stream (a GET with Last-Event-ID, inside the call) and
+ * the server will not resume it (404, 405: a balancer that passes no GET, a replica that never
+ * had it), the answer is lost: the call fails at once instead of waiting for its deadline.
+ */
 export function watchingAnswers(fetchFn: typeof fetch): typeof fetch {
   return async (input, init) => {
     const response = await fetchFn(input, init);
     const watch = current.getStore();
+    if (watch && (init?.method ?? 'GET') === 'GET' && !response.ok && new Headers(init?.headers).has('last-event-id')) {
+      watch.streamStopped(`could not be resumed (HTTP ${response.status})`);
+      return response;
+    }
     const isStream = response.headers.get('content-type')?.includes('text/event-stream') === true;
     if (!watch || init?.method !== 'POST' || !isStream || !response.body) return response;
     return new Response(guard(response.body, watch), {
