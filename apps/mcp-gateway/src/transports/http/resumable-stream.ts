@@ -59,11 +59,13 @@ const isResponse = (message: unknown) =>
   typeof message === 'object' && message !== null && 'id' in message && ('result' in message || 'error' in message);
 
 export class ResumableStream {
-  readonly #tag = randomBytes(8).toString('hex');
+  // Made when the stream opens: most answers never stream, and cost no random bytes.
+  #tag = '';
+  #log = '';
+  readonly #sessionId: string;
   readonly #ctx: HttpContext;
   readonly #reply: FastifyReply;
   readonly #client: ClientWatch;
-  readonly #log: string;
   readonly #requestId: JsonRpcId;
   #stream: EventStream | undefined;
   /** Messages are stored, then written, one after another. */
@@ -75,7 +77,7 @@ export class ResumableStream {
     this.#ctx = ctx;
     this.#reply = reply;
     this.#client = client;
-    this.#log = logOf(sessionId, this.#tag);
+    this.#sessionId = sessionId;
     this.#requestId = requestId;
   }
 
@@ -86,6 +88,8 @@ export class ResumableStream {
   /** Commits the answer as this stream (once) and sends the priming event. */
   open(): void {
     if (this.#stream) return;
+    this.#tag = randomBytes(8).toString('hex');
+    this.#log = logOf(this.#sessionId, this.#tag);
     this.#stream = openEventStream(this.#reply);
     this.#client.resumable = true;
     this.#ctx.resumable.add(this);
