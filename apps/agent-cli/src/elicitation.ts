@@ -13,6 +13,7 @@ export function approveEverything(on: boolean): void {
 }
 
 import { createInterface } from 'node:readline/promises';
+import { shownLine } from './terminal-text.js';
 
 type Field = { type?: string; description?: string; title?: string; enum?: unknown[]; default?: unknown };
 type Answer = { action: 'accept'; content: Record<string, string | number | boolean> } | { action: 'decline' };
@@ -65,5 +66,48 @@ export async function askAtTerminal(message: string, schema: unknown): Promise<A
   }
 }
 
-/** The client capability that goes with it: form elicitation. */
-export const ELICITATION_CAPABILITY = { elicitation: { form: {} } } as const;
+/**
+ * A link the server asks its user to open (URL mode elicitation: connecting an account at a
+ * third party, identity: connect). The agent never opens it: it shows the whole URL and its
+ * host, so the person sees where it goes, and says yes only for a person: at a terminal they
+ * open it, finish in their browser and press Enter; with --approve (a script a person watches)
+ * the link is shown and the call waits while they open it. Anywhere else it declines, and the
+ * link is still shown, to open before running again.
+ */
+export async function openLinkAtTerminal(message: string, url: string): Promise<{ action: 'accept' | 'decline' }> {
+  let host = '(not a URL)';
+  try {
+    const parsed = new URL(url);
+    host =
+      parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.host : `${parsed.protocol} (not a web link)`;
+  } catch {
+    // shown as it is, and declined below
+  }
+  process.stderr.write(
+    `the server asks you to open a link: ${shownLine(message)}\n  ${shownLine(url)}\n  (it goes to ${shownLine(host)}; the agent does not open it for you)\n`,
+  );
+  if (host.startsWith('(') || host.includes('not a web link')) {
+    process.stderr.write('  declined: not an http(s) link\n');
+    return { action: 'decline' };
+  }
+  if (approveAll) {
+    process.stderr.write('  approved (--approve): waiting while you open it and finish there\n');
+    return { action: 'accept' };
+  }
+  if (!process.stdin.isTTY) {
+    process.stderr.write('  declined: no terminal to ask at; open the link, finish there, then run again\n');
+    return { action: 'decline' };
+  }
+  const terminal = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const typed = (
+      await terminal.question('  open it, finish in your browser, then press Enter (n to decline): ')
+    ).trim();
+    return /^n(o)?$/i.test(typed) ? { action: 'decline' } : { action: 'accept' };
+  } finally {
+    terminal.close();
+  }
+}
+
+/** The client capability that goes with it: form elicitation, and links (URL mode). */
+export const ELICITATION_CAPABILITY = { elicitation: { form: {}, url: {} } } as const;

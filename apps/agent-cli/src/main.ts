@@ -77,7 +77,9 @@ async function triage(argv: string[]): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    // A code may be a number (an MCP error's): only Node's string codes name a parse error.
+    const code = (error as { code?: unknown }).code;
+    const usage = error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'));
     printError(`agent: ${(error as Error).message}\n`);
     process.exit(usage ? EXIT.usage : EXIT.taskFailed);
   },

@@ -17,6 +17,7 @@ import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } fr
 import { Redis } from 'ioredis';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Browser } from '../../../test-support/browser.js';
 import { freePort } from '../../../test-support/prerequisites.mjs';
 import { ConnectFlow } from '../src/connect/flow.js';
 import { connectSettingsOf } from '../src/connect/settings.js';
@@ -24,7 +25,6 @@ import { type ConnectStore, MemoryConnectStore, RedisConnectStore, Sealer, userK
 import { createGateway, serveHttp } from '../src/gateway.js';
 import { oauthSettingsOf } from '../src/oauth-settings.js';
 import { readUpstreamsConfig } from '../src/upstream/config-file.js';
-import { Browser } from './support/browser.js';
 import { modernCall, modernRequest, onCleanup, startRecordingToyApi } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
@@ -385,6 +385,23 @@ describe('identity: connect', () => {
     expect(after.error?.data?.elicitations[0]?.url).not.toBe(link);
     // Upstream: the call that worked and the one refused (the fault rule's PUT aside); the last asked first.
     expect(api.seen.filter((authorization) => authorization !== `Bearer ${api.key}`).length).toBe(2);
+  });
+
+  it('tells every session of the user that was given the link that it was used, not only the first', async () => {
+    await stack();
+    const first = await clientOf('ada', true);
+    const second = await clientOf('ada', true);
+    const asked = (await first.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0];
+    const reused = (await second.call('toy.list_emails', { limit: 1 })).error?.data?.elicitations[0];
+    expect(reused?.elicitationId).toBe(asked?.elicitationId);
+    expect((await new Browser(signIns('ada')).open(String(asked?.url))).status).toBe(200);
+    const complete = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/elicitation/complete',
+      params: { elicitationId: asked?.elicitationId },
+    });
+    expect(await first.streamUntil('elicitation/complete')).toContain(complete);
+    expect(await second.streamUntil('elicitation/complete')).toContain(complete);
   });
 
   it("works with the official SDK's client: UrlElicitationRequiredError, the completion notification, then the call", async () => {

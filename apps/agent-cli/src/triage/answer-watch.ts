@@ -94,6 +94,10 @@ function guard(body: ReadableStream<Uint8Array>, watch: AnswerWatch): ReadableSt
   const decoder = new TextDecoder();
   let partial = '';
   let resumable = false;
+  // A stream that carried its request's answer and then ended is done, not cut: a multi
+  // round-trip answer (input_required, 2026-07-28) ends its stream and the client asks again,
+  // on a POST of its own that is watched in turn.
+  let answered = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let chunk: Awaited<ReturnType<typeof reader.read>>;
@@ -105,7 +109,7 @@ function guard(body: ReadableStream<Uint8Array>, watch: AnswerWatch): ReadableSt
         return;
       }
       if (chunk.done) {
-        if (!resumable) watch.streamStopped('ended');
+        if (!resumable && !answered) watch.streamStopped('ended');
         controller.close();
         return;
       }
@@ -113,6 +117,7 @@ function guard(body: ReadableStream<Uint8Array>, watch: AnswerWatch): ReadableSt
         const lines = (partial + decoder.decode(chunk.value, { stream: true })).split('\n');
         partial = lines.pop() ?? '';
         resumable = lines.some((line) => /^id:\s*\S/.test(line));
+        answered ||= lines.some(isResponseLine);
       }
       controller.enqueue(chunk.value);
     },
@@ -120,4 +125,15 @@ function guard(body: ReadableStream<Uint8Array>, watch: AnswerWatch): ReadableSt
       return reader.cancel(reason);
     },
   });
+}
+
+/** An event's data line that holds a JSON-RPC response (an id, and a result or an error). */
+function isResponseLine(line: string): boolean {
+  if (!line.startsWith('data:') || !line.includes('"id"')) return false;
+  try {
+    const message = JSON.parse(line.slice(5)) as Record<string, unknown>;
+    return message.id !== undefined && ('result' in message || 'error' in message);
+  } catch {
+    return false;
+  }
 }

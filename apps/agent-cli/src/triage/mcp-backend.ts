@@ -11,12 +11,13 @@ import { Client, type OAuthClientProvider, StreamableHTTPClientTransport } from 
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { type Span, SpanKind, type Tracer } from '@opentelemetry/api';
 import { RefusalWatch, withSignIn } from '../auth/sign-in.js';
-import { askAtTerminal, ELICITATION_CAPABILITY } from '../elicitation.js';
+import { askAtTerminal, ELICITATION_CAPABILITY, openLinkAtTerminal } from '../elicitation.js';
 import type { ToolCallRecord } from '../run-record.js';
 import type { ToolView } from '../tool-rendering.js';
 import { tracingFetch } from '../wire-trace.js';
 import { watched, watchingAnswers } from './answer-watch.js';
 import { TaskError, type TriageBackend } from './backend.js';
+import { afterLinks, DEFAULT_LINK_WAIT_MS, LinkCompletions } from './connect-links.js';
 import { repeatLostInTransit } from './transit-retry.js';
 
 /** Rejects when the run's deadline passes first, so starting up counts against it too. */
@@ -85,13 +86,19 @@ export interface HttpBackendOptions extends BackendOptions {
  * The SDK client as the agent uses it: it answers a server's questions (elicitation, also inside
  * a multi round-trip result, which the SDK retries with the answers) at the terminal, or declines.
  */
-function newClient(mode: 'auto' | 'legacy'): Client {
+function newClient(mode: 'auto' | 'legacy', links: LinkCompletions): Client {
   const client = new Client(
     { name: 'agentwire-agent', version: '0.1.0' },
     { versionNegotiation: { mode }, capabilities: ELICITATION_CAPABILITY },
   );
+  // 2025-11-25: a link the server asked to open (-32042) was used (connect-links.ts).
+  client.setNotificationHandler('notifications/elicitation/complete', (notification) => {
+    const id = (notification.params as { elicitationId?: unknown } | undefined)?.elicitationId;
+    if (typeof id === 'string') links.complete(id);
+  });
   client.setRequestHandler('elicitation/create', (request) => {
-    const params = request.params as { message?: unknown; requestedSchema?: unknown };
+    const params = request.params as { mode?: unknown; message?: unknown; requestedSchema?: unknown; url?: unknown };
+    if (params.mode === 'url') return openLinkAtTerminal(String(params.message ?? ''), String(params.url ?? ''));
     return askAtTerminal(String(params.message ?? ''), params.requestedSchema);
   });
   return client;
@@ -109,12 +116,21 @@ export class McpBackend implements TriageBackend {
   #chargeBytes: ((bytes: number) => void) | undefined;
   #authProvider: OAuthClientProvider | undefined;
   #refusals: RefusalWatch | undefined;
+  /** Links the server said were used (notifications/elicitation/complete), for calls that wait on them. */
+  readonly #links: LinkCompletions;
 
-  private constructor(name: string, client: Client, record: (r: ToolCallRecord) => void, deadline: number | undefined) {
+  private constructor(
+    name: string,
+    client: Client,
+    record: (r: ToolCallRecord) => void,
+    deadline: number | undefined,
+    links: LinkCompletions,
+  ) {
     this.name = name;
     this.#client = client;
     this.#record = record;
     this.#deadline = deadline;
+    this.#links = links;
   }
 
   static async stdio(options: StdioBackendOptions): Promise<McpBackend> {
@@ -127,10 +143,11 @@ export class McpBackend implements TriageBackend {
       env: { ...getDefaultEnvironment(), ...spawn.env },
       stderr: trace ? 'inherit' : 'ignore',
     });
-    const client = newClient('legacy');
+    const links = new LinkCompletions();
+    const client = newClient('legacy', links);
     await withinDeadline(client.connect(transport), deadline, 'starting the gateway over stdio');
     // The tap prints every message; the backend adds nothing of its own.
-    const backend = new McpBackend('mcp-stdio', client, record, deadline);
+    const backend = new McpBackend('mcp-stdio', client, record, deadline, links);
     backend.#tracer = options.tracer;
     // Over stdio there is no HTTP for the budget to watch: each tool call counts as a request.
     backend.#guard = budget
@@ -155,6 +172,7 @@ export class McpBackend implements TriageBackend {
       mode = 'auto',
     } = options;
     const refusals = new RefusalWatch();
+    const links = new LinkCompletions();
     const connectOnce = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         // A streamed answer cut mid-way fails its call at once (see answer-watch.ts).
@@ -164,14 +182,20 @@ export class McpBackend implements TriageBackend {
       });
       // auto: the stateless 2026-07-28 revision when the server has it; legacy: initialize and a
       // session (2025-11-25).
-      const client = newClient(mode);
+      const client = newClient(mode, links);
       await client.connect(transport);
       return client;
     };
     const connect = () => withSignIn(authProvider, connectOnce);
     // Connecting (discover or initialize) is safe to repeat: a replica that died under it is
     // no reason to give up.
-    const backend = new McpBackend('mcp-http', await repeatLostInTransit(connect, { deadline }), record, deadline);
+    const backend = new McpBackend(
+      'mcp-http',
+      await repeatLostInTransit(connect, { deadline }),
+      record,
+      deadline,
+      links,
+    );
     backend.#reconnect = connect;
     backend.#authProvider = authProvider;
     backend.#refusals = refusals;
@@ -188,7 +212,9 @@ export class McpBackend implements TriageBackend {
     try {
       // A 403 insufficient_scope makes the SDK ask for the wider scope (step-up); once signed in
       // again, the call is sent again: a 403 means it was never run.
-      return await withSignIn(this.#authProvider, () => this.#client.callTool(params, options));
+      return await withSignIn(this.#authProvider, () =>
+        this.#afterLinks(params.name, () => this.#client.callTool(params, options)),
+      );
     } catch (error) {
       // A 403 the SDK could not step up from: the gateway's reason, with the scope it names.
       const refusal = this.#refusals?.take();
@@ -351,20 +377,28 @@ export class McpBackend implements TriageBackend {
     // A step-up (403 insufficient_scope) signs in again, when the sign-in mode allows.
     return (await withSignIn(this.#authProvider, () =>
       watched(name, (signal) =>
-        this.#client.callTool(
-          { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
-          {
-            signal,
-            ...(onProgress
-              ? {
-                  onprogress: (p: { progress: number; message?: string | undefined }) =>
-                    onProgress(p.progress, p.message),
-                }
-              : {}),
-          },
+        this.#afterLinks(name, () =>
+          this.#client.callTool(
+            { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+            {
+              signal,
+              ...(onProgress
+                ? {
+                    onprogress: (p: { progress: number; message?: string | undefined }) =>
+                      onProgress(p.progress, p.message),
+                  }
+                : {}),
+            },
+          ),
         ),
       ),
     )) as ToolResult;
+  }
+
+  /** A call that may first need links opened (2025-11-25's -32042): shown, awaited, sent again once. */
+  #afterLinks<T>(name: string, call: () => Promise<T>): Promise<T> {
+    const waitMs = this.#deadline === undefined ? DEFAULT_LINK_WAIT_MS : Math.max(1, this.#deadline - Date.now());
+    return afterLinks(name, call, this.#links, waitMs);
   }
 
   async urgentEmails(date: string, cursor: string | undefined) {

@@ -79,7 +79,12 @@ interface Flow {
   until: number;
   /** The HTTP session whose call began it, when its client can be told it ended (URL elicitation). */
   session?: string | undefined;
+  /** Sessions of the same user whose calls were given this link since (each is told it ended too). */
+  more?: string[] | undefined;
 }
+
+/** Sessions one link tells it ended, at most (a user's calls from many sessions reuse one link). */
+const MAX_SESSIONS_PER_LINK = 16;
 
 /** One step's state in the browser, as the redirect back will present it. */
 interface Step {
@@ -297,6 +302,16 @@ export class ConnectFlow {
       flow.upstream === upstream &&
       flow.until - this.#now() > this.#flowTtlMs / 2
     ) {
+      // Another session of the user's gets the same link: it must hear that it ended too.
+      const sessions = [flow.session, ...(flow.more ?? [])];
+      if (session !== undefined && !sessions.includes(session) && sessions.length < MAX_SESSIONS_PER_LINK) {
+        const told: Flow = { ...flow, more: [...(flow.more ?? []), session] };
+        await this.#options.store.set(
+          `flow:${flow.id}`,
+          this.#sealer.seal(told, `flow\n${flow.id}`),
+          flow.until - this.#now(),
+        );
+      }
       return this.#needed(flow);
     }
     const fresh: Flow = { id: random(), subject, upstream, until: this.#now() + this.#flowTtlMs, session };
@@ -466,8 +481,10 @@ export class ConnectFlow {
     await this.#vault.put(flow.subject, flow.upstream, answer.token);
     await this.#options.store.delete(`flow:${flow.id}`);
     await this.#options.store.delete(`flow-of:${flow.upstream}:${userKey(flow.subject)}`);
-    // notifications/elicitation/complete, to the session whose call made the link (the spec: only to it).
-    if (flow.session !== undefined) for (const listener of this.#connected) listener(flow.session, flow.id);
+    // notifications/elicitation/complete, to the sessions whose calls were given the link (the spec: only to them).
+    for (const told of [flow.session, ...(flow.more ?? [])]) {
+      if (told !== undefined) for (const listener of this.#connected) listener(told, flow.id);
+    }
     return page(
       200,
       'Connected',
