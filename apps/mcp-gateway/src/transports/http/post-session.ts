@@ -329,12 +329,13 @@ async function answerResumable(
   } finally {
     clearTimeout(poll);
   }
-  await keepSession(ctx, sessionId, outcome);
-  if (stream.isOpen) {
-    await stream.end(outcome.kind === 'response' ? outcome.response : undefined);
-    return undefined;
+  try {
+    await keepSession(ctx, sessionId, outcome);
+  } finally {
+    // Even when the session could not be kept: the answer is stored, and the stream's beat stops.
+    if (stream.isOpen) await stream.end(outcome.kind === 'response' ? outcome.response : undefined);
   }
-  return answerJson(reply, options.client, outcome);
+  return stream.isOpen ? undefined : answerJson(reply, options.client, outcome);
 }
 
 /**
