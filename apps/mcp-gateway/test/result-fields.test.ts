@@ -51,6 +51,11 @@ describe('_fields', () => {
     );
     expect(missed.result.structuredContent.data[0].body).toBeTypeOf('string');
 
+    // A path through a list of strings goes nowhere: nothing of it is kept, the answer still fits.
+    const strings = await modernCall(gw, 'list_emails', { _fields: ['data.to.x', 'data.id'] });
+    expect(strings.result.isError).toBe(false);
+    expect(Object.keys(strings.result.structuredContent.data[0])).toEqual(['id']);
+
     // Limits: at most 50 paths of at most 200 characters, said as an argument error.
     const many = await modernCall(gw, 'list_emails', { _fields: Array.from({ length: 51 }, (_, i) => `f${i}`) });
     expect(many.result.isError).toBe(true);

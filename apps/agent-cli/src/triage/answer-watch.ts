@@ -74,7 +74,9 @@ export function watchingAnswers(fetchFn: typeof fetch): typeof fetch {
   return async (input, init) => {
     const response = await fetchFn(input, init);
     const watch = current.getStore();
-    if (watch && (init?.method ?? 'GET') === 'GET' && !response.ok && new Headers(init?.headers).has('last-event-id')) {
+    // Only a refusal that will not pass: a 503 (a replica shutting down) or a 502 may, and the SDK tries again.
+    const refused = response.status === 404 || response.status === 405;
+    if (watch && (init?.method ?? 'GET') === 'GET' && refused && new Headers(init?.headers).has('last-event-id')) {
       watch.streamStopped(`could not be resumed (HTTP ${response.status})`);
       return response;
     }

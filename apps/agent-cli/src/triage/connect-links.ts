@@ -6,6 +6,7 @@
 // person opens them), the completions awaited, and the call is sent again, once. It is safe to
 // send again: a -32042 means the server ran nothing.
 import { openLinkAtTerminal } from '../elicitation.js';
+import { shownLine } from '../terminal-text.js';
 import { TaskError } from './backend.js';
 
 const URL_ELICITATION_REQUIRED = -32042;
@@ -78,9 +79,12 @@ export async function afterLinks<T>(
     for (const link of links) {
       const answer = await openLinkAtTerminal(link.message, link.url);
       if (answer.action !== 'accept') {
-        throw new TaskError(`${name}: the server needs a link opened first (${link.url}); declined, nothing was run`, {
-          refused: true,
-        });
+        throw new TaskError(
+          `${name}: the server needs a link opened first (${shownLine(link.url)}); declined, nothing was run`,
+          {
+            refused: true,
+          },
+        );
       }
     }
     if (!(await Promise.all(used)).every(Boolean)) {

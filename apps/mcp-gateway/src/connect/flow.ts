@@ -79,8 +79,6 @@ interface Flow {
   until: number;
   /** The HTTP session whose call began it, when its client can be told it ended (URL elicitation). */
   session?: string | undefined;
-  /** Sessions of the same user whose calls were given this link since (each is told it ended too). */
-  more?: string[] | undefined;
 }
 
 /** Sessions one link tells it ended, at most (a user's calls from many sessions reuse one link). */
@@ -302,15 +300,14 @@ export class ConnectFlow {
       flow.upstream === upstream &&
       flow.until - this.#now() > this.#flowTtlMs / 2
     ) {
-      // Another session of the user's gets the same link: it must hear that it ended too.
-      const sessions = [flow.session, ...(flow.more ?? [])];
-      if (session !== undefined && !sessions.includes(session) && sessions.length < MAX_SESSIONS_PER_LINK) {
-        const told: Flow = { ...flow, more: [...(flow.more ?? []), session] };
-        await this.#options.store.set(
-          `flow:${flow.id}`,
-          this.#sealer.seal(told, `flow\n${flow.id}`),
-          flow.until - this.#now(),
-        );
+      // Another session of the user's gets the same link: it must hear that it ended too. Kept
+      // apart from the flow, so that this write can never bring back a flow just ended.
+      if (session !== undefined && session !== flow.session) {
+        const told = await this.#told(flow.id);
+        if (!told.includes(session) && told.length < MAX_SESSIONS_PER_LINK) {
+          const sealed = this.#sealer.seal([...told, session], `flow-told\n${flow.id}`);
+          await this.#options.store.set(`flow-told:${flow.id}`, sealed, flow.until - this.#now());
+        }
       }
       return this.#needed(flow);
     }
@@ -326,6 +323,12 @@ export class ConnectFlow {
       url: `${this.#options.origin}/connect/${flow.id}`,
       message: `Connect your ${flow.upstream} account: the gateway calls ${flow.upstream} as you, with a token you give it in your browser (it is never shown to this client). Open the link, sign in, then make the call again.`,
     };
+  }
+
+  /** The other sessions given this link (begin), each to be told when it is used. */
+  async #told(id: string): Promise<string[]> {
+    const text = await this.#options.store.get(`flow-told:${id}`);
+    return text === undefined ? [] : (this.#sealer.open<string[]>(text, `flow-told\n${id}`) ?? []);
   }
 
   async #flow(id: string): Promise<Flow | undefined> {
@@ -482,8 +485,10 @@ export class ConnectFlow {
     await this.#options.store.delete(`flow:${flow.id}`);
     await this.#options.store.delete(`flow-of:${flow.upstream}:${userKey(flow.subject)}`);
     // notifications/elicitation/complete, to the sessions whose calls were given the link (the spec: only to them).
-    for (const told of [flow.session, ...(flow.more ?? [])]) {
-      if (told !== undefined) for (const listener of this.#connected) listener(told, flow.id);
+    const told = await this.#told(flow.id);
+    await this.#options.store.delete(`flow-told:${flow.id}`);
+    for (const session of [flow.session, ...told]) {
+      if (session !== undefined) for (const listener of this.#connected) listener(session, flow.id);
     }
     return page(
       200,

@@ -36,7 +36,7 @@ interface MemorySession extends EventLogOf {
 }
 
 /** Resumable POST streams whose logs one session keeps; the oldest goes first. */
-const MAX_STREAM_LOGS = 100;
+const MAX_STREAM_LOGS = 16;
 
 export class MemorySessionStore implements SessionBackend {
   readonly kind = 'memory';

@@ -39,6 +39,8 @@ export function withFieldsArgument(tool: Tool): void {
 
 type Tree = Map<string, Tree | true>;
 
+const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 function treeOf(paths: readonly string[]): Tree {
   const root: Tree = new Map();
   for (const path of paths) {
@@ -62,7 +64,12 @@ function treeOf(paths: readonly string[]): Tree {
 
 /** The value with only the paths of `tree` kept; undefined when none of them is in it. */
 function keep(value: unknown, tree: Tree): unknown {
-  if (Array.isArray(value)) return value.map((item) => keep(item, tree) ?? {});
+  // Through a list of objects, each keeps what it has of the paths (an object without any: {});
+  // a list of anything else is not a place the paths go, so it is not kept at all.
+  if (Array.isArray(value)) {
+    if (!value.some(isObject)) return undefined;
+    return value.map((item) => (isObject(item) ? (keep(item, tree) ?? {}) : item));
+  }
   if (typeof value !== 'object' || value === null) return undefined;
   const kept: Record<string, unknown> = {};
   let found = false;

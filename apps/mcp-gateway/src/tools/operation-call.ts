@@ -20,7 +20,7 @@ import {
   tasksRequired,
   withWriteMeta,
 } from './call-answers.js';
-import { projectResult } from './fields.js';
+import { FIELDS_ARG, projectResult } from './fields.js';
 import type { QuotaState } from './quota.js';
 import type { ToolRegistry } from './registry.js';
 import { boundResult } from './result-limits.js';
@@ -311,7 +311,15 @@ export function finished(
   }
   // Only the fields asked for (`_fields`), checked, then cut: asking for less is how a model avoids the cut.
   const checked = checkStructured(tools, tool, rest);
-  return boundResult(fields ? projectResult(checked, tool, fields) : checked, tool, limits, fits);
+  if (!fields) return boundResult(checked, tool, limits, fits);
+  // What is kept keeps its place, so it fits the loosened schema; checked all the same, and a
+  // projection that would not fit is not made (the whole answer, with a note, goes instead).
+  let projected = projectResult(checked, tool, fields);
+  if (projected !== checked && projected.structuredContent !== undefined && !fits(projected.structuredContent)) {
+    const note = `${FIELDS_ARG} was not applied: the answer cut to those fields would not fit the output schema of ${tool.name}. The whole answer follows.`;
+    projected = { ...checked, content: [{ type: 'text', text: note }, ...checked.content] };
+  }
+  return boundResult(projected, tool, limits, fits);
 }
 
 /**

@@ -169,6 +169,7 @@ export async function buildHttpApp(gateway: HttpGateway, options: HttpOptions) {
     callerOf: oauth ? (request) => oauth.callerOf(request) : undefined,
     draining: false,
     resumable: new Set(),
+    answering: new Set(),
     pollMs: options.postStreamPollMs,
     beatMs: options.resumableBeatMs,
   };

@@ -37,7 +37,10 @@ export async function drain(app: FastifyInstance, ctx: HttpContext, graceMs: num
   server.on('request', (_request, response) => {
     response.shouldKeepAlive = false;
   });
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  let serverClosed = false;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve())).then(() => {
+    serverClosed = true;
+  });
   await ctx.listens.endAll();
   for (const stream of ctx.getStreams.values()) stream.close();
   if (ctx.store.kind === 'redis') for (const stream of [...ctx.resumable]) stream.close();
@@ -48,9 +51,11 @@ export async function drain(app: FastifyInstance, ctx: HttpContext, graceMs: num
   const sweep = setInterval(() => server.closeIdleConnections(), SWEEP_MS);
   // Done when no connection is left and no request runs (a resumed stream's request has none).
   const grace = new AbortController();
+  // Nothing runs and every handed-over answer is stored (its client resumes it elsewhere).
+  const busy = () => ctx.inFlight.size > 0 || ctx.answering.size > 0;
   const idle = async () => {
     await closed;
-    while (ctx.inFlight.size > 0 && !grace.signal.aborted) await sleep(SWEEP_MS);
+    while (busy() && !grace.signal.aborted) await sleep(SWEEP_MS);
     return true;
   };
   try {
@@ -62,8 +67,9 @@ export async function drain(app: FastifyInstance, ctx: HttpContext, graceMs: num
       `shutting down: ${stopped} request(s) still running after SHUTDOWN_GRACE_MS (${graceMs} ms) stopped; each is answered with an error`,
     );
     ctx.inFlight.abortAll(new ShuttingDown(graceMs));
-    const last = new AbortController();
-    await Promise.race([closed, sleep(LAST_WORDS_MS, undefined, { signal: last.signal })]).finally(() => last.abort());
+    // Their answers (errors saying so) are written, or stored for the clients that resume.
+    const until = Date.now() + LAST_WORDS_MS;
+    while ((busy() || !serverClosed) && Date.now() < until) await sleep(SWEEP_MS);
     return { inFlight, stopped };
   } finally {
     grace.abort();

@@ -37,6 +37,8 @@ export interface HttpContext {
   draining: boolean;
   /** The resumable POST streams open on this replica (resumable-stream.ts): a drain ends them. */
   resumable: Set<{ close(): void }>;
+  /** Resumable streams whose answer is not stored yet: a drain waits for them (their clients resume elsewhere). */
+  answering: Set<object>;
   /** POST_STREAM_POLL_MS: a session's POST not answered by then becomes a stream the client polls. */
   pollMs?: number | undefined;
   /** How often a resumable stream's request says it still runs (default 5 s; tests make it short). */
@@ -104,6 +106,8 @@ export interface RunOptions {
   ask?: ((method: string, params: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>) | undefined;
 }
 
+let anonymous = 0;
+
 /** Runs one request through the core, cancellable by the client or by its going away. */
 export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, options: RunOptions): Promise<Outcome> {
   const { session, sessionId, notify, client, headers, caller, reply, ask } = options;
@@ -113,7 +117,10 @@ export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, opti
         if (!reply.raw.headersSent) reply.headers(rateLimitHeaders(state));
       }
     : undefined;
-  const cancellation = ctx.inFlight.start(sessionId, request.id);
+  // Requests without a session (2026-07-28) come from many clients whose ids may be equal: each
+  // gets a key of its own (none of them can be cancelled by id: there is no session to name).
+  const key = sessionId ?? `~${++anonymous}`;
+  const cancellation = ctx.inFlight.start(key, request.id);
   if (client.gone) cancellation.abort(new Error('client went away'));
   else client.running.add(cancellation);
   try {
@@ -134,7 +141,7 @@ export async function runRequest(ctx: HttpContext, request: JsonRpcRequest, opti
     return outcome;
   } finally {
     client.running.delete(cancellation);
-    ctx.inFlight.finish(sessionId, request.id);
+    ctx.inFlight.finish(key, request.id);
   }
 }
 

@@ -10,6 +10,7 @@
 // reloads itself), so each replica tells the listen streams it holds. Streams are limited, per
 // replica: MAX_LISTEN_STREAMS in all and MAX_LISTEN_STREAMS_PER_CALLER per caller (the OAuth
 // subject, else the client's address); past either, a 429 that names the limit.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonRpcId, JsonRpcNotification } from '../../protocol/json-rpc.js';
 import { INTERNAL_ERROR, INVALID_PARAMS, QUOTA_EXCEEDED } from '../../protocol/json-rpc.js';
@@ -26,6 +27,8 @@ export interface ListenLimits {
 }
 
 export const DEFAULT_LISTEN_LIMITS: ListenLimits = { max: 1_000, perCaller: 16 };
+/** How long a closing server waits for one listen stream's last answer to be written. */
+const LAST_ANSWER_MS = 1_000;
 
 interface Listener {
   id: JsonRpcId;
@@ -121,10 +124,14 @@ export class ListenStreams {
     const open = [...this.#open];
     this.#open.clear();
     this.#perCaller.clear();
+    // A client that stops reading must not hold a shutdown: each last answer gets a second at most.
     await Promise.all(
       open.map(async ({ id, stream }) => {
         const answer = { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID]: id } } };
-        if (stream.isConnected) await stream.send({ event: 'message', data: answer }).catch(() => undefined);
+        if (stream.isConnected) {
+          const sent = stream.send({ event: 'message', data: answer }).catch(() => undefined);
+          await Promise.race([sent, sleep(LAST_ANSWER_MS, undefined, { ref: false })]);
+        }
         stream.close();
       }),
     );

@@ -16,7 +16,7 @@ import {
   type JsonRpcId,
   type JsonRpcNotification,
 } from '../../protocol/json-rpc.js';
-import { compareEventIds, type EventId, parseEventId } from '../../sessions/event-ids.js';
+import { compareEventIds, type EventId, formatEventId, parseEventId } from '../../sessions/event-ids.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
 import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
 import type { ClientWatch, HttpContext } from './exchange.js';
@@ -93,6 +93,7 @@ export class ResumableStream {
     this.#stream = openEventStream(this.#reply);
     this.#client.resumable = true;
     this.#ctx.resumable.add(this);
+    this.#ctx.answering.add(this);
     // Written as it is: the plugin would send an empty string as `data: ""`, not an empty field.
     this.#reply.raw.write(`id: p${this.#tag}_${START}\ndata:\nretry: ${RETRY_MS}\n\n`);
     this.#chain = this.#store(own(OPENED, this.#requestId));
@@ -138,6 +139,7 @@ export class ResumableStream {
     if (message !== undefined) this.send(message);
     else if (this.#stream) this.#chain = this.#chain.then(() => this.#store(own(ENDED, this.#requestId)));
     await this.#chain;
+    this.#ctx.answering.delete(this);
     this.close();
   }
 }
@@ -190,7 +192,12 @@ export async function resumeStream(
     sendMessage(ctx.log, sse, errorResponse(requestId ?? null, INTERNAL_ERROR, why));
     sse.close();
   };
+  /** The newest entry handled (an answer's message or an entry of the log's own): each is handled once. */
+  let newest: EventId = { epoch: 0, n: 0 };
   deliver = (event: StoredEvent) => {
+    const id = parseEventId(event.id);
+    if (done || id === undefined || compareEventIds(id, newest) <= 0) return; // both read and heard
+    newest = id;
     heard = Date.now();
     const method = methodOf(event.message);
     if (typeof method === 'string' && OWN.has(method)) {
@@ -202,8 +209,7 @@ export async function resumeStream(
       }
       return;
     }
-    const id = parseEventId(event.id);
-    if (done || id === undefined || compareEventIds(id, last) <= 0) return; // seen, or both read and heard
+    if (compareEventIds(id, last) <= 0) return; // the client has it
     last = id;
     sendMessage(ctx.log, sse, event.message, `p${tag}_${event.id}`);
     if (isResponse(event.message)) {
@@ -211,12 +217,26 @@ export async function resumeStream(
       sse.close();
     }
   };
-  const beatMs = ctx.beatMs ?? DEFAULT_BEAT_MS;
-  const watchdog = setInterval(() => {
-    if (Date.now() - heard < beatMs * LOST_BEATS) return;
-    giveUp(
-      `The gateway replica running this request stopped without answering (no sign of it for ${LOST_BEATS * beatMs} ms): it was killed or crashed. Whether its upstream call took effect is not known; send it again (a write with the same idempotency key).`,
+  // What live delivery may have missed (the subscription was down: Redis reconnected) is in the log.
+  const reread = () =>
+    ctx.store.eventsAfter(log, formatEventId(newest)).then(
+      (events) => {
+        for (const event of events) deliver(event);
+      },
+      () => undefined,
     );
+  const stopResync = ctx.store.onResync(() => void reread());
+  const beatMs = ctx.beatMs ?? DEFAULT_BEAT_MS;
+  const silent = () => Date.now() - heard >= beatMs * LOST_BEATS;
+  const watchdog = setInterval(() => {
+    if (!silent()) return;
+    // Silent: the log is read once more (a beat or the answer may have gone unheard), then given up.
+    void reread().then(() => {
+      if (!silent()) return;
+      giveUp(
+        `The gateway replica running this request stopped without answering (no sign of it for ${LOST_BEATS * beatMs} ms): it was killed or crashed. Whether its upstream call took effect is not known; send it again (a write with the same idempotency key).`,
+      );
+    });
   }, beatMs).unref();
   const stopEnded = ctx.store.onEnded?.(sessionId, () => sse.close());
   // A drain ends it as it ends the POST streams: the client resumes once more, elsewhere.
@@ -224,6 +244,7 @@ export async function resumeStream(
   ctx.resumable.add(resumed);
   sse.onClose(() => {
     clearInterval(watchdog);
+    stopResync();
     unsubscribe();
     stopEnded?.();
     ctx.resumable.delete(resumed);
