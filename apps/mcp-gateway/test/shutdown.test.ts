@@ -71,6 +71,17 @@ describe('shutting down', () => {
     expect(answer.error.message).toMatch(/same idempotency key/);
   });
 
+  it('answers every call it stops, even two without a session that share a JSON-RPC id', async () => {
+    const { gw, arrived } = await slowStack();
+    // modernCall sends id 1 every time: two clients, one id, no session to tell them apart.
+    const calls = [slowCall(gw, 8_000), slowCall(gw, 8_000)];
+    await expect.poll(arrived, { timeout: 10_000, interval: 10 }).toBe(2);
+    await gw.close(200);
+    for (const answer of await Promise.all(calls)) {
+      expect(answer.error?.message).toMatch(/SHUTDOWN_GRACE_MS \(200 ms\)/);
+    }
+  });
+
   it('closes the GET streams and idle connections instead of waiting for them', async () => {
     const { gw } = await slowStack();
     // A v1 client opens its session's GET stream after initialize, and keeps its connection.
