@@ -127,6 +127,42 @@ describe('search_operations', () => {
     expect(names('fork a repository').filter((n) => n.startsWith('actions_'))).toEqual([]);
   });
 
+  it("reads what an operation's arguments say they are, one sentence each", () => {
+    // Two node patches alike in name and path; only one argument's description says what
+    // cordoning is about, and only its first sentence is read.
+    const body = (description: string) => ({
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: { spec: { type: 'object', description } },
+          },
+        },
+      },
+    });
+    const tools = toolsOf({
+      '/nodes/{name}': {
+        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+        patch: {
+          operationId: 'patchNode',
+          requestBody: body('Unschedulable controls node schedulability of new pods.'),
+          responses: { '200': { description: 'OK' } },
+        },
+      },
+      '/nodes/{name}/status': {
+        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+        patch: {
+          operationId: 'patchNodeStatus',
+          requestBody: body('Conditions observed on the node. Schedulability of new pods follows them.'),
+          responses: { '200': { description: 'OK' } },
+        },
+      },
+    });
+    // Nothing else in either operation says "schedulability"; the status patch says it only
+    // in its second sentence.
+    expect(new OperationIndex(tools).search('schedulability', 5).map((h) => h.name)).toEqual(['patchNode']);
+  });
+
   it('answers a query of nothing but stop words with no hits rather than everything', () => {
     expect(index.search('the of a to')).toEqual([]);
   });

@@ -2,8 +2,8 @@
 //
 // BM25 (MiniSearch) over fields of different worth: the title (or, when a document has none,
 // the first sentence of the description), the operation's name, its tags, the literal segments
-// of its path, the first paragraph of its description, and the names of its arguments. Three
-// things are ours, each measured by the retrieval benchmark (pnpm retrieval):
+// of its path, the first paragraph of its description, the names of its arguments and the first
+// sentence of each argument's description. Three things are ours, each measured by the retrieval benchmark (pnpm retrieval):
 //
 // - words as specs write them and as people type them meet: camelCase and snake_case split
 //   (`listCoreV1NamespacedPod` is "list core v1 namespaced pod"), HTML and links left out of
@@ -41,6 +41,7 @@ interface Indexed {
   path: string;
   description: string;
   arguments: string;
+  argumentText: string;
 }
 
 /** Words that say nothing about which operation is meant. */
@@ -167,7 +168,29 @@ function documentOf(tool: Tool, id: number): Indexed {
     path: tool.binding.path.replace(/\{[^}]*\}/g, ' '),
     description: said ? paragraph : '',
     arguments: properties && typeof properties === 'object' ? Object.keys(properties).join(' ') : '',
+    argumentText: properties && typeof properties === 'object' ? argumentText(properties) : '',
   };
+}
+
+/** The longest part of one argument's description that is indexed. */
+const ARGUMENT_SENTENCE_LIMIT = 200;
+
+/**
+ * What the arguments say they are, one sentence each: where a spec keeps what an operation is
+ * for ("Unschedulable controls node schedulability of new pods", "The ID of the Customer this
+ * PaymentMethod is saved to"). Measured (pnpm retrieval, 2026-12-07): recall@5 / MRR on the
+ * blind 150 0.50 / 0.36 -> 0.53 / 0.38, on the 377 0.70 / 0.50 -> 0.70 / 0.52; weights 0.6 to
+ * 1.5 within 0.01 of each other, whole descriptions and nested properties no better.
+ */
+function argumentText(properties: object): string {
+  const said: string[] = [];
+  for (const property of Object.values(properties)) {
+    const description = (property as { description?: unknown } | null)?.description;
+    if (typeof description !== 'string') continue;
+    const sentence = sentencesOf(plainParagraph(description))[0];
+    if (sentence) said.push(sentence.slice(0, ARGUMENT_SENTENCE_LIMIT));
+  }
+  return said.join(' ');
 }
 
 /** A group of operations to browse: the spec's first tag of each, or the first segment of its path. */
@@ -209,11 +232,12 @@ export class OperationIndex {
     this.#groups = tools.map(groupOf);
     this.#breadth = tools.map(breadthOf);
     this.#search = new MiniSearch<Indexed>({
-      fields: ['title', 'name', 'tags', 'path', 'description', 'arguments'],
+      fields: ['title', 'name', 'tags', 'path', 'description', 'arguments', 'argumentText'],
       tokenize: splitWords,
       processTerm: termOf,
       searchOptions: {
-        boost: { title: 4, name: 2, tags: 1.5, path: 1, description: 0.5, arguments: 0.3 },
+        // Every boost must be above 0: MiniSearch reads a 0 as 1 (`boost[field] || 1`).
+        boost: { title: 4, name: 2, tags: 1.5, path: 1, description: 0.5, arguments: 0.3, argumentText: 1 },
         prefix: (term) => term.length > 4,
         fuzzy: (term) => (term.length > 6 ? 0.15 : false),
         combineWith: 'OR',
