@@ -5,6 +5,8 @@
 // server; the key travels in the query, as specs that declare `apiKey in: query` want.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { httpV1, onCleanup, startHttpGatewayFor } from './support/stack.js';
 
@@ -66,9 +68,16 @@ function endless(res: ServerResponse, type: string, chunk: string) {
 
 async function hostileUpstream() {
   const hits = new Map<string, number>();
+  const closed = new Map<string, Array<() => void>>();
+  /** Resolves when an answer to `path` has closed (the gateway stopped reading it). */
+  const closedOnce = (path: string) =>
+    new Promise<void>((resolve) => closed.set(path, [...(closed.get(path) ?? []), resolve]));
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://upstream');
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    res.on('close', () => {
+      for (const resolve of closed.get(url.pathname) ?? []) resolve();
+    });
     const next = `https://upstream.example/items?page=2&api_key=${url.searchParams.get('api_key')}`;
     switch (url.pathname) {
       case '/huge':
@@ -114,7 +123,7 @@ async function hostileUpstream() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onCleanup(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits, closedOnce };
 }
 
 type Result = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: unknown };
@@ -152,6 +161,69 @@ describe('a hostile upstream, through the gateway', () => {
     expect(result.content[0]?.text).toContain(`more than MAX_RESPONSE_BYTES (${LIMIT} bytes)`);
     expect(progress.length).toBeGreaterThan(0);
     expect(upstream.hits.get('/huge_stream')).toBe(1);
+  });
+
+  it('a client that stops reading gets fewer progress notifications, not a queue without end', async () => {
+    // 32 MB of upstream events (about 33,000), each a progress notification of about 1 KB: far
+    // more than the sockets between the gateway and a client that reads nothing can hold.
+    const big = 32 * 1024 * 1024;
+    const events = Math.floor(big / `data: {"text":"${'y'.repeat(1000)}"}\n\n`.length);
+    const upstream = await hostileUpstream();
+    const gw = await startHttpGatewayFor({
+      upstreamUrl: upstream.url,
+      upstreamApiKey: KEY,
+      openapi: SPEC,
+      maxResponseBytes: big,
+    });
+    // The answer to the tool call is read only once the gateway has stopped reading the upstream.
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const gated: typeof fetch = async (url, init) => {
+      const response = await fetch(url, init);
+      if (!String(init?.body ?? '').includes('"tools/call"') || !response.body) return response;
+      const reader = response.body.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await gate;
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(gw.mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${gw.token}` } },
+      fetch: gated,
+    });
+    const client = new Client({ name: 'slow-reader', version: '1.0.0' });
+    await client.connect(transport);
+    onCleanup(() => client.close());
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    onCleanup(async () => {
+      process.off('warning', onWarning);
+    });
+
+    const progress: number[] = [];
+    const calling = client.callTool({ name: 'huge_stream', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+      timeout: 60_000,
+    });
+    await upstream.closedOnce('/huge_stream');
+    open();
+    const result = (await calling) as Result;
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toContain(`more than MAX_RESPONSE_BYTES (${big} bytes)`);
+    // Some progress arrived, in order, and most of it was left out rather than queued.
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.length).toBeLessThan(events / 2);
+    expect(progress.every((p, i) => i === 0 || p > (progress[i - 1] as number))).toBe(true);
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
   });
 
   it('the key the upstream echoes reaches the model nowhere: body, link, stream, progress', async () => {
