@@ -75,6 +75,11 @@ export interface ToyApiOptions {
   maxRepliesPerEmail?: number | undefined;
   /** Connections open at once (TOY_API_MAX_CONNECTIONS); more are dropped unanswered. Default 1 000. */
   maxConnections?: number | undefined;
+  /**
+   * How long `close()` lets the requests in flight finish before cutting their connections
+   * (TOY_API_SHUTDOWN_GRACE_MS); 0, the default here, cuts them at once.
+   */
+  shutdownGraceMs?: number | undefined;
 }
 
 declare module 'fastify' {
@@ -174,7 +179,9 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
         .header('request-id', request.id)
         .send(envelope('invalid_request_error', `the request URL is malformed: ${error.message}`));
     },
-    forceCloseConnections: true,
+    // Idle keep-alive connections close with the listener; the others once their answer is out
+    // (Fastify says `Connection: close` while closing), or when the grace ends (preClose below).
+    forceCloseConnections: 'idle',
     clientErrorHandler: (error, socket) => {
       // Let a response still being written on this connection go out first: with a short
       // Content-Length, the first request is answered and the leftover bytes are the error.
@@ -360,11 +367,25 @@ export async function buildApp(options: ToyApiOptions): Promise<App> {
     if (options.admin) await api.register(adminRoutes(context));
   });
 
-  // Open streams end first, or the server would wait for them to finish before closing.
+  // Open streams end first, or the server would wait for them to finish before closing. The
+  // requests in flight get the grace to finish; what is left then is cut.
+  // A keep-alive connection whose answer went out before the close began would stay open (and
+  // hold the close) until the grace ends: idle ones are closed every 50 ms until then.
+  let graceTimer: NodeJS.Timeout | undefined;
+  let idleSweep: NodeJS.Timeout | undefined;
   app.addHook('preClose', async () => {
     for (const stream of context.openStreams) stream.close();
+    const graceMs = options.shutdownGraceMs ?? 0;
+    if (graceMs === 0) {
+      app.server.closeAllConnections();
+      return;
+    }
+    graceTimer = setTimeout(() => app.server.closeAllConnections(), graceMs).unref();
+    idleSweep = setInterval(() => app.server.closeIdleConnections(), 50).unref();
   });
   app.addHook('onClose', async () => {
+    clearTimeout(graceTimer);
+    clearInterval(idleSweep);
     for (const timer of context.slowTimers) clearTimeout(timer);
     context.slowTimers.clear();
     await store.close();

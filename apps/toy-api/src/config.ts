@@ -29,7 +29,12 @@ export interface ToyApiConfig {
   maxConnections: number;
   /** TOY_API_IDEMPOTENCY_LEASE_MS: how soon a dead replica's Idempotency-Key claims free. */
   idempotencyLeaseMs: number;
+  /** TOY_API_SHUTDOWN_GRACE_MS: how long a SIGTERM lets the requests in flight finish. */
+  shutdownGraceMs: number;
 }
+
+/** How long a SIGTERM lets the requests in flight finish, unless TOY_API_SHUTDOWN_GRACE_MS says. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 
 /** Connections open at once unless TOY_API_MAX_CONNECTIONS says otherwise. */
 export const DEFAULT_MAX_CONNECTIONS = 1_000;
@@ -66,6 +71,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ToyApiConfig {
     maxRepliesPerEmail: integerOf(env, 'TOY_API_MAX_REPLIES_PER_EMAIL', MAX_REPLIES_PER_EMAIL, 1, 10_000_000),
     maxConnections: integerOf(env, 'TOY_API_MAX_CONNECTIONS', DEFAULT_MAX_CONNECTIONS, 1, 1_000_000),
     idempotencyLeaseMs: integerOf(env, 'TOY_API_IDEMPOTENCY_LEASE_MS', IDEMPOTENCY_LEASE_MS, 300, 600_000, ' (ms)'),
+    shutdownGraceMs: integerOf(env, 'TOY_API_SHUTDOWN_GRACE_MS', DEFAULT_SHUTDOWN_GRACE_MS, 0, 3_600_000, ' (ms)'),
     host: env.HOST || '127.0.0.1',
     port,
     redisUrl: env.REDIS_URL || undefined,

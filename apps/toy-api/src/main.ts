@@ -20,6 +20,7 @@ async function main(): Promise<void> {
     maxRepliesPerEmail: config.maxRepliesPerEmail,
     maxConnections: config.maxConnections,
     idempotencyLeaseMs: config.idempotencyLeaseMs,
+    shutdownGraceMs: config.shutdownGraceMs,
     oauth: config.oauthIssuer
       ? { issuer: config.oauthIssuer, resource: config.oauthResource, jwksUri: config.oauthJwksUri }
       : undefined,
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info({ signal }, 'shutting down');
+    app.log.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
     await app.close();
     await redis?.quit();
     await tracing?.shutdown();

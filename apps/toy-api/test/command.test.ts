@@ -51,6 +51,43 @@ describe('the toy-api command', () => {
     expect(out()).not.toContain(key);
   });
 
+  it('on SIGTERM lets the requests in flight finish, and takes no new connection', async () => {
+    const key = `key-${randomBytes(8).toString('hex')}`;
+    const { child, out } = run({ TOY_API_KEY: key, PORT: '0', TOY_API_SHUTDOWN_GRACE_MS: '3600000' });
+    await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/Server listening at http:\/\/127\.0\.0\.1:\d+/);
+    const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out())?.[1];
+    const slow = fetch(`${url}/slow?ms=1500`, { headers: { authorization: `Bearer ${key}` } });
+    // Signalled once the API has the request (its log says so), not after a guessed sleep.
+    await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/"url":"\/slow\?ms=1500"/);
+    const closed = once(child, 'close');
+    child.kill('SIGTERM');
+    await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/"msg":"shutting down"/);
+    expect(out()).toMatch(/"graceMs":3600000/);
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+    const answered = await slow;
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toEqual({ ok: true, waited_ms: 1500 });
+    // The grace is an hour, the test's limit a minute: the API closes once the answer is out,
+    // the client's keep-alive connection with it.
+    const [code] = await closed;
+    expect(code).toBe(0);
+  });
+
+  it('cuts what is still running when the grace ends', async () => {
+    const key = `key-${randomBytes(8).toString('hex')}`;
+    const { child, out } = run({ TOY_API_KEY: key, PORT: '0', TOY_API_SHUTDOWN_GRACE_MS: '200' });
+    await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/Server listening at http:\/\/127\.0\.0\.1:\d+/);
+    const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out())?.[1];
+    // Ten seconds to answer, 0.2 s of grace: the answer never comes.
+    const slow = fetch(`${url}/slow?ms=10000`, { headers: { authorization: `Bearer ${key}` } });
+    await expect.poll(() => out(), { timeout: 10_000 }).toMatch(/"url":"\/slow\?ms=10000"/);
+    const closed = once(child, 'close');
+    child.kill('SIGTERM');
+    await expect(slow).rejects.toThrow();
+    const [code] = await closed;
+    expect(code).toBe(0);
+  });
+
   it('keeps its state in Redis when REDIS_URL is set', async () => {
     const key = `key-${randomBytes(8).toString('hex')}`;
     const redisUrl = process.env.REDIS_URL ?? '';

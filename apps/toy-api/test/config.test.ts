@@ -21,6 +21,7 @@ describe('readConfig', () => {
       maxRepliesPerEmail: 1_000,
       maxConnections: 1_000,
       idempotencyLeaseMs: 10_000,
+      shutdownGraceMs: 25_000,
     });
   });
 
@@ -48,6 +49,12 @@ describe('readConfig', () => {
       );
     }
     expect(readConfig({ TOY_API_KEY: key, TOY_API_IDEMPOTENCY_LEASE_MS: '300' }).idempotencyLeaseMs).toBe(300);
+    for (const grace of ['-1', '3600001', '2.5', 'soon']) {
+      expect(() => readConfig({ TOY_API_KEY: key, TOY_API_SHUTDOWN_GRACE_MS: grace })).toThrow(
+        `TOY_API_SHUTDOWN_GRACE_MS must be an integer from 0 to 3600000 (ms), got '${grace}'`,
+      );
+    }
+    expect(readConfig({ TOY_API_KEY: key, TOY_API_SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
     expect(() => readConfig({ TOY_API_KEY: key, PORT: 'http' })).toThrow(
       "PORT must be an integer from 0 to 65535, got 'http'",
     );
