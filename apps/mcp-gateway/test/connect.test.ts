@@ -25,7 +25,7 @@ import { type ConnectStore, MemoryConnectStore, RedisConnectStore, Sealer, userK
 import { createGateway, serveHttp } from '../src/gateway.js';
 import { oauthSettingsOf } from '../src/oauth-settings.js';
 import { readUpstreamsConfig } from '../src/upstream/config-file.js';
-import { modernCall, modernRequest, onCleanup, startRecordingToyApi } from './support/stack.js';
+import { initializeRequest, modernCall, modernRequest, onCleanup, startRecordingToyApi } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const PASSWORD = randomBytes(8).toString('hex');
@@ -195,16 +195,7 @@ async function clientOf(user: string, url: boolean, at = mcpUrl) {
   const init = await fetch(at, {
     method: 'POST',
     headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: url ? { elicitation: { form: {}, url: {} } } : {},
-        clientInfo: { name: 't', version: '1' },
-      },
-    }),
+    body: JSON.stringify(initializeRequest('2025-11-25', url ? { elicitation: { form: {}, url: {} } } : {})),
   });
   expect(init.status).toBe(200);
   const session = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-11-25' };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readUpstreamsConfig } from '../src/upstream/config-file.js';
-import { initializedStdio, startHttpGatewayFor, startRecordingToyApi } from './support/stack.js';
+import { initializedStdio, openHttpSession, startHttpGatewayFor, startRecordingToyApi } from './support/stack.js';
 
 const recording = () => startRecordingToyApi((request) => ({ ...request.headers }));
 
@@ -42,21 +42,11 @@ describe('forwardHeaders', () => {
       'x-tenant': 'acme',
       cookie: 'session=caller-cookie',
     };
-    const init = await fetch(gw.mcpUrl, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      }),
-    });
-    const session = init.headers.get('mcp-session-id') ?? '';
+    const inSession = await openHttpSession(gw.mcpUrl, headers);
     const call = async (name: string) => {
       const response = await fetch(gw.mcpUrl, {
         method: 'POST',
-        headers: { ...headers, 'mcp-session-id': session },
+        headers: inSession,
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }),
       });
       expect((await response.json()).result.isError).toBe(false);
@@ -74,10 +64,10 @@ describe('forwardHeaders', () => {
     expect(b.seen[0]?.authorization).toBe(`Bearer ${b.key}`);
     expect(JSON.stringify([...a.seen, ...b.seen])).not.toContain(gw.token);
     // A caller without the listed header: nothing is sent in its place.
-    const { 'x-tenant': _tenant, ...without } = headers;
+    const { 'x-tenant': _tenant, ...without } = inSession;
     const bare = await fetch(gw.mcpUrl, {
       method: 'POST',
-      headers: { ...without, 'mcp-session-id': session },
+      headers: without,
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 2,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { GATEWAY_CLIENT_ID, loadOrCreateKeys, signInDemoUser, startAuthServer } from '@agentwire/auth-server';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
+import { initializeRequest, onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const QUOTA = 4;
@@ -83,12 +83,7 @@ describe('two users, one gateway, three replicas', () => {
       const init = await fetch(next(), {
         method: 'POST',
         headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 0,
-          method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rr', version: '1' } },
-        }),
+        body: JSON.stringify(initializeRequest('2025-11-25', {}, 'rr')),
       });
       expect(init.status).toBe(200);
       const session = {

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type GatewayOptions, serveHttp } from '../src/gateway.js';
 import { oauthSettingsOf } from '../src/oauth-settings.js';
 import { readUpstreamsConfig, UpstreamsConfigError } from '../src/upstream/config-file.js';
-import { onCleanup, spawnGateway, startRecordingToyApi } from './support/stack.js';
+import { onCleanup, openHttpSession, spawnGateway, startRecordingToyApi } from './support/stack.js';
 
 const ALL = ['emails:read', 'digest:read', 'replies:write', 'admin'];
 const PASSWORD = randomBytes(8).toString('hex');
@@ -95,23 +95,12 @@ async function clientOf(mcpUrl: string, token: string, extraHeaders: Record<stri
     accept: 'application/json, text/event-stream',
     ...extraHeaders,
   };
-  const init = await fetch(mcpUrl, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }),
-  });
-  expect(init.status).toBe(200);
-  const session = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-11-25' };
+  const inSession = await openHttpSession(mcpUrl, headers);
   let id = 1;
   const send = async (method: string, params: Record<string, unknown> = {}) => {
     const response = await fetch(mcpUrl, {
       method: 'POST',
-      headers: { ...headers, ...session },
+      headers: inSession,
       body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }),
     });
     const text = await response.text();

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startRedis } from '../../../test-support/redis-server.js';
 import { messagesOf, postListen } from './support/listen.js';
-import { onCleanup, spawnGateway, startToyApi } from './support/stack.js';
+import { initializeRequest, onCleanup, spawnGateway, startToyApi } from './support/stack.js';
 
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -43,12 +43,7 @@ describe('two gateway replicas on one Redis', () => {
         body: JSON.stringify(body),
       });
 
-    const init = await post({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rr', version: '1' } },
-    });
+    const init = await post(initializeRequest('2025-11-25', {}, 'rr'));
     const sessionId = init.headers.get('mcp-session-id') ?? '';
     const s = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' };
     expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, s)).status).toBe(202);
@@ -149,12 +144,7 @@ describe('two gateway replicas on one Redis', () => {
     const init = await fetch(a, {
       method: 'POST',
       headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-      }),
+      body: JSON.stringify(initializeRequest('2025-11-25', {}, 'x')),
     });
     const s = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-11-25' };
     const slow = fetch(a, {
@@ -218,12 +208,7 @@ describe('replicas on a Redis with a password and a session cap', () => {
       fetch(url, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, accept: ACCEPT, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 0,
-          method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
-        }),
+        body: JSON.stringify(initializeRequest('2025-11-25', {}, 'x')),
       });
     const first = await open(a);
     expect(first.status).toBe(200);
@@ -340,12 +325,7 @@ describe('a reload on one replica', () => {
     const init = await fetch(a.url, {
       method: 'POST',
       headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'rr', version: '1' } },
-      }),
+      body: JSON.stringify(initializeRequest('2025-11-25', {}, 'rr')),
     });
     const s = { 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-11-25' };
     await fetch(b.url, {

@@ -7,7 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSessionStore } from '../src/sessions/create-session-store.js';
-import { type HttpGateway, httpV1, onCleanup, startHttpGatewayFor, startRecordingToyApi } from './support/stack.js';
+import {
+  type HttpGateway,
+  httpV1,
+  onCleanup,
+  openHttpSession,
+  startHttpGatewayFor,
+  startRecordingToyApi,
+} from './support/stack.js';
 
 interface SseEvent {
   id?: string;
@@ -75,19 +82,8 @@ async function openSession(gw: Pick<HttpGateway, 'mcpUrl' | 'token'>) {
     'content-type': 'application/json',
     'mcp-protocol-version': '2025-11-25',
   };
-  const init = await fetch(gw.mcpUrl, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-    }),
-  });
-  const session = init.headers.get('mcp-session-id') ?? '';
-  await init.text();
-  const sessionHeaders = { ...headers, 'mcp-session-id': session };
+  const sessionHeaders = await openHttpSession(gw.mcpUrl, headers);
+  const session = sessionHeaders['mcp-session-id'] ?? '';
   await fetch(gw.mcpUrl, {
     method: 'POST',
     headers: sessionHeaders,

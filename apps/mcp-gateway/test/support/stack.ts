@@ -231,6 +231,39 @@ export async function initializedStdio(env: Record<string, string>) {
   return { child, stderr, lines, send };
 }
 
+/** An `initialize` request as a client of a sessioned revision sends it (id 0). */
+export function initializeRequest(
+  revision = '2025-11-25',
+  capabilities: Record<string, unknown> = {},
+  clientName = 't',
+): Record<string, unknown> {
+  return {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: revision, capabilities, clientInfo: { name: clientName, version: '1' } },
+  };
+}
+
+/**
+ * Opens a session over HTTP with `initialize` (status 200 expected) and returns the headers of
+ * every later request in it: `headers`, the session id and the revision.
+ */
+export async function openHttpSession(
+  url: string,
+  headers: Record<string, string>,
+  { revision = '2025-11-25', capabilities = {} }: { revision?: string; capabilities?: Record<string, unknown> } = {},
+): Promise<Record<string, string>> {
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(initializeRequest(revision, capabilities)),
+  });
+  expect(init.status).toBe(200);
+  await init.text();
+  return { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': revision };
+}
+
 /** The headers of a 2026-07-28 request (no session); `name` is the tool or task the method names. */
 export function modernHeaders(token: string, method: string, name?: string): Record<string, string> {
   return {
