@@ -67,10 +67,41 @@ describe('event streams', () => {
     expect(text).toBe(': heartbeat\n\n');
   });
 
-  it('opens with the retry field for 2025-11-25 (the priming event)', async () => {
+  it('opens with a priming event for 2025-11-25: an id, empty data, retry; a client resumes from its id', async () => {
     const gw = await startHttpGateway(await startToyApi());
-    const { text } = await readUntil(await getStream(gw, await session(gw, '2025-11-25')), '\n\n');
-    expect(text).toBe('retry: 1000\n\n');
+    const headers = await session(gw, '2025-11-25');
+    // Log messages go to the GET stream; one before the stream opens is not the stream's.
+    expect(
+      (await post(gw, { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'debug' } }, headers))
+        .status,
+    ).toBe(200);
+    const call = (id: number) =>
+      post(gw, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'health', arguments: {} } }, headers).then(
+        (r) => r.text(),
+      );
+    await call(3);
+    const first = await readUntil(await getStream(gw, headers), '\n\n');
+    const primed = /^id: (\d+-\d+)\ndata:\nretry: 1000\n\n$/.exec(first.text);
+    expect(primed, first.text).not.toBeNull();
+    const primingId = primed?.[1] ?? '';
+    expect(primingId).not.toBe('0-0');
+    // The stream is gone before its first event; the call meanwhile logs. Resuming from the
+    // priming id brings what was said since, and not what was said before.
+    await call(4);
+    const resumed = await fetch(gw.mcpUrl, {
+      headers: {
+        authorization: `Bearer ${gw.token}`,
+        accept: 'text/event-stream',
+        'last-event-id': primingId,
+        ...headers,
+      },
+    });
+    const { text } = await readUntil(resumed, 'notifications/message');
+    const ids = [...text.matchAll(/^id: (\d+-\d+)$/gm)].map((m) => m[1]);
+    expect(ids[0]).toBe(primingId);
+    expect(ids.length).toBeGreaterThan(1);
+    expect(ids.slice(1)).not.toContain(primingId);
+    expect(text).toContain('notifications/message');
   });
 
   it("a session's GET stream ends when a newer GET replaces it, and when the session is deleted", async () => {

@@ -1,6 +1,7 @@
 // GET /mcp: a session's own SSE stream, where notifications not tied to one POST arrive. Every
-// event has an id, so a client that lost the stream resumes with Last-Event-ID, on any
-// replica: the missed events are replayed from the store, then live ones follow in order.
+// event has an id (on 2025-11-25 the priming event too), so a client that lost the stream
+// resumes with Last-Event-ID, on any replica: the missed events are replayed from the store,
+// then live ones follow in order.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_ERROR, INVALID_REQUEST, SESSION_NOT_FOUND } from '../../protocol/json-rpc.js';
 import { features } from '../../protocol/revisions.js';
@@ -12,6 +13,9 @@ import { accepts, header, needsSession, rpcError } from './replies.js';
 import { parseStreamEventId, resumeStream } from './resumable-stream.js';
 
 const NO_ID: EventId = { epoch: 0, n: 0 };
+
+/** How long a 2025-11-25 client waits before it reconnects (the priming event's `retry`), in ms. */
+const PRIMING_RETRY_MS = 1000;
 
 const shuttingDown = (reply: FastifyReply) =>
   rpcError(
@@ -133,11 +137,26 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     stopEnded?.();
     if (ctx.getStreams.get(sessionId) === sse) ctx.getStreams.delete(sessionId);
   });
-  // The priming event of 2025-11-25: a bare `retry:` field, no event for the client's handler.
-  if (features(session.protocolVersion).ssePriming) await sse.send({ data: undefined, retry: 1000 });
+  const priming = features(session.protocolVersion).ssePriming;
   try {
     // Live events must flow before the store is read, or one stored in between is missed.
     await ctx.store.subscribed();
+    // The priming event of 2025-11-25: an id, an empty data field (no event for the client's
+    // handler) and `retry`. A new stream's id is where the session's events stood when it opened
+    // (those heard live since are still to send), so a client that loses the stream before its
+    // first event resumes from there and misses none.
+    if (priming) {
+      if (lastSent === undefined) {
+        const stored = await ctx.store.eventsAfter(sessionId, formatEventId(NO_ID));
+        const live = new Set(held.map((event) => event.id));
+        lastSent = NO_ID;
+        for (const event of stored) {
+          const id = parseEventId(event.id);
+          if (id !== undefined && !live.has(event.id) && compareEventIds(id, lastSent) > 0) lastSent = id;
+        }
+      }
+      if (sse.isConnected) reply.raw.write(`id: ${formatEventId(lastSent)}\ndata:\nretry: ${PRIMING_RETRY_MS}\n\n`);
+    }
     await sse.replay(async (after) => {
       for (const event of await ctx.store.eventsAfter(sessionId, after)) deliver(event);
     });
