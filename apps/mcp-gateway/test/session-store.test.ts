@@ -314,9 +314,8 @@ async function streamOnRedis(label: string, driver: (redis: import('ioredis').Re
     note,
     seen,
     readUntil,
-    /** The ids the stream carried, in order. */
-    /** The n of each id the stream carried (ids are <epoch>-<n>), in order. */
-    ids: () => [...seen.text.matchAll(/^id: \d+-(\d+)$/gm)].map((m) => Number(m[1])),
+    /** The n of each event's id the stream carried (ids are <epoch>-<n>), in order; not the priming event's. */
+    ids: () => [...seen.text.matchAll(/^id: \d+-(\d+)\nevent:/gm)].map((m) => Number(m[1])),
     close: async () => {
       await reader.cancel();
       await gw.close();
