@@ -17,6 +17,7 @@
 import type { ServerResponse } from 'node:http';
 import type { SSEReplyInterface } from '@fastify/sse';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import { isProgress } from '../../protocol/json-rpc.js';
 
 export type EventStream = SSEReplyInterface;
 
@@ -30,8 +31,6 @@ export function openEventStream(reply: FastifyReply): EventStream {
   responses.set(reply.sse, reply.raw);
   return reply.sse;
 }
-
-const isProgress = (message: unknown) => (message as { method?: unknown } | null)?.method === 'notifications/progress';
 
 /**
  * Sends one JSON-RPC message, unless the client has gone; a failed write is logged. A progress
