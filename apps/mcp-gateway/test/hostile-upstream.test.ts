@@ -3,11 +3,16 @@
 // names MAX_RESPONSE_BYTES after one attempt, and no echo of the key reaches the model, in the
 // text, the structuredContent or a progress message. The upstream is a hand-written node:http
 // server; the key travels in the query, as specs that declare `apiKey in: query` want.
+import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
+import { createGateway } from '../src/gateway.js';
+import { serveStdio } from '../src/transports/stdio.js';
 import { httpV1, onCleanup, startHttpGatewayFor } from './support/stack.js';
 
 const KEY = 'upstream-key-7f3a9c2e41d8b605';
@@ -51,6 +56,13 @@ const SPEC = {
       },
     },
     '/escaped': { get: { operationId: 'escaped', responses: { 200: { description: 'ok', content: json } } } },
+    '/deep': {
+      get: {
+        operationId: 'deep',
+        parameters: [{ name: 'depth', in: 'query', required: true, schema: { type: 'integer' } }],
+        responses: { 200: { description: 'ok', content: json } },
+      },
+    },
     '/escaped_error': {
       get: { operationId: 'escaped_error', responses: { 200: { description: 'ok', content: json } } },
     },
@@ -113,6 +125,13 @@ async function hostileUpstream() {
         res.end(body);
         return;
       }
+      case '/deep': {
+        // Arrays in arrays, as deep as asked: JSON.parse takes any depth, recursive code does not.
+        const depth = Number(url.searchParams.get('depth'));
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+        return;
+      }
       case '/echo_stream':
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(`data: {"text":"called with ${req.url}"}\n\nevent: done\ndata: {"next":"${next}"}\n\n`);
@@ -128,7 +147,7 @@ async function hostileUpstream() {
 
 type Result = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: unknown };
 
-async function setUp(key = KEY, extra: { maxResultBytes?: number } = {}) {
+async function setUp(key = KEY, extra: { maxResultBytes?: number; maxResponseBytes?: number } = {}) {
   const upstream = await hostileUpstream();
   const gw = await startHttpGatewayFor({
     upstreamUrl: upstream.url,
@@ -224,6 +243,66 @@ describe('a hostile upstream, through the gateway', () => {
     expect(progress.length).toBeLessThan(events / 2);
     expect(progress.every((p, i) => i === 0 || p > (progress[i - 1] as number))).toBe(true);
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+
+  it('so does a stdio client that stops reading (an output not read: a pipe where pipes queue, as on macOS)', async () => {
+    const big = 32 * 1024 * 1024;
+    const events = Math.floor(big / `data: {"text":"${'y'.repeat(1000)}"}\n\n`.length);
+    const upstream = await hostileUpstream();
+    const gateway = await createGateway({
+      upstreamUrl: upstream.url,
+      upstreamApiKey: KEY,
+      openapi: SPEC,
+      maxResponseBytes: big,
+    });
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const served = serveStdio(gateway.server, { input, output, log: () => undefined });
+    onCleanup(async () => {
+      input.end();
+      output.resume();
+      await served;
+      await gateway.close();
+    });
+    const send = (message: unknown) => input.write(`${JSON.stringify(message)}\n`);
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'slow', version: '1' } },
+    });
+    // The initialize answer is read (lines run at once, so a call sent with it would come first).
+    await once(output, 'readable');
+    expect(String(output.read())).toContain('"id":1,"result"');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'huge_stream', arguments: {}, _meta: { progressToken: 'p' } },
+    });
+    // Nothing is read until the gateway has stopped reading the upstream.
+    await upstream.closedOnce('/huge_stream');
+    const lines: Array<{ id?: number; method?: string; result?: { isError?: boolean } }> = [];
+    const reader = createInterface({ input: output });
+    reader.on('line', (line) => lines.push(JSON.parse(line)));
+    await expect.poll(() => lines.some((m) => m.id === 2), { timeout: 30_000 }).toBe(true);
+    reader.close();
+    expect(lines.find((m) => m.id === 2)?.result?.isError).toBe(true);
+    const progress = lines.filter((m) => m.method === 'notifications/progress').length;
+    expect(progress).toBeGreaterThan(0);
+    expect(progress).toBeLessThan(events / 2);
+  });
+
+  it('an answer nested deeper than MAX_ANSWER_DEPTH is an isError result naming it, at any depth', async () => {
+    const { client } = await setUp(KEY, { maxResponseBytes: 4 * 1024 * 1024 });
+    const fine = (await client.callTool({ name: 'deep', arguments: { depth: 200 } })) as Result;
+    expect(fine.isError).toBe(false);
+    for (const depth of [300, 100_000, 1_000_000]) {
+      const result = (await client.callTool({ name: 'deep', arguments: { depth } })) as Result;
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toMatch(/nests deeper than MAX_ANSWER_DEPTH \(256 levels\) at \$\.a(\[0\])+/);
+    }
   });
 
   it('the key the upstream echoes reaches the model nowhere: body, link, stream, progress', async () => {

@@ -10,6 +10,29 @@ export const MAX_MESSAGE_DEPTH = 64;
  * alone, and far below where JSON.stringify or a recursive walk would overflow the stack.
  */
 export const MAX_DOCUMENT_DEPTH = 256;
+/**
+ * Nesting an upstream's answer may have. Real APIs nest a few dozen levels at most (a Kubernetes
+ * object about 20); an answer deeper than this is an error result that names it, where before
+ * 100,000 levels overflowed the stack and the client got a 500 with `id: null`.
+ */
+export const MAX_ANSWER_DEPTH = 256;
+
+/**
+ * Whether `value` nests deeper than `max` levels (itself level 1). Recursive, but never deeper
+ * than `max` frames; for every answer, so it allocates nothing (3.6 us on a 24 KB page of 50
+ * emails, where JSON.parse took 40 to 70; tooDeepAt's frames took 6 to 10). Where it is true,
+ * tooDeepAt says where.
+ */
+export function nestsDeeper(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (max <= 1) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (nestsDeeper(value[i], max - 1)) return true;
+    return false;
+  }
+  for (const key in value) if (nestsDeeper((value as Record<string, unknown>)[key], max - 1)) return true;
+  return false;
+}
 
 interface Frame {
   value: unknown;

@@ -21,6 +21,7 @@ import {
 import type { TokenExchangeRefusedError, TokenExchanger } from '@agentwire/oauth';
 import type { UpstreamReport } from '@agentwire/schemas/upstream-report';
 import { UPSTREAM_REPORT_KEY } from '@agentwire/schemas/upstream-report-key';
+import { MAX_ANSWER_DEPTH, nestsDeeper, tooDeepAt } from '../common/json-depth.js';
 import { keepRawJson } from '../common/raw-json.js';
 import type { ConnectFlow } from '../connect/flow.js';
 import { cookiePairs, headerValue, pathValue, queryPairs } from '../openapi/parameter-styles.js';
@@ -561,6 +562,15 @@ export class UpstreamCaller {
                 resource: { uri: `${this.#client.baseUrl}${path}`, mimeType, blob: data.toString('base64') },
               },
       );
+      return result;
+    }
+    // Before anything recursive (the redaction, the output check, a copy) touches the answer.
+    if (typeof data === 'object' && data !== null && nestsDeeper(data, MAX_ANSWER_DEPTH)) {
+      result.isError = true;
+      result.content.push({
+        type: 'text',
+        text: `upstream answer too deep: it nests deeper than MAX_ANSWER_DEPTH (${MAX_ANSWER_DEPTH} levels) at ${tooDeepAt(data, MAX_ANSWER_DEPTH)}; it was not passed on. Ask for less (a narrower filter, fewer expansions); retrying the same call will not help`,
+      });
       return result;
     }
     // No body (204, or an empty 200): a success with no content.
