@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { createGateway } from '../src/gateway.js';
+import { PROGRESS_BURST, PROGRESS_PER_SECOND } from '../src/tools/operation-call.js';
 import { serveStdio } from '../src/transports/stdio.js';
 import { httpV1, onCleanup, startHttpGatewayFor } from './support/stack.js';
 
@@ -29,6 +30,9 @@ const SPEC = {
     '/huge_stream': { get: { operationId: 'huge_stream', responses: { 200: { description: 'ok', content: stream } } } },
     '/echo': { get: { operationId: 'echo', responses: { 200: { description: 'ok', content: json } } } },
     '/echo_stream': { get: { operationId: 'echo_stream', responses: { 200: { description: 'ok', content: stream } } } },
+    '/chatty_stream': {
+      get: { operationId: 'chatty_stream', responses: { 200: { description: 'ok', content: stream } } },
+    },
     '/search': {
       get: {
         operationId: 'search',
@@ -125,6 +129,11 @@ async function hostileUpstream() {
         res.end(body);
         return;
       }
+      case '/chatty_stream':
+        // 3,000 small events at once (39 KB), then the end.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(Array.from({ length: 3000 }, (_, i) => `data: {"n":${i}}\n\n`).join(''));
+        return;
       case '/deep': {
         // Arrays in arrays, as deep as asked: JSON.parse takes any depth, recursive code does not.
         const depth = Number(url.searchParams.get('depth'));
@@ -303,6 +312,20 @@ describe('a hostile upstream, through the gateway', () => {
       expect(result.isError).toBe(true);
       expect(result.content[0]?.text).toMatch(/nests deeper than MAX_ANSWER_DEPTH \(256 levels\) at \$\.a(\[0\])+/);
     }
+  });
+
+  it('a chatty stream sends at most PROGRESS_BURST notifications at once and PROGRESS_PER_SECOND after', async () => {
+    const { client } = await setUp();
+    const progress: number[] = [];
+    const started = performance.now();
+    const result = (await client.callTool({ name: 'chatty_stream', arguments: {} }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    })) as Result;
+    const seconds = (performance.now() - started) / 1000;
+    expect(result.isError).toBe(false);
+    // 3,000 events; what the bucket lets through in the time the call took, whatever it was.
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.length).toBeLessThanOrEqual(PROGRESS_BURST + Math.ceil(seconds * PROGRESS_PER_SECOND));
   });
 
   it('the key the upstream echoes reaches the model nowhere: body, link, stream, progress', async () => {

@@ -11,7 +11,6 @@ import {
   INTERNAL_ERROR,
   INVALID_PARAMS,
   INVALID_REQUEST,
-  isProgress,
   type JsonRpcId,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -54,12 +53,6 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
   const write = (message: unknown) => {
     output.write(`${demo}${serializeMessage(message)}\n`);
   };
-  // A progress notification to a client that has not read the last writes is left out, as over
-  // HTTP (event-stream.ts): stdout to a pipe queues in memory where pipes are asynchronous (macOS).
-  const notify = (message: unknown) => {
-    if (isProgress(message) && output.writableNeedDrain) return;
-    write(message);
-  };
 
   /**
    * Registers a request at once (so a cancellation later in the same batch finds it, even while
@@ -83,7 +76,7 @@ export function serveStdio(server: McpServer, options: StdioOptions): Promise<vo
         const outcome = await server.handle(request, {
           session,
           signal: cancellation.signal,
-          notify,
+          notify: write,
           caller: options.caller,
           ask,
         });
