@@ -1,6 +1,7 @@
 // One setting's text read as a value: a whole number in a range, on or off, an http(s) URL, or
 // one of the gateway's named choices. A value that is none of these is a ConfigError naming the
 // variable, what it got, and what is allowed.
+import { isIP } from 'node:net';
 import { readInteger, readLogLevel } from '@agentwire/schemas/settings';
 import { ConfigError } from './common/config-error.js';
 import type { UpstreamAuth, UpstreamReportMode } from './tools/tool.js';
@@ -75,4 +76,35 @@ export function logLevelOf(value: string | undefined): string {
   const read = readLogLevel(value);
   if ('problem' in read) throw new ConfigError(read.problem);
   return read.level;
+}
+
+/** The names proxy-addr (Fastify's trustProxy) gives address ranges. */
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * TRUSTED_PROXIES: a comma list of IP addresses, CIDRs (`10.0.0.0/8`, `fd00::/8`) and
+ * `loopback`, `linklocal`, `uniquelocal`. Checked here, where a bad entry names the variable;
+ * Fastify's own check came later, as a stack trace.
+ */
+export function trustedProxiesOf(value: string | undefined): string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    if (PROXY_RANGES.has(entry)) continue;
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const bits = family === 4 ? 32 : 128;
+    const prefixOk =
+      prefix === undefined ||
+      (/^\d{1,3}$/.test(prefix) && Number(prefix) <= bits) ||
+      (family === 4 && isIP(prefix) === 4);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(
+        `TRUSTED_PROXIES: '${entry.slice(0, 80)}' is not an IP address, a CIDR (10.0.0.0/8, fd00::/8; a prefix of at most 32 bits for IPv4, 128 for IPv6) or one of loopback, linklocal, uniquelocal`,
+      );
+    }
+  }
+  return entries;
 }

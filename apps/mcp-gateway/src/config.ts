@@ -12,6 +12,7 @@ import {
   outputSchemasOf,
   pageSizeOf,
   quotaPerOf,
+  trustedProxiesOf,
   upstreamAuthOf,
   upstreamReportOf,
 } from './config-values.js';
@@ -325,7 +326,7 @@ export function readConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     port,
     token: authMode === 'token' ? token : undefined,
     oauth: authMode === 'oauth' ? oauthSettingsOf(env) : undefined,
-    trustedProxies: list(env.TRUSTED_PROXIES),
+    trustedProxies: trustedProxiesOf(env.TRUSTED_PROXIES),
     allowedOrigins: list(env.ALLOWED_ORIGINS),
     allowedHosts: env.ALLOWED_HOSTS ? list(env.ALLOWED_HOSTS) : undefined,
     redisUrl: env.REDIS_URL || undefined,

@@ -545,6 +545,18 @@ describe('OAuth settings', () => {
     });
     expect(config.token).toBeUndefined();
     expect(config.trustedProxies).toEqual(['uniquelocal']);
+    // Each entry an address, a CIDR or a named range; anything else named, not a stack trace later.
+    expect(
+      readConfig([], {
+        ...env,
+        TRUSTED_PROXIES: ' 10.0.0.0/8, 192.168.1.7, fd00::/8, ::1, loopback, 10.1.0.0/255.255.0.0',
+      }).trustedProxies,
+    ).toEqual(['10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1', 'loopback', '10.1.0.0/255.255.0.0']);
+    for (const bad of ['bogus', '10.0.0.0/99', 'fd00::/129', '10.0.0.1/8/8', '10.0.0.0/', 'fd00::/255.0.0.0']) {
+      expect(() => readConfig([], { ...env, TRUSTED_PROXIES: `loopback,${bad}` })).toThrow(
+        `TRUSTED_PROXIES: '${bad}' is not an IP address, a CIDR`,
+      );
+    }
     expect(config.oauth).toMatchObject({
       issuer: 'https://auth.example.com',
       resource: 'https://mcp.example.com/mcp',
