@@ -2,7 +2,7 @@
 // variables they mirror (and every other variable with its default).
 import { parseArgs } from 'node:util';
 
-export const USAGE = `usage: mcp-gateway [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--config FILE] [--host H] [--port N]
+export const USAGE = `usage: mcp-gateway [--help] [--stdio] [--upstream-url URL] [--openapi URL|FILE] [--config FILE] [--host H] [--port N]
   [--include RULES] [--exclude RULES] [--read-only] [--tools-mode auto|static|dynamic]
   [--demo-log-to-stdout] (with --stdio: breaks the protocol on purpose, for a lesson)
 environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams), UPSTREAM_API_KEY, OPENAPI_URL, HOST (127.0.0.1), PORT (8090),
@@ -17,7 +17,7 @@ environment: UPSTREAM_URL (required, or MCP_GATEWAY_CONFIG: a file of upstreams)
   UPSTREAM_REPORT (on-request|always: the upstream report in a successful result's _meta),
   TOOLS_INCLUDE / --include, TOOLS_EXCLUDE / --exclude (rules such as tag:issues,op:repos/get*,method:GET,path:/repos/**),
   TOOLS_READ_ONLY / --read-only (off), TOOLS_MODE / --tools-mode (auto|static|dynamic), TOOLS_TOKEN_BUDGET (20000),
-  UPSTREAM_AUTH (spec|bearer|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
+  UPSTREAM_AUTH (spec|bearer|basic|header:<Name>|query:<name>), MAX_RESULT_BYTES (100000), MAX_RESULT_TOKENS (unset),
   OPENAPI_WATCH (on: reload when the spec file changes), OPENAPI_POLL_MS (unset: read a spec URL again at this interval); SIGHUP reloads,
   UPSTREAM_IDENTITY (service|exchange), UPSTREAM_AUDIENCE (the upstream URL), OAUTH_EXCHANGE_CLIENT_ID (agentwire-gateway), OAUTH_EXCHANGE_CLIENT_SECRET,
   FORWARD_HEADERS (none), QUOTA_CALLS, QUOTA_PER_SECONDS (60), QUOTA_PER (upstream|tool), LOCAL_USER (the OS user), LOCAL_SCOPES (none),

@@ -12,13 +12,19 @@ import { LOG_REDACT_PATHS, redactedRequest } from '@agentwire/schemas/settings';
 import { startTracing, TracingConfigError } from '@agentwire/telemetry';
 import type { Redis } from 'ioredis';
 import { type Logger, pino } from 'pino';
+import { USAGE } from './cli-flags.js';
 import { ConfigError, type GatewayConfig, readConfig } from './config.js';
 import { createGateway, type Gateway, serveHttp } from './gateway.js';
 import type { ReplicaBus } from './sessions/session-store.js';
 import { serveStdio } from './transports/stdio.js';
 
 async function main(): Promise<void> {
-  const config = readConfig(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const config = readConfig(args);
   const logger = pino(
     {
       name: 'mcp-gateway',

@@ -177,6 +177,19 @@ describe('stdio', () => {
 });
 
 describe('the mcp-gateway command', () => {
+  it('--help prints the usage and exits 0, with nothing else set', async () => {
+    for (const flag of ['--help', '-h']) {
+      const { child } = await spawnGateway({}, [flag]);
+      let out = '';
+      child.stdout?.on('data', (c: Buffer) => {
+        out += c.toString();
+      });
+      expect((await once(child, 'close'))[0]).toBe(0);
+      expect(out).toMatch(/^usage: mcp-gateway \[--help\] \[--stdio\]/);
+      expect(out).toContain('UPSTREAM_AUTH (spec|bearer|basic|');
+    }
+  });
+
   it('says what is missing: UPSTREAM_URL, or the token for HTTP', async () => {
     const none = await spawnGateway({});
     expect((await once(none.child, 'close'))[0]).toBe(2);
