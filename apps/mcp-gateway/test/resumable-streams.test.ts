@@ -74,6 +74,19 @@ async function stack(extra: { postStreamPollMs?: number; redisPrefix?: string; r
   return { api, gw, slowCalls, store };
 }
 
+/** Two replicas sharing a Redis (a fresh prefix): `a` from stack(), `b` a second gateway over the same API. */
+async function twoReplicas(forB: { resumableBeatMs?: number } = {}) {
+  const prefix = `resume-${randomBytes(4).toString('hex')}:`;
+  const a = await stack({ redisPrefix: prefix });
+  const store = await createSessionStore({ redisUrl: process.env.REDIS_URL, redisPrefix: prefix });
+  onCleanup(() => store.close());
+  const b = await startHttpGatewayFor(
+    { upstreamUrl: a.api.url, upstreamApiKey: a.api.key },
+    { token: a.gw.token, store, ...forB },
+  );
+  return { a, b, store };
+}
+
 /** A 2025-11-25 session, opened with raw HTTP. */
 async function openSession(gw: Pick<HttpGateway, 'mcpUrl' | 'token'>) {
   const headers = {
@@ -191,14 +204,7 @@ describe('resumable POST streams (2025-11-25)', () => {
   });
 
   it('hands a call over on shutdown: the draining replica ends the stream and another one (Redis) gives the answer', async () => {
-    const prefix = `resume-${randomBytes(4).toString('hex')}:`;
-    const a = await stack({ redisPrefix: prefix });
-    const store = await createSessionStore({ redisUrl: process.env.REDIS_URL, redisPrefix: prefix });
-    onCleanup(() => store.close());
-    const b = await startHttpGatewayFor(
-      { upstreamUrl: a.api.url, upstreamApiKey: a.api.key },
-      { token: a.gw.token, store },
-    );
+    const { a, b } = await twoReplicas();
     const { call, resume } = await openSession(a.gw);
     const posted = await call(1, 'slow', { ms: 1_500 }, { progressToken: 'p-1' });
     const reading = readEvents(posted);
@@ -217,14 +223,7 @@ describe('resumable POST streams (2025-11-25)', () => {
   });
 
   it('answers a resume whose request ended without an answer at once, and one whose replica went silent after three beats', async () => {
-    const prefix = `resume-${randomBytes(4).toString('hex')}:`;
-    const a = await stack({ redisPrefix: prefix });
-    const store = await createSessionStore({ redisUrl: process.env.REDIS_URL, redisPrefix: prefix });
-    onCleanup(() => store.close());
-    const b = await startHttpGatewayFor(
-      { upstreamUrl: a.api.url, upstreamApiKey: a.api.key },
-      { token: a.gw.token, store, resumableBeatMs: 100 },
-    );
+    const { a, b, store } = await twoReplicas({ resumableBeatMs: 100 });
     const { session, call, resume } = await openSession(a.gw);
     // A stops at once (no drain): its call is cancelled, and the stream's log says it ended.
     const posted = await call(1, 'slow', { ms: 5_000 }, { progressToken: 'p-1' });
