@@ -51,13 +51,6 @@ export const MISSING_CAPABILITY = -32021;
 export const UNSUPPORTED_VERSION = -32022;
 
 /** An error a handler raises to be sent back as a JSON-RPC error. */
-/**
- * A progress notification: one a transport may leave out while its client has not taken the
- * last writes (the next says more, the answer says all).
- */
-export const isProgress = (message: unknown): boolean =>
-  (message as { method?: unknown } | null)?.method === 'notifications/progress';
-
 export class RpcError extends Error {
   constructor(
     readonly code: number,

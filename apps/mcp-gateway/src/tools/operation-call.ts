@@ -99,13 +99,12 @@ export class OperationCalls {
     const token = m.progressToken;
     const onProgress =
       typeof token === 'string' || typeof token === 'number'
-        ? throttled((progress: number, message: string) =>
+        ? (progress: number, message: string) =>
             request.notify({
               jsonrpc: '2.0',
               method: 'notifications/progress',
               params: { progressToken: token, progress, ...(f.progressMessage ? { message } : {}) },
-            }),
-          )
+            })
         : undefined;
     // Only a client of the tasks extension may start a job the document says must be a task.
     if (tool.binding.task === 'required' && !request.tasks) return refused(tasksRequired(tool), false);
@@ -353,28 +352,4 @@ function connectAnswerOf(params: Record<string, unknown> | undefined): 'accept' 
   if (typeof responses !== 'object' || responses === null) return undefined;
   const action = (responses as Record<string, { action?: unknown } | undefined>)[CONNECT_INPUT]?.action;
   return action === 'accept' || action === 'decline' || action === 'cancel' ? action : undefined;
-}
-
-/** Progress notifications a call may send at once, then how many a second (a token bucket). */
-export const PROGRESS_BURST = 20;
-export const PROGRESS_PER_SECOND = 10;
-
-/**
- * At most PROGRESS_BURST progress notifications at once and PROGRESS_PER_SECOND after that, the
- * rest left out (the next says more, the answer says all). An upstream's event stream is one
- * notification per event, as fast as it sends them: 600,000 small events were 600,000
- * notifications, each stored in the session's log (with Redis, 6 million commands and 132 s,
- * past the call's deadline), where a person reads a few a second.
- */
-function throttled(send: (progress: number, message: string) => void): (progress: number, message: string) => void {
-  let tokens = PROGRESS_BURST;
-  let at = performance.now();
-  return (progress, message) => {
-    const now = performance.now();
-    tokens = Math.min(PROGRESS_BURST, tokens + ((now - at) * PROGRESS_PER_SECOND) / 1000);
-    at = now;
-    if (tokens < 1) return;
-    tokens -= 1;
-    send(progress, message);
-  };
 }

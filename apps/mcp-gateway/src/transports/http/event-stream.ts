@@ -8,20 +8,21 @@
 // timeout, a proxy, a UI) would see a hang. `openEventStream` writes the head through the
 // plugin and flushes it at once.
 //
-// And a reader slower than the stream: an upstream's event stream becomes one progress
-// notification per event, as fast as the upstream sends them. Written regardless, they queued in
-// memory without end for a client that reads slowly or not at all (the plugin also added two
-// listeners per waiting write: Node's MaxListenersExceededWarning in the hostile-upstream test).
-// A progress notification that finds the connection still full is left out; the next one says
-// more, and the answer says all. Every other message is written.
+// And messages are written to the response as they come, not through the plugin's `send`: that
+// waits for each write to drain with two listeners of its own, so a client that read slowly
+// while an upstream streamed (a progress notification per event) piled them up past Node's
+// MaxListenersExceededWarning, one pair per message. Node keeps what the socket has not taken;
+// how much can wait is bounded by the limits on what makes the messages (MAX_RESPONSE_BYTES,
+// MAX_RESULT_BYTES, progress at most 10 a second past a burst). The text is serializeMessage's,
+// as over stdio and in JSON answers (an upstream's JSON kept as it came).
 import type { ServerResponse } from 'node:http';
 import type { SSEReplyInterface } from '@fastify/sse';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
-import { isProgress } from '../../protocol/json-rpc.js';
+import { serializeMessage } from '../../common/raw-json.js';
 
 export type EventStream = SSEReplyInterface;
 
-/** Each open stream's response, to see whether the client has taken what was written. */
+/** Each open stream's response, which its messages are written to. */
 const responses = new WeakMap<EventStream, ServerResponse>();
 
 /** Commits the reply as an event stream and sends its head now. */
@@ -32,13 +33,15 @@ export function openEventStream(reply: FastifyReply): EventStream {
   return reply.sse;
 }
 
-/**
- * Sends one JSON-RPC message, unless the client has gone; a failed write is logged. A progress
- * notification is left out while the client has not taken the last writes.
- */
+/** Sends one JSON-RPC message as a `message` event, unless the client has gone. */
 export function sendMessage(log: FastifyBaseLogger, stream: EventStream, message: unknown, id?: string): void {
   if (!stream.isConnected) return;
-  if (isProgress(message) && responses.get(stream)?.writableNeedDrain) return;
-  const event = id === undefined ? { event: 'message', data: message } : { id, event: 'message', data: message };
-  stream.send(event).catch((error: unknown) => log.warn({ err: error }, 'event stream write failed'));
+  const raw = responses.get(stream);
+  if (raw === undefined) {
+    const event = id === undefined ? { event: 'message', data: message } : { id, event: 'message', data: message };
+    stream.send(event).catch((error: unknown) => log.warn({ err: error }, 'event stream write failed'));
+    return;
+  }
+  if (raw.writableEnded || raw.destroyed) return;
+  raw.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${serializeMessage(message)}\n\n`);
 }
