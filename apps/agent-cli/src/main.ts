@@ -80,7 +80,18 @@ main().then(
     // A code may be a number (an MCP error's): only Node's string codes name a parse error.
     const code = (error as { code?: unknown }).code;
     const usage = error instanceof UsageError || (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS'));
-    printError(`agent: ${(error as Error).message}\n`);
+    printError(`agent: ${(error as Error).message}\n${authHint((error as Error).message)}`);
     process.exit(usage ? EXIT.usage : EXIT.taskFailed);
   },
 );
+
+/**
+ * A gateway's 401 reaches us in the MCP client's words ("Dynamic Client Registration rejected
+ * (HTTP 401)", "the server requires authorization"), which name neither of the two ways in.
+ */
+function authHint(message: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (!/\b401\b|requires authori[sz]ation|Unauthorized/i.test(message)) return '';
+  return env.MCP_GATEWAY_TOKEN
+    ? 'agent: the gateway refused MCP_GATEWAY_TOKEN: check it is the token the gateway was started with\n'
+    : 'agent: the gateway wants a sign-in: set MCP_GATEWAY_TOKEN to its token (MCP_GATEWAY_AUTH=token), or run  agent login --mcp-url URL  (OAuth)\n';
+}

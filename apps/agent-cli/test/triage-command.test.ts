@@ -349,6 +349,10 @@ describe('agent triage', () => {
       [['triage', '--faults', '/no/such/file.json'], /--faults must be demo, none or a JSON file/],
       [['triage', '--mcp-mode', 'v3'], /--mcp-mode must be auto or legacy, got 'v3'/],
       [['triage', '--verbose'], /Unknown option '--verbose'/],
+      [
+        ['triage', '--via', 'mcp-http', '--mcp-url', 'http://127.0.0.1:1/mcp'],
+        /--mcp-url names a running gateway; triage runs on a running stack with its API too: give --api-url/,
+      ],
       [['fly'], /unknown command 'fly'/],
     ] as const) {
       const { code, stderr } = await agent([...args]);

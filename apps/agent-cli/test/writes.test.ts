@@ -32,7 +32,16 @@ async function stack() {
       MCP_GATEWAY_TOKEN: token,
     });
   const get = async (path: string) => fetch(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
-  return { call, get };
+  /** As the root README runs it: the stack named by the environment, no --via. */
+  const callByEnv = (args: string[], env: Record<string, string> = {}) =>
+    runAgent(['call', ...args], {
+      TOY_API_KEY: key,
+      MCP_GATEWAY_TOKEN: token,
+      AGENTWIRE_API_URL: apiUrl,
+      AGENTWIRE_MCP_URL: `${http.url}/mcp`,
+      ...env,
+    });
+  return { call, callByEnv, get };
 }
 
 describe('agent call: writes and approvals through the gateway', () => {
@@ -51,6 +60,35 @@ describe('agent call: writes and approvals through the gateway', () => {
     expect(JSON.parse(again.stdout).structuredContent).toEqual(JSON.parse(first.stdout).structuredContent);
     const notes = (await (await get('/notes?prefix=lesson')).json()) as { data: unknown[] };
     expect(notes.data).toHaveLength(3);
+  });
+
+  it("goes through the gateway AGENTWIRE_MCP_URL names without --via (the README's way), and says when a path passes it over", async () => {
+    const { callByEnv, get } = await stack();
+    const note = ['create_note', '--args', '{"text":"by env: buy ink"}', '--idempotency-key', 'ink-1'];
+    const first = await callByEnv(note);
+    const again = await callByEnv(note);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)._meta['agentwire.dev/write']).toMatchObject({ key: 'ink-1', replayed: true });
+    // One note in the running API: before, the calls went to an embedded stack of their own.
+    expect(((await (await get('/notes?prefix=by%20env')).json()) as { data: unknown[] }).data).toHaveLength(1);
+    // A path that does not use the named gateway says so.
+    const stdio = await callByEnv(['list_notes'], { AGENTWIRE_VIA: 'mcp-stdio' });
+    expect(stdio.code, stdio.stderr).toBe(0);
+    expect(stdio.stderr).toMatch(
+      /agent: AGENTWIRE_MCP_URL \(http:\/\/127\.0\.0\.1:\d+\/mcp\) is not used with --via mcp-stdio \(from AGENTWIRE_VIA\); --via mcp-http goes through it/,
+    );
+  });
+
+  it('names the two ways in when the gateway answers 401: MCP_GATEWAY_TOKEN or agent login', async () => {
+    const { callByEnv } = await stack();
+    const without = await callByEnv(['list_notes'], { MCP_GATEWAY_TOKEN: '' });
+    expect(without.code).toBe(1);
+    expect(without.stderr).toMatch(
+      /agent: the gateway wants a sign-in: set MCP_GATEWAY_TOKEN to its token \(MCP_GATEWAY_AUTH=token\), or run {2}agent login --mcp-url URL/,
+    );
+    const wrong = await callByEnv(['list_notes'], { MCP_GATEWAY_TOKEN: 'not-the-token-0123456789' });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/agent: the gateway refused MCP_GATEWAY_TOKEN/);
   });
 
   it('declines an approval without a terminal, and gives it with --approve, logged', async () => {

@@ -31,7 +31,7 @@ export async function callCommand(argv: string[]): Promise<number> {
   }
   if (typeof args !== 'object' || args === null || Array.isArray(args))
     throw new UsageError('--args must be a JSON object');
-  const via = viaOf(values.via);
+  const via = viaOf(values.via, values);
   if (via === 'api')
     throw new UsageError(
       'agent call goes through the gateway: use --via mcp-stdio or mcp-http (or agent get for the API)',

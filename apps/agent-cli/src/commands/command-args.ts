@@ -59,10 +59,29 @@ export function parseCommand<const O extends ParseArgsOptionsConfig>(
 
 export type Via = 'api' | 'mcp-stdio' | 'mcp-http';
 
-export function viaOf(value: string | undefined): Via {
-  const via = value ?? 'mcp-stdio';
+/**
+ * The path a command takes: --via, else AGENTWIRE_VIA (when it names one of these; `all` is
+ * triage's), else the gateway at --mcp-url (or AGENTWIRE_MCP_URL) when one is named, else a
+ * gateway of the agent's own over stdio. A named gateway that the path would not use is said
+ * on stderr: before, it was passed over in silence for an embedded stack.
+ */
+export function viaOf(
+  value: string | undefined,
+  values: { 'mcp-url'?: string | undefined } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Via {
+  const fromEnv = env.AGENTWIRE_VIA === 'all' ? undefined : env.AGENTWIRE_VIA || undefined;
+  const mcpUrl = values['mcp-url'] ?? env.AGENTWIRE_MCP_URL;
+  const via = value ?? fromEnv ?? (mcpUrl ? 'mcp-http' : 'mcp-stdio');
   if (via !== 'api' && via !== 'mcp-stdio' && via !== 'mcp-http') {
-    throw new UsageError(`--via must be one of api, mcp-stdio, mcp-http; got '${via}'`);
+    const source = value === undefined ? 'AGENTWIRE_VIA' : '--via';
+    throw new UsageError(`${source} must be one of api, mcp-stdio, mcp-http; got '${via}'`);
+  }
+  if (mcpUrl && via !== 'mcp-http') {
+    const named = values['mcp-url'] ? '--mcp-url' : 'AGENTWIRE_MCP_URL';
+    process.stderr.write(
+      `agent: ${named} (${mcpUrl}) is not used with --via ${via}${value === undefined ? ` (from AGENTWIRE_VIA)` : ''}; --via mcp-http goes through it\n`,
+    );
   }
   return via;
 }

@@ -32,7 +32,7 @@ export async function toolsCommand(argv: string[]): Promise<number> {
   if (values.format !== 'text' && values.format !== 'json')
     throw new UsageError(`--format must be text or json, got '${values.format}'`);
   if (values.spec) return modesCommand(values.spec, values);
-  const via = viaOf(values.via);
+  const via = viaOf(values.via, values);
   const stack = await stackOf(values, via);
   try {
     let tools: ToolView[];

@@ -90,6 +90,14 @@ export async function triageCommand(argv: string[], deps: TriageDeps = {}): Prom
   });
   const apiUrl = values['api-url'] ?? env.AGENTWIRE_API_URL;
   const mcpUrl = values['mcp-url'] ?? env.AGENTWIRE_MCP_URL;
+  // A running gateway alone is not a stack triage can run on (its api path needs the API): said,
+  // where before the gateway was passed over for an embedded stack.
+  if (mcpUrl && !apiUrl) {
+    const named = values['mcp-url'] ? '--mcp-url' : 'AGENTWIRE_MCP_URL';
+    throw new UsageError(
+      `${named} names a running gateway; triage runs on a running stack with its API too: give --api-url (or AGENTWIRE_API_URL), or neither for the embedded stack`,
+    );
+  }
 
   const started = Date.now();
   const deadline = deadlineMs === undefined ? undefined : started + deadlineMs;
