@@ -1,7 +1,8 @@
 // Deep nesting from strangers: documents and messages that JSON.parse takes but that overflow
 // the stack of anything recursive (JSON.stringify, schema walks, validators). Each is refused
 // by name (MAX_DOCUMENT_DEPTH, MAX_MESSAGE_DEPTH) before anything recursive touches it, and a
-// reload that meets one keeps the old tools and the process.
+// reload that meets one keeps the old tools and the process. And ids as long as a message: each
+// is kept while its request runs and repeated in its stream, so it is held to MAX_ID_LENGTH.
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -134,5 +135,44 @@ describe('deep nesting', () => {
         ),
       },
     });
+  });
+
+  it('answers an id or a progress token over MAX_ID_LENGTH with a -32600 naming it, and takes one at it', async () => {
+    const gw = await startHttpGateway(await startToyApi());
+    const send = (id: unknown, token?: string) =>
+      fetch(gw.mcpUrl, {
+        method: 'POST',
+        headers: modernHeaders(gw.token, 'tools/call', 'office_days'),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            name: 'office_days',
+            arguments: { employee_id: 'e-05' },
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+              ...(token === undefined ? {} : { progressToken: token }),
+            },
+          },
+        }),
+      });
+    const long = await send('i'.repeat(1_000_000));
+    expect(long.status).toBe(400);
+    expect((await long.json()).error.message).toBe(
+      'Invalid request: id is 1000000 characters; at most 256 are taken (MAX_ID_LENGTH)',
+    );
+    const token = await send(8, 't'.repeat(257));
+    expect(token.status).toBe(400);
+    expect(await token.json()).toMatchObject({
+      id: 8,
+      error: {
+        message: 'Invalid request: _meta.progressToken is 257 characters; at most 256 are taken (MAX_ID_LENGTH)',
+      },
+    });
+    const fits = await send('i'.repeat(256), 't'.repeat(256));
+    expect(fits.status).toBe(200);
+    expect(await fits.text()).toContain('i'.repeat(256));
   });
 });

@@ -32,6 +32,8 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 /** The largest JSON-RPC message (or batch) taken, over HTTP (a request body) and over stdio (a line). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** The longest string id (and progress token) a message may have. */
+export const MAX_ID_LENGTH = 256;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** MCP: the session is unknown (used in HTTP 404 bodies by the SDKs). */
@@ -89,6 +91,23 @@ export function classify(value: unknown): Classified {
   if (m.jsonrpc !== '2.0') return { kind: 'invalid', id, reason: 'jsonrpc must be "2.0"' };
   if ('id' in m && m.id !== undefined && !isId(m.id)) {
     return { kind: 'invalid', id: null, reason: 'id must be a string or an integer' };
+  }
+  // Kept while the request runs (a listen stream's for as long as it is open) and written into
+  // every message of its stream: 64 listen streams with 1 MB ids held 65 MB.
+  if (typeof m.id === 'string' && m.id.length > MAX_ID_LENGTH) {
+    return {
+      kind: 'invalid',
+      id: null,
+      reason: `id is ${m.id.length} characters; at most ${MAX_ID_LENGTH} are taken (MAX_ID_LENGTH)`,
+    };
+  }
+  const token = (m.params as { _meta?: { progressToken?: unknown } } | undefined)?._meta?.progressToken;
+  if (typeof token === 'string' && token.length > MAX_ID_LENGTH) {
+    return {
+      kind: 'invalid',
+      id,
+      reason: `_meta.progressToken is ${token.length} characters; at most ${MAX_ID_LENGTH} are taken (MAX_ID_LENGTH)`,
+    };
   }
   if (typeof m.method === 'string') {
     if (m.params !== undefined && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) {
