@@ -31,6 +31,14 @@ export { AuthServerUnavailableError };
 
 /** The most tokens either cache (verified JWTs, introspection answers) keeps. */
 const MAX_CACHED = 10_000;
+/**
+ * Introspections under way at once (tokens, not requests: the requests with one token share its
+ * question). Before, 500 requests with 500 made-up tokens were 500 requests to the endpoint at
+ * once, and 500 with one token were 500 too; past this, a 503 naming it.
+ */
+export const MAX_CONCURRENT_INTROSPECTIONS = 64;
+
+type IntrospectedEntry = ({ principal: Principal } | { refusal: string }) & { until: number };
 
 /** Asymmetric algorithms only: an HMAC token "signed" with the public key must never verify. */
 export const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
@@ -56,6 +64,8 @@ export interface TokenVerifierOptions {
   verifiedCacheMs?: number | undefined;
   /** The most tokens each cache (verified JWTs, introspection answers) keeps; the oldest goes first (default 10 000). */
   maxCachedTokens?: number | undefined;
+  /** Tokens introspected at once; default MAX_CONCURRENT_INTROSPECTIONS (64). */
+  maxConcurrentIntrospections?: number | undefined;
   /** Introspection answers are kept at most this long (default 5 minutes), and never past `exp`. */
   introspectionCacheMs?: number | undefined;
   /** Time limit and size cap of every fetch to the authorization server (default 5 s, 256 KiB). */
@@ -78,7 +88,9 @@ export class TokenVerifier {
   readonly #now: () => number;
   readonly #limits: FetchLimits;
   #metadata: Promise<IssuerMetadata> | undefined;
-  readonly #introspected = new Map<string, ({ principal: Principal } | { refusal: string }) & { until: number }>();
+  readonly #introspected = new Map<string, IntrospectedEntry>();
+  /** Introspections under way, one per token (by its hash). */
+  readonly #asking = new Map<string, Promise<IntrospectedEntry>>();
   readonly #verified = new Map<string, { principal: Principal; until: number }>();
 
   constructor(options: TokenVerifierOptions) {
@@ -140,29 +152,18 @@ export class TokenVerifier {
     const now = this.#now();
     let entry = this.#introspected.get(key);
     if (!entry || entry.until <= now) {
-      const endpoint = introspection.endpoint ?? (await this.#issuerMetadata()).introspection_endpoint;
-      if (!endpoint) throw new AuthServerUnavailableError('the issuer advertises no introspection_endpoint');
-      const answer = (await fetchJson(endpoint, this.#limits, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${encodeURIComponent(introspection.clientId)}:${encodeURIComponent(introspection.clientSecret)}`).toString('base64')}`,
-        },
-        body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
-      })) as JWTPayload & { active?: unknown };
-      const refusal = introspectionRefusal(answer, this.#options.issuer);
-      const maxCache = this.#options.introspectionCacheMs ?? 300_000;
-      if (refusal === undefined) {
-        const principal = principalOf(answer);
-        const end = principal.expiresAt ? principal.expiresAt * 1000 : now + maxCache;
-        entry = { principal, until: Math.min(now + maxCache, end) };
-      } else {
-        // A refusal is kept briefly too, so a flood of one bad token is one request.
-        entry = { refusal, until: now + Math.min(maxCache, 30_000) };
+      // One question at a time per token: the requests that come meanwhile wait for its answer.
+      let asking = this.#asking.get(key);
+      if (!asking) {
+        if (this.#asking.size >= (this.#options.maxConcurrentIntrospections ?? MAX_CONCURRENT_INTROSPECTIONS)) {
+          throw new AuthServerUnavailableError(
+            `${this.#asking.size} tokens are being introspected at once, the most there may be (MAX_CONCURRENT_INTROSPECTIONS); try again shortly`,
+          );
+        }
+        asking = this.#askIntrospection(token, key, now).finally(() => this.#asking.delete(key));
+        this.#asking.set(key, asking);
       }
-      if (this.#introspected.size >= (this.#options.maxCachedTokens ?? MAX_CACHED))
-        this.#introspected.delete(this.#introspected.keys().next().value ?? '');
-      this.#introspected.set(key, entry);
+      entry = await asking;
     }
     if ('refusal' in entry) throw new TokenRejectedError(entry.refusal);
     const principal = entry.principal;
@@ -173,6 +174,36 @@ export class TokenVerifier {
       throw new TokenRejectedError(`the access token was not issued for this resource (${audience})`);
     }
     return principal;
+  }
+
+  /** Asks the introspection endpoint about a token, and keeps the answer (a refusal briefly). */
+  async #askIntrospection(token: string, key: string, now: number): Promise<IntrospectedEntry> {
+    const introspection = this.#options.introspection as NonNullable<TokenVerifierOptions['introspection']>;
+    const endpoint = introspection.endpoint ?? (await this.#issuerMetadata()).introspection_endpoint;
+    if (!endpoint) throw new AuthServerUnavailableError('the issuer advertises no introspection_endpoint');
+    const answer = (await fetchJson(endpoint, this.#limits, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(introspection.clientId)}:${encodeURIComponent(introspection.clientSecret)}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+    })) as JWTPayload & { active?: unknown };
+    const refusal = introspectionRefusal(answer, this.#options.issuer);
+    const maxCache = this.#options.introspectionCacheMs ?? 300_000;
+    let entry: IntrospectedEntry;
+    if (refusal === undefined) {
+      const principal = principalOf(answer);
+      const end = principal.expiresAt ? principal.expiresAt * 1000 : now + maxCache;
+      entry = { principal, until: Math.min(now + maxCache, end) };
+    } else {
+      // A refusal is kept briefly too, so a flood of one bad token is one request.
+      entry = { refusal, until: now + Math.min(maxCache, 30_000) };
+    }
+    if (this.#introspected.size >= (this.#options.maxCachedTokens ?? MAX_CACHED))
+      this.#introspected.delete(this.#introspected.keys().next().value ?? '');
+    this.#introspected.set(key, entry);
+    return entry;
   }
 
   async #jwksUri(): Promise<string> {

@@ -175,6 +175,34 @@ describe('time limits at their edges', () => {
   });
 });
 
+describe('introspection under a flood', () => {
+  it('asks once for a token that many requests bring at the same time', async () => {
+    const v = verifier({ introspection });
+    const before = issuer.introspectionRequests();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => messageOf(v.verify('op-made-up', RESOURCE))));
+    expect(new Set(answers).size).toBe(1);
+    expect(issuer.introspectionRequests()).toBe(before + 1);
+  });
+
+  it('asks about at most maxConcurrentIntrospections tokens at once; the rest get a 503 naming the limit', async () => {
+    const v = verifier({ introspection, maxConcurrentIntrospections: 2 });
+    const before = issuer.introspectionRequests();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => messageOf(v.verify(`op-flood-${i}`, RESOURCE))),
+    );
+    expect(issuer.introspectionRequests()).toBe(before + 2);
+    const refused = answers.filter((a) => a.includes('MAX_CONCURRENT_INTROSPECTIONS'));
+    expect(refused).toEqual(
+      Array(3).fill(
+        '2 tokens are being introspected at once, the most there may be (MAX_CONCURRENT_INTROSPECTIONS); try again shortly',
+      ),
+    );
+    // Once those are answered, the next token is asked about.
+    await messageOf(v.verify('op-flood-5', RESOURCE));
+    expect(issuer.introspectionRequests()).toBe(before + 3);
+  });
+});
+
 describe("an authorization server's odd introspection answers", () => {
   it('refuses an answer that is not active, whatever else it says', async () => {
     issuer.opaque.set('op-revoked', { active: false, sub: 'ben', aud: RESOURCE, exp: seconds() + 100 });
