@@ -106,14 +106,17 @@ function progressReporter(
       send(heldProgress, held);
       held = '';
     }
-    held += text;
-    heldProgress = progress;
+    // A flush carries no text of its own: what it sends is numbered by the last event in it.
+    if (text !== '') {
+      held += text;
+      heldProgress = progress;
+    }
     if (held === '') return;
     const now = performance.now();
     tokens = Math.min(PROGRESS_BURST, tokens + ((now - at) * PROGRESS_PER_SECOND) / 1000);
     at = now;
     if (tokens < 1 && !flush) return;
-    send(progress, held);
+    send(heldProgress, held);
     held = '';
   };
 }
