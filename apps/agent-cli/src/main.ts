@@ -26,16 +26,19 @@ const USAGE = `usage: agent tools [--via mcp-stdio|mcp-http|api] [--format text|
        agent validate --schema FILE|JSON --args JSON [--name TOOL]
        agent report LEDGER.jsonl --html OUT.html
        agent lab 1|2|3|4 [--json] [--protocol-version V] [--no-key]
-       agent check ex2|ex3 [answers] | agent check backoff FILE.mjs   (your answer to an exercise: right or wrong, and why)
+       agent check ex2|ex3|ex8 [answers] | agent check backoff FILE.mjs   (your answer to an exercise: right or wrong, and why)
        agent triage [--date YYYY-MM-DD] [--via api|mcp-stdio|mcp-http|all] [--faults demo|none|FILE]
                     [--api-url URL] [--mcp-url URL] [--deadline 20s] [--max-requests N] [--max-bytes N]
-                    [--ledger FILE] [--json] [--trace] [--mcp-mode auto|legacy]
-environment: AGENTWIRE_API_URL, AGENTWIRE_MCP_URL, AGENTWIRE_VIA (default for --via), TOY_API_KEY, MCP_GATEWAY_TOKEN,
+                    [--ledger FILE] [--json] [--trace] [--mcp-mode auto|legacy] [--as manager|analyst]
+       agent COMMAND --help                          (this text)
+environment: AGENTWIRE_API_URL, AGENTWIRE_MCP_URL (call and tools go through it when set), AGENTWIRE_VIA (default for --via),
+             AGENTWIRE_AS (default for --as), TOY_API_KEY, MCP_GATEWAY_TOKEN,
              AGENTWIRE_TOKEN_FILE (~/.config/agentwire/tokens.json), AGENTWIRE_CLIENT_ID + AGENTWIRE_CLIENT_SECRET +
              AGENTWIRE_OAUTH_ISSUER (client credentials), AGENTWIRE_OAUTH_SCOPE, AGENTWIRE_OAUTH_CLIENT_ID (+ _SECRET: a pre-registered client),
              AGENTWIRE_CLIENT_METADATA_URL (the agent's Client ID Metadata Document, https),
              OTEL_EXPORTER_OTLP_ENDPOINT (traces of a triage, OTLP over HTTP; off when unset)
-exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed`;
+exit codes: 0 done, 1 task failed, 2 usage, 3 budget (--max-requests/--max-bytes) reached, 4 deadline passed,
+            5 the signed-in user may not do a step (--as analyst replying)`;
 
 // A reader that stops early (`agent ... | head`) is not an error of the agent.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -44,6 +47,11 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 async function main(): Promise<number> {
   const [command, ...rest] = process.argv.slice(2);
+  // `agent <command> --help` (or -h), and `agent -h`: the usage, which has every command's line.
+  if (command === '-h' || rest.includes('--help') || rest.includes('-h')) {
+    print(`${USAGE}\n`);
+    return EXIT.ok;
+  }
   if (command === 'triage') return triage(rest);
   if (command === 'tools') return toolsCommand(rest);
   if (command === 'call') return callCommand(rest);

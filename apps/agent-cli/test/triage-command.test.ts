@@ -360,6 +360,15 @@ describe('agent triage', () => {
       expect(stderr).toMatch(message);
     }
   });
+  it('prints the usage for --help or -h after any command, and exits 0', async () => {
+    for (const args of [['triage', '--help'], ['tools', '--help'], ['call', 'x', '-h'], ['-h']]) {
+      const { code, stdout } = await agent(args);
+      expect({ args, code }).toEqual({ args, code: 0 });
+      expect(stdout).toMatch(/^usage: agent tools/);
+      expect(stdout).toContain('5 the signed-in user may not do a step');
+    }
+  });
+
   it('takes the default path from AGENTWIRE_VIA, and names the variable when its value is wrong', async () => {
     const wrong = await runAgent(['triage'], { AGENTWIRE_VIA: 'smoke-signals' });
     expect(wrong.code).toBe(2);
