@@ -73,10 +73,12 @@ export async function startEmbeddedStack(
   options: { requestTimeoutMs?: number; tracing?: Tracing | undefined; as?: Role | undefined } = {},
 ): Promise<Stack> {
   const { tracing } = options;
-  const authMode = options.as ? 'oauth' : env.MCP_GATEWAY_AUTH || 'token';
-  if (authMode !== 'token' && authMode !== 'oauth') {
-    throw new UsageError(`MCP_GATEWAY_AUTH for the embedded stack must be token or oauth, got '${authMode}'`);
+  // Checked before --as picks OAuth for it: a typo was otherwise run as OAuth, in silence.
+  const asked = env.MCP_GATEWAY_AUTH || 'token';
+  if (asked !== 'token' && asked !== 'oauth') {
+    throw new UsageError(`MCP_GATEWAY_AUTH for the embedded stack must be token or oauth, got '${asked}'`);
   }
+  const authMode = options.as ? 'oauth' : asked;
   const demoPassword = randomBytes(8).toString('hex');
   const exchangeSecret = randomBytes(16).toString('hex');
   // OAuth: an authorization server too, issuing tokens for the gateway and the API.

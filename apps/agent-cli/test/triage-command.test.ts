@@ -370,6 +370,9 @@ describe('agent triage', () => {
   });
 
   it('takes the default path from AGENTWIRE_VIA, and names the variable when its value is wrong', async () => {
+    const typo = await runAgent(['triage'], { MCP_GATEWAY_AUTH: 'bogus' });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/MCP_GATEWAY_AUTH for the embedded stack must be token or oauth, got 'bogus'/);
     const wrong = await runAgent(['triage'], { AGENTWIRE_VIA: 'smoke-signals' });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/AGENTWIRE_VIA must be one of api, mcp-stdio, mcp-http, all; got 'smoke-signals'/);
