@@ -168,6 +168,12 @@ export function createIdempotency(
           'this Idempotency-Key was already used with a different request body; use a new key for a new request',
           { status: 422 },
         );
+      case 'full':
+        throw new EnvelopeError(
+          'api_error',
+          `the API holds ${begun.max} Idempotency-Keys, the most it keeps (MAX_IDEMPOTENCY_KEYS; each is kept 24 h after its answer); this request was not run. Retry later, or send it without a key`,
+          { status: 503, headers: { 'retry-after': '60' } },
+        );
       case 'replay':
         // Sent by startHandler, not here: a reply sent from a hook whose onSend hooks are still
         // running does not stop the chain, and the handler would run a second time.

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { toErrorResponse } from '../src/envelope-error.js';
 import { createIdempotency } from '../src/idempotency.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { MAX_FLAKY_COUNTERS, MemoryStore } from '../src/store/memory-store.js';
 
 interface Ask {
   status?: number;
@@ -25,8 +25,8 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function startServer() {
-  const store = new MemoryStore();
+async function startServer(storeOptions: { maxIdempotencyKeys?: number } = {}) {
+  const store = new MemoryStore(storeOptions);
   const idempotency = createIdempotency(store, () => ({ access: 'full', id: 'caller-1', subject: 'api-key' }));
   let runs = 0;
   let started: () => void = () => undefined;
@@ -107,6 +107,28 @@ describe('Idempotency-Key: which answers are kept', () => {
       expect(again, `status ${status}`).toEqual({ ...first, replayed: true });
       expect(server.runs(), `status ${status}`).toBe(runs);
     }
+  });
+
+  it('holds at most MAX_IDEMPOTENCY_KEYS keys in memory: a new one past it is a 503 naming it, the kept ones still replay', async () => {
+    const server = await startServer({ maxIdempotencyKeys: 3 });
+    const keys = [randomUUID(), randomUUID(), randomUUID()];
+    for (const key of keys) expect((await server.send(key, { status: 404 })).status).toBe(404);
+    const runs = server.runs();
+    const refused = await server.send(randomUUID(), { status: 201 });
+    expect(refused.status).toBe(503);
+    expect(refused.text).toContain('the API holds 3 Idempotency-Keys, the most it keeps (MAX_IDEMPOTENCY_KEYS');
+    expect(server.runs()).toBe(runs);
+    expect(await server.send(keys[0] as string, { status: 404 })).toMatchObject({ status: 404, replayed: true });
+  });
+
+  it('keeps at most MAX_FLAKY_COUNTERS /flaky counters a caller; the oldest starts again', async () => {
+    const store = new MemoryStore();
+    for (let i = 0; i < MAX_FLAKY_COUNTERS; i++) expect(await store.countFlaky('c', `run=${i}`, 5)).toBe(1);
+    expect(await store.countFlaky('c', 'run=0', 5)).toBe(2);
+    // One more label: the oldest goes (run=0: counting it again does not make it newer).
+    expect(await store.countFlaky('c', 'run=new', 5)).toBe(1);
+    expect(await store.countFlaky('c', 'run=0', 5)).toBe(1);
+    expect(await store.countFlaky('c', 'run=2', 5)).toBe(2);
   });
 
   it('does not keep a 5xx or a "not now" answer (408, 409, 425, 429): a retry runs the request', async () => {

@@ -19,9 +19,23 @@ interface Expiring {
 
 /** The most export cancellations the memory store remembers at once. */
 export const MAX_CANCELLED_EXPORTS = 10_000;
+/**
+ * The most Idempotency-Keys the memory store holds at once (each kept 24 h after its answer):
+ * past it a new key is refused (503), never an old one forgotten, which would run its write
+ * twice. 50,000 keys of replies to an unknown email held 68 MB; Redis has its maxmemory.
+ */
+export const MAX_IDEMPOTENCY_KEYS = 100_000;
+/** The most /flaky counters one caller has at once; past it the oldest is forgotten (it starts again). */
+export const MAX_FLAKY_COUNTERS = 1_000;
 
 export class MemoryStore implements StateStore {
   readonly kind = 'memory';
+  readonly #maxIdempotencyKeys: number;
+
+  constructor(options: { maxIdempotencyKeys?: number } = {}) {
+    this.#maxIdempotencyKeys = options.maxIdempotencyKeys ?? MAX_IDEMPOTENCY_KEYS;
+  }
+
   readonly #flaky = new Map<string, Map<string, number>>();
   readonly #idempotency = new Map<string, Expiring>();
   readonly #replies = new Map<string, Reply[]>();
@@ -39,7 +53,10 @@ export class MemoryStore implements StateStore {
     }
     const n = (counters.get(params) ?? 0) + 1;
     if (n > failTimes) counters.delete(params);
-    else counters.set(params, n);
+    else {
+      if (n === 1 && counters.size >= MAX_FLAKY_COUNTERS) counters.delete(counters.keys().next().value as string);
+      counters.set(params, n);
+    }
     return n;
   }
 
@@ -52,6 +69,7 @@ export class MemoryStore implements StateStore {
     const existing = this.#live(lease.key, now);
     if (existing) return resolveBegin(existing.record, lease);
     this.#sweep(now);
+    if (this.#idempotency.size >= this.#maxIdempotencyKeys) return { kind: 'full', max: this.#maxIdempotencyKeys };
     this.#idempotency.set(lease.key, {
       record: { fingerprint: lease.fingerprint, token: lease.token },
       expiresAt: now + leaseMs,
@@ -151,7 +169,7 @@ export class MemoryStore implements StateStore {
   }
 
   #sweep(now: number): void {
-    if (this.#idempotency.size < 10_000) return;
+    if (this.#idempotency.size < Math.min(10_000, this.#maxIdempotencyKeys)) return;
     for (const [key, entry] of this.#idempotency) if (entry.expiresAt <= now) this.#idempotency.delete(key);
   }
 }

@@ -34,7 +34,9 @@ export type IdempotencyBegin =
   | { kind: 'started' }
   | { kind: 'in_flight' }
   | { kind: 'mismatch' }
-  | { kind: 'replay'; response: StoredResponse };
+  | { kind: 'replay'; response: StoredResponse }
+  /** The store holds as many keys as it may (the memory store: MAX_IDEMPOTENCY_KEYS); nothing claimed. */
+  | { kind: 'full'; max: number };
 
 /**
  * What a write under a lease did: `stored` (now, or by an earlier run of the same write whose
