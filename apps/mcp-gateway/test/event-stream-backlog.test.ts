@@ -52,3 +52,38 @@ it('writes every message in order to a client that reads late, with no listener 
   expect(listeners).toBeLessThan(3);
   expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
 });
+
+it('cuts a resumable stream whose client leaves more than its bound unread, and frees what waited', async () => {
+  const app = Fastify();
+  await app.register(fastifySSE);
+  let cut = false;
+  let waitingAtMost = 0;
+  let written = () => {};
+  const done = new Promise<void>((resolve) => {
+    written = resolve;
+  });
+  app.get('/stream', { sse: 'manual' }, (_request, reply) => {
+    const stream = openEventStream(reply, { maxBufferBytes: 1024 * 1024 });
+    for (let i = 1; i <= 20_000 && !reply.raw.destroyed; i++) {
+      sendMessage(
+        app.log,
+        stream,
+        { jsonrpc: '2.0', method: 'notifications/message', params: { data: 'x'.repeat(1000) } },
+        `1-${i}`,
+      );
+      waitingAtMost = Math.max(waitingAtMost, reply.raw.writableLength);
+    }
+    cut = reply.raw.destroyed;
+    written();
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  onCleanup(() => app.close());
+  const response = await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/stream`);
+  await done;
+  expect(cut).toBe(true);
+  // Cut once past the bound: what waited was never much more than it (one message more).
+  expect(waitingAtMost).toBeLessThan(1024 * 1024 + 2048);
+  // The client gets what the socket held, then the stream ends: far from all of it.
+  const text = await response.text().catch(() => '');
+  expect(text.split('event: message').length - 1).toBeLessThan(20_000);
+});

@@ -25,11 +25,24 @@ export type EventStream = SSEReplyInterface;
 /** Each open stream's response, which its messages are written to. */
 const responses = new WeakMap<EventStream, ServerResponse>();
 
-/** Commits the reply as an event stream and sends its head now. */
-export function openEventStream(reply: FastifyReply): EventStream {
+/**
+ * What a resumable stream (GET, a 2025-11-25 POST answer, a listen stream) may leave waiting for
+ * a client that does not read, past what the socket holds. Past it the connection is cut: the
+ * client resumes from the last id it has (GET and 2025-11-25), or asks again (listen), and the
+ * memory goes back. A stream that cannot be resumed (an older revision's answer) is not cut:
+ * what it carries is bounded by MAX_RESULT_BYTES and the progress bucket.
+ */
+export const MAX_STREAM_BUFFER_BYTES = 8 * 1024 * 1024;
+
+/** Each resumable stream's bound on what may wait (MAX_STREAM_BUFFER_BYTES). */
+const bounds = new WeakMap<EventStream, number>();
+
+/** Commits the reply as an event stream and sends its head now; `maxBufferBytes`: for a resumable one. */
+export function openEventStream(reply: FastifyReply, options: { maxBufferBytes?: number } = {}): EventStream {
   reply.sse.sendHeaders();
   reply.raw.flushHeaders();
   responses.set(reply.sse, reply.raw);
+  if (options.maxBufferBytes !== undefined) bounds.set(reply.sse, options.maxBufferBytes);
   return reply.sse;
 }
 
@@ -44,4 +57,12 @@ export function sendMessage(log: FastifyBaseLogger, stream: EventStream, message
   }
   if (raw.writableEnded || raw.destroyed) return;
   raw.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${serializeMessage(message)}\n\n`);
+  const bound = bounds.get(stream);
+  if (bound !== undefined && raw.writableLength > bound) {
+    log.warn(
+      { waiting: raw.writableLength, max: bound },
+      'event stream cut: its client left more than MAX_STREAM_BUFFER_BYTES unread; it resumes from its last event id',
+    );
+    raw.destroy();
+  }
 }

@@ -7,7 +7,7 @@ import { INTERNAL_ERROR, INVALID_REQUEST, SESSION_NOT_FOUND } from '../../protoc
 import { features } from '../../protocol/revisions.js';
 import { compareEventIds, type EventId, formatEventId, isNextEventId, parseEventId } from '../../sessions/event-ids.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
-import { openEventStream, sendMessage } from './event-stream.js';
+import { MAX_STREAM_BUFFER_BYTES, openEventStream, sendMessage } from './event-stream.js';
 import { type HttpContext, ownsSession } from './exchange.js';
 import { accepts, header, needsSession, rpcError } from './replies.js';
 import { parseStreamEventId, resumeStream } from './resumable-stream.js';
@@ -57,7 +57,7 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   // the session replaces it, the session is deleted (on any replica), or the server closes.
   reply.sse.keepAlive();
   ctx.getStreams.get(sessionId)?.close();
-  const sse = openEventStream(reply);
+  const sse = openEventStream(reply, { maxBufferBytes: MAX_STREAM_BUFFER_BYTES });
   ctx.getStreams.set(sessionId, sse);
   // Everything that must be undone is set up before the first await, and undone on close.
   let lastSent: EventId | undefined = resumeFrom;

@@ -16,7 +16,7 @@ import type { JsonRpcId, JsonRpcNotification } from '../../protocol/json-rpc.js'
 import { INTERNAL_ERROR, INVALID_PARAMS, QUOTA_EXCEEDED } from '../../protocol/json-rpc.js';
 import type { Caller } from '../../protocol/messages.js';
 import { acknowledgement, filterOf, honoredKinds, type Kind, SUBSCRIPTION_ID, tagged } from '../subscriptions.js';
-import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
+import { type EventStream, MAX_STREAM_BUFFER_BYTES, openEventStream, sendMessage } from './event-stream.js';
 import { rpcError } from './replies.js';
 
 export interface ListenLimits {
@@ -96,7 +96,7 @@ export class ListenStreams {
     const kinds = honoredKinds(asked);
     reply.header('x-accel-buffering', 'no');
     reply.sse.keepAlive();
-    const stream = openEventStream(reply);
+    const stream = openEventStream(reply, { maxBufferBytes: MAX_STREAM_BUFFER_BYTES });
     const listener: Listener = { id: message.id, caller: who, kinds, stream };
     this.#open.add(listener);
     this.#perCaller.set(who, held + 1);

@@ -18,7 +18,7 @@ import {
 } from '../../protocol/json-rpc.js';
 import { compareEventIds, type EventId, formatEventId, parseEventId } from '../../sessions/event-ids.js';
 import type { StoredEvent } from '../../sessions/session-store.js';
-import { type EventStream, openEventStream, sendMessage } from './event-stream.js';
+import { type EventStream, MAX_STREAM_BUFFER_BYTES, openEventStream, sendMessage } from './event-stream.js';
 import type { ClientWatch, HttpContext } from './exchange.js';
 import { rpcError } from './replies.js';
 
@@ -90,7 +90,7 @@ export class ResumableStream {
     if (this.#stream) return;
     this.#tag = randomBytes(8).toString('hex');
     this.#log = logOf(this.#sessionId, this.#tag);
-    this.#stream = openEventStream(this.#reply);
+    this.#stream = openEventStream(this.#reply, { maxBufferBytes: MAX_STREAM_BUFFER_BYTES });
     this.#client.resumable = true;
     this.#ctx.resumable.add(this);
     this.#ctx.answering.add(this);
@@ -180,7 +180,7 @@ export async function resumeStream(
     );
   }
   reply.sse.keepAlive();
-  const sse = openEventStream(reply);
+  const sse = openEventStream(reply, { maxBufferBytes: MAX_STREAM_BUFFER_BYTES });
   let last = parseEventId(after) as EventId;
   let done = false;
   let requestId: JsonRpcId | undefined;
