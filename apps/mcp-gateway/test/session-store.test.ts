@@ -192,6 +192,39 @@ describe('sessions in Redis, per caller', () => {
   });
 });
 
+describe("a session's POST stream logs in Redis", () => {
+  it('keeps at most MAX_STREAM_LOGS of them, the oldest dropped first, and drops them all with the session', async () => {
+    const { Redis } = await import('ioredis');
+    const { RedisSessionStore } = await import('../src/sessions/redis-session-store.js');
+    const { MAX_STREAM_LOGS } = await import('../src/sessions/session-store.js');
+    const prefix = `stream-logs-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
+    const admin = new Redis(process.env.REDIS_URL ?? '');
+    const store = new RedisSessionStore({ redis: new Redis(process.env.REDIS_URL ?? ''), prefix, quitOnClose: true });
+    try {
+      const sessionId = await store.create(state);
+      const note = { jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progress: 1 } };
+      const logs = Array.from({ length: MAX_STREAM_LOGS + 1 }, (_, i) => `${sessionId}~tag${i}`);
+      for (const log of logs) {
+        await store.appendEvent(log, note);
+        await store.appendEvent(log, note);
+      }
+      const keysOf = async () => (await admin.keys(`${prefix}session:${sessionId}~*`)).sort();
+      // Each log is two keys (its events and its ids); the first log's are gone.
+      expect(await keysOf()).toHaveLength(2 * MAX_STREAM_LOGS);
+      expect(await store.eventsAfter(logs[0] as string, '0-0')).toEqual([]);
+      expect(await store.eventsAfter(logs[1] as string, '0-0')).toHaveLength(2);
+      expect(await admin.zcard(`${prefix}session:${sessionId}:streams`)).toBe(MAX_STREAM_LOGS);
+      // Ending the session ends its logs too (before, they stayed until they expired).
+      expect(await store.delete(sessionId)).toBe(true);
+      expect(await keysOf()).toEqual([]);
+      expect(await admin.exists(`${prefix}session:${sessionId}:streams`)).toBe(0);
+    } finally {
+      await store.close();
+      await admin.quit();
+    }
+  });
+});
+
 describe("a session's GET stream events in Redis", () => {
   it('get consecutive ids and are published in id order when two replicas append at once', async () => {
     const { Redis } = await import('ioredis');

@@ -9,6 +9,7 @@ import {
   DEFAULT_MAX_SESSIONS_PER_CALLER,
   endedOf,
   MAX_EVENTS_PER_SESSION,
+  MAX_STREAM_LOGS,
   newSessionId,
   perCallerLimit,
   type SessionBackend,
@@ -36,7 +37,6 @@ interface MemorySession extends EventLogOf {
 }
 
 /** Resumable POST streams whose logs one session keeps; the oldest goes first. */
-const MAX_STREAM_LOGS = 16;
 
 export class MemorySessionStore implements SessionBackend {
   readonly kind = 'memory';

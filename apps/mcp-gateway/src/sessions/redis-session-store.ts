@@ -15,6 +15,7 @@ import {
   DEFAULT_MAX_SESSIONS_PER_CALLER,
   endedOf,
   MAX_EVENTS_PER_SESSION,
+  MAX_STREAM_LOGS,
   newSessionId,
   perCallerLimit,
   type SessionBackend,
@@ -62,7 +63,14 @@ return 1`;
 // channel) so that one holding the session's GET stream closes it. Not a MULTI: at maxmemory Redis
 // refuses every command queued in a transaction, and ending sessions is how memory comes back.
 // KEYS: state, events, ids, the index, [the owner's set]. ARGV: id, the events channel, the message.
+// The session's POST stream logs go with it (their ids in ARGV[4], a sorted set, and the key
+// prefix in ARGV[5]): before, they stayed until they expired, 300 after 300 calls.
 const END = `
+local logs = redis.call('ZRANGE', ARGV[4], 0, -1)
+for _, log in ipairs(logs) do
+  redis.call('DEL', ARGV[5] .. 'session:' .. log .. ':events', ARGV[5] .. 'session:' .. log .. ':ids')
+end
+redis.call('DEL', ARGV[4])
 local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 if #KEYS == 5 then redis.call('ZREM', KEYS[5], ARGV[1]) end
@@ -94,6 +102,19 @@ redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PUBLISH', ARGV[4], '{"session":' .. ARGV[5] .. ',"event":' .. event .. '}')
+if #KEYS == 3 then
+  -- A POST stream's log (<session>~<tag>): listed under its session, at most ARGV[7] of them,
+  -- the oldest dropped first, as the memory store does.
+  if redis.call('ZSCORE', KEYS[3], ARGV[6]) == false then
+    local t = redis.call('TIME')
+    redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[6])
+    while redis.call('ZCARD', KEYS[3]) > tonumber(ARGV[7]) do
+      local old = redis.call('ZPOPMIN', KEYS[3])[1]
+      redis.call('DEL', ARGV[8] .. 'session:' .. old .. ':events', ARGV[8] .. 'session:' .. old .. ':ids')
+    end
+  end
+  redis.call('PEXPIRE', KEYS[3], ARGV[3])
+end
 return id`;
 
 export interface RedisSessionStoreOptions {
@@ -222,7 +243,7 @@ export class RedisSessionStore implements SessionBackend {
     return attempt;
   }
 
-  #key(id: string, part: 'state' | 'events' | 'ids'): string {
+  #key(id: string, part: 'state' | 'events' | 'ids' | 'streams'): string {
     return `${this.#prefix}session:${id}:${part}`;
   }
 
@@ -323,7 +344,20 @@ export class RedisSessionStore implements SessionBackend {
       ...this.#countKeys(owner === undefined ? {} : { owner }),
     ];
     const ended = JSON.stringify({ session: id, ended: true });
-    return Number(await this.#redis.eval(END, keys.length, ...keys, id, `${this.#prefix}events`, ended)) > 0;
+    return (
+      Number(
+        await this.#redis.eval(
+          END,
+          keys.length,
+          ...keys,
+          id,
+          `${this.#prefix}events`,
+          ended,
+          this.#key(id, 'streams'),
+          this.#prefix,
+        ),
+      ) > 0
+    );
   }
 
   /** The stored state as it is (no refresh); undefined when there is none. */
@@ -337,16 +371,22 @@ export class RedisSessionStore implements SessionBackend {
   }
 
   async #appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
+    const cut = id.indexOf('~');
+    const stream = cut < 0 ? [] : [this.#key(id.slice(0, cut), 'streams')];
     const eventId = await this.#redis.eval(
       APPEND,
-      2,
+      2 + stream.length,
       this.#key(id, 'ids'),
       this.#key(id, 'events'),
+      ...stream,
       JSON.stringify(message),
       MAX_EVENTS_PER_SESSION,
       this.#idleMs,
       `${this.#prefix}events`,
       JSON.stringify(id),
+      id,
+      MAX_STREAM_LOGS,
+      this.#prefix,
     );
     return { id: String(eventId), message };
   }

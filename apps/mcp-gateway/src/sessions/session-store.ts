@@ -87,6 +87,9 @@ export interface ReplicaBus extends CancelBus, AnswerBus {
 /** The three jobs together, as one backend does them (memory for one replica, Redis for several). */
 export type SessionBackend = SessionStore & EventLog & ReplicaBus;
 
+/** The POST stream logs (2025-11-25 resumable answers) a session keeps; the oldest goes first. */
+export const MAX_STREAM_LOGS = 16;
+
 export const MAX_EVENTS_PER_SESSION = 500;
 
 /** The name a session's end goes by on a store's emitter: no session id has a colon. */
