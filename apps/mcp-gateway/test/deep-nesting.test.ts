@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../src/common/json-depth.js';
+import { MAX_DOCUMENT_DEPTH, nestsDeeper, tooDeepAt } from '../src/common/json-depth.js';
 import { createGateway } from '../src/gateway.js';
 import { initializedStdio, modernHeaders, startHttpGateway, startToyApi } from './support/stack.js';
 
@@ -58,6 +58,27 @@ describe('deep nesting', () => {
     expect(tooDeepAt({ a: { b: [1, { c: {} }] } }, 4)).toBe('$.a.b[1].c');
     expect(tooDeepAt({ a: { b: [1, { c: {} }] } }, 3)).toBe('$.a.b[1]');
     expect(tooDeepAt({ 'x y': { z: {} } }, 2)).toBe('$["x y"].z');
+  });
+
+  it('nestsDeeper, the quick check of every answer, agrees with tooDeepAt at the edge', () => {
+    const values = [
+      {},
+      { a: 1 },
+      { a: {} },
+      [[]],
+      { a: [1, { c: {} }] },
+      JSON.parse(nested(256)),
+      JSON.parse(nested(257)),
+    ];
+    for (const value of values) {
+      for (const max of [1, 2, 3, 4, 255, 256, 257]) {
+        expect({ value, max, deeper: nestsDeeper(value, max) }).toEqual({
+          value,
+          max,
+          deeper: tooDeepAt(value, max) !== undefined,
+        });
+      }
+    }
   });
 
   it('a running gateway that reloads a 100,000-deep document keeps serving its tools and says why', async () => {

@@ -87,3 +87,21 @@ it('cuts a resumable stream whose client leaves more than its bound unread, and 
   const text = await response.text().catch(() => '');
   expect(text.split('event: message').length - 1).toBeLessThan(20_000);
 });
+
+it('does not cut a stream for one message larger than its bound, to a client that reads', async () => {
+  const app = Fastify();
+  await app.register(fastifySSE);
+  let cut = true;
+  app.get('/stream', { sse: 'manual' }, (_request, reply) => {
+    const stream = openEventStream(reply, { maxBufferBytes: 1024 * 1024 });
+    sendMessage(app.log, stream, { jsonrpc: '2.0', id: 1, result: { text: 'y'.repeat(2 * 1024 * 1024) } }, '1-1');
+    cut = reply.raw.destroyed;
+    setImmediate(() => stream.close());
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  onCleanup(() => app.close());
+  const text = await (await fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/stream`)).text();
+  expect(cut).toBe(false);
+  expect(text.length).toBeGreaterThan(2 * 1024 * 1024);
+  expect(text.endsWith('"}}\n\n')).toBe(true);
+});

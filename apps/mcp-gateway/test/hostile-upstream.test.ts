@@ -237,9 +237,12 @@ describe('a hostile upstream, through the gateway', () => {
     const result = (await calling) as Result;
     expect(result.isError).toBe(true);
     expect(result.content[0]?.text).toContain(`more than MAX_RESPONSE_BYTES (${big} bytes)`);
-    // Each event is a whole message's worth of text, so each is a notification of its own: all
-    // of them (about 33,000), in order, after the client starts reading.
-    expect(progress.length).toBeGreaterThan(events * 0.9);
+    // Each event is a whole message's worth of text, so each is a notification of its own. More
+    // than MAX_STREAM_BUFFER_BYTES of them waited for the client, so the stream was cut and the
+    // client resumed from its last id, with what the stream's log still held: fewer than all of
+    // the 33,000, in order, then the answer.
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.length).toBeLessThan(events);
     expect(progress.every((p, i) => i === 0 || p > (progress[i - 1] as number))).toBe(true);
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
   });

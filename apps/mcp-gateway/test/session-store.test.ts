@@ -218,6 +218,10 @@ describe("a session's POST stream logs in Redis", () => {
       expect(await store.delete(sessionId)).toBe(true);
       expect(await keysOf()).toEqual([]);
       expect(await admin.exists(`${prefix}session:${sessionId}:streams`)).toBe(0);
+      // A request that outlives the session (its beat, its answer) makes no log again.
+      await store.appendEvent(logs[5] as string, note);
+      expect(await keysOf()).toEqual([]);
+      expect(await admin.exists(`${prefix}session:${sessionId}:streams`)).toBe(0);
     } finally {
       await store.close();
       await admin.quit();

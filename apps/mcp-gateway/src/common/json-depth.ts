@@ -19,18 +19,22 @@ export const MAX_ANSWER_DEPTH = 256;
 
 /**
  * Whether `value` nests deeper than `max` levels (itself level 1). Recursive, but never deeper
- * than `max` frames; for every answer, so it allocates nothing (3.6 us on a 24 KB page of 50
- * emails, where JSON.parse took 40 to 70; tooDeepAt's frames took 6 to 10). Where it is true,
- * tooDeepAt says where.
+ * than `max` frames, and only into objects and arrays (a call per string or number was 40% of
+ * the walk); it allocates nothing. Where it is true, tooDeepAt says where.
  */
-export function nestsDeeper(value: unknown, max: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  if (max <= 1) return true;
+export function nestsDeeper(value: object, max: number): boolean {
+  if (max < 1) return true;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (nestsDeeper(value[i], max - 1)) return true;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null && nestsDeeper(item, max - 1)) return true;
+    }
     return false;
   }
-  for (const key in value) if (nestsDeeper((value as Record<string, unknown>)[key], max - 1)) return true;
+  for (const key in value) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && nestsDeeper(item, max - 1)) return true;
+  }
   return false;
 }
 

@@ -86,6 +86,7 @@ return deleted`;
 // failover may have lost the last writes), from Redis's clock and never below the epoch before.
 // The counter is the first write: at maxmemory the script fails before anything is stored.
 const APPEND = `
+if #KEYS == 4 and redis.call('EXISTS', KEYS[4]) == 0 then return '0-0' end
 local run = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 local epoch = redis.call('HGET', KEYS[1], 'epoch')
 if redis.call('HGET', KEYS[1], 'run') ~= run then
@@ -102,8 +103,9 @@ redis.call('LTRIM', KEYS[2], -tonumber(ARGV[2]), -1)
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PUBLISH', ARGV[4], '{"session":' .. ARGV[5] .. ',"event":' .. event .. '}')
-if #KEYS == 3 then
-  -- A POST stream's log (<session>~<tag>): listed under its session, at most ARGV[7] of them,
+if #KEYS == 4 then
+  -- A POST stream's log (<session>~<tag>): kept only while its session is (KEYS[4], its state:
+  -- a request that outlives a DELETE would make it again, checked first), listed under its session, at most ARGV[7] of them,
   -- the oldest dropped first, as the memory store does.
   if redis.call('ZSCORE', KEYS[3], ARGV[6]) == false then
     local t = redis.call('TIME')
@@ -372,7 +374,7 @@ export class RedisSessionStore implements SessionBackend {
 
   async #appendEvent(id: string, message: JsonRpcNotification): Promise<StoredEvent> {
     const cut = id.indexOf('~');
-    const stream = cut < 0 ? [] : [this.#key(id.slice(0, cut), 'streams')];
+    const stream = cut < 0 ? [] : [this.#key(id.slice(0, cut), 'streams'), this.#key(id.slice(0, cut), 'state')];
     const eventId = await this.#redis.eval(
       APPEND,
       2 + stream.length,

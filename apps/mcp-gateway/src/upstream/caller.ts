@@ -612,8 +612,15 @@ export class UpstreamCaller {
       );
       return result;
     }
-    // Before anything recursive (the redaction, the output check, a copy) touches the answer.
-    if (typeof data === 'object' && data !== null && nestsDeeper(data, MAX_ANSWER_DEPTH)) {
+    // Before anything recursive (the redaction, the output check, a copy) touches the answer. A
+    // text of at most 2 x MAX_ANSWER_DEPTH characters cannot nest that deep: not walked (most
+    // answers; office_days' walk was 2 k instructions of the gateway's 311 k a call).
+    if (
+      typeof data === 'object' &&
+      data !== null &&
+      !(bodyText !== undefined && bodyText.length <= 2 * MAX_ANSWER_DEPTH) &&
+      nestsDeeper(data, MAX_ANSWER_DEPTH)
+    ) {
       result.isError = true;
       result.content.push({
         type: 'text',

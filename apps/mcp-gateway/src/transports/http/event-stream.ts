@@ -56,11 +56,14 @@ export function sendMessage(log: FastifyBaseLogger, stream: EventStream, message
     return;
   }
   if (raw.writableEnded || raw.destroyed) return;
+  // What already waited, not this message: one message larger than the bound (an answer under a
+  // raised MAX_RESULT_BYTES) goes to a client that reads, and would be cut again on every resume.
+  const waiting = raw.writableLength;
   raw.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${serializeMessage(message)}\n\n`);
   const bound = bounds.get(stream);
-  if (bound !== undefined && raw.writableLength > bound) {
+  if (bound !== undefined && waiting > bound) {
     log.warn(
-      { waiting: raw.writableLength, max: bound },
+      { waiting, max: bound },
       'event stream cut: its client left more than MAX_STREAM_BUFFER_BYTES unread; it resumes from its last event id',
     );
     raw.destroy();

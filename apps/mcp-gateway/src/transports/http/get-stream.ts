@@ -53,6 +53,29 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   }
   // A stream never ends by itself: a replica shutting down would hold it to its grace period.
   if (ctx.draining) return shuttingDown(reply);
+  // 2025-11-25 primes a new stream with an id: where the session's events stand now, read before
+  // the subscription. The stream then goes on as a resume from there: what is stored after it
+  // is read once subscribed (appended meanwhile, published before anyone here listened), and
+  // what is heard live follows; so no event after the position is missed, none before it sent.
+  const priming = features(session.protocolVersion).ssePriming;
+  let position = resumeFrom;
+  if (priming && position === undefined) {
+    try {
+      position = NO_ID;
+      for (const event of await ctx.store.eventsAfter(sessionId, formatEventId(NO_ID))) {
+        const id = parseEventId(event.id);
+        if (id !== undefined && compareEventIds(id, position) > 0) position = id;
+      }
+    } catch (error) {
+      ctx.log.warn({ err: error }, 'GET stream: the session events could not be read');
+      return rpcError(
+        reply,
+        503,
+        INTERNAL_ERROR,
+        'Service Unavailable: the session store did not answer; open the stream again',
+      );
+    }
+  }
   // The stream stays open after the handler returns, until the client leaves, a newer GET for
   // the session replaces it, the session is deleted (on any replica), or the server closes.
   reply.sse.keepAlive();
@@ -60,7 +83,7 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
   const sse = openEventStream(reply, { maxBufferBytes: MAX_STREAM_BUFFER_BYTES });
   ctx.getStreams.set(sessionId, sse);
   // Everything that must be undone is set up before the first await, and undone on close.
-  let lastSent: EventId | undefined = resumeFrom;
+  let lastSent: EventId | undefined = position;
   const deliver = (event: StoredEvent) => {
     const id = parseEventId(event.id);
     if (id === undefined) return;
@@ -137,29 +160,20 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     stopEnded?.();
     if (ctx.getStreams.get(sessionId) === sse) ctx.getStreams.delete(sessionId);
   });
-  const priming = features(session.protocolVersion).ssePriming;
   try {
     // Live events must flow before the store is read, or one stored in between is missed.
     await ctx.store.subscribed();
-    // The priming event of 2025-11-25: an id, an empty data field (no event for the client's
-    // handler) and `retry`. A new stream's id is where the session's events stood when it opened
-    // (those heard live since are still to send), so a client that loses the stream before its
-    // first event resumes from there and misses none.
-    if (priming) {
-      if (lastSent === undefined) {
-        const stored = await ctx.store.eventsAfter(sessionId, formatEventId(NO_ID));
-        const live = new Set(held.map((event) => event.id));
-        lastSent = NO_ID;
-        for (const event of stored) {
-          const id = parseEventId(event.id);
-          if (id !== undefined && !live.has(event.id) && compareEventIds(id, lastSent) > 0) lastSent = id;
-        }
-      }
-      if (sse.isConnected) reply.raw.write(`id: ${formatEventId(lastSent)}\ndata:\nretry: ${PRIMING_RETRY_MS}\n\n`);
+    // The priming event: an id, an empty data field (no event for the client's handler), `retry`.
+    if (priming && position !== undefined && sse.isConnected) {
+      reply.raw.write(`id: ${formatEventId(position)}\ndata:\nretry: ${PRIMING_RETRY_MS}\n\n`);
     }
-    await sse.replay(async (after) => {
-      for (const event of await ctx.store.eventsAfter(sessionId, after)) deliver(event);
-    });
+    if (resumeFrom !== undefined) {
+      await sse.replay(async (after) => {
+        for (const event of await ctx.store.eventsAfter(sessionId, after)) deliver(event);
+      });
+    } else if (position !== undefined) {
+      for (const event of await ctx.store.eventsAfter(sessionId, formatEventId(position))) deliver(event);
+    }
   } catch (error) {
     // The head is sent, so no error status can follow: end the stream, and the client resumes.
     ctx.log.warn({ err: error }, 'GET stream replay failed; ending the stream');
