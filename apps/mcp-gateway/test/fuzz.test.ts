@@ -8,6 +8,7 @@ import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { heapMb } from '../../../test-support/heap.js';
 import { hostileBody, wellFormedJsonRpc } from '../../../test-support/hostile.js';
+import { MAX_ID_LENGTH } from '../src/protocol/json-rpc.js';
 import type { MemorySessionStore } from '../src/sessions/memory-session-store.js';
 import { httpV2, spawnGateway, startHttpGateway, startToyApi, stdioV2 } from './support/stack.js';
 
@@ -233,8 +234,9 @@ describe('hostile input over stdio', () => {
           if (
             parsed?.jsonrpc === '2.0' &&
             typeof parsed.method === 'string' &&
-            // An id that is not a string or an integer is itself invalid (answered with id null).
-            (typeof parsed.id === 'string' || Number.isInteger(parsed.id))
+            // An id that is not a string or an integer, or a string over MAX_ID_LENGTH, is itself
+            // invalid (answered with id null).
+            ((typeof parsed.id === 'string' && parsed.id.length <= MAX_ID_LENGTH) || Number.isInteger(parsed.id))
           ) {
             requestIds.push(parsed.id);
           }
