@@ -164,8 +164,14 @@ export async function getStream(ctx: HttpContext, request: FastifyRequest, reply
     // Live events must flow before the store is read, or one stored in between is missed.
     await ctx.store.subscribed();
     // The priming event: an id, an empty data field (no event for the client's handler), `retry`.
-    if (priming && position !== undefined && sse.isConnected) {
-      reply.raw.write(`id: ${formatEventId(position)}\ndata:\nretry: ${PRIMING_RETRY_MS}\n\n`);
+    // A resumed stream's is `retry` alone: the client has its id, and an id again would read as
+    // an event repeated.
+    if (priming && sse.isConnected) {
+      reply.raw.write(
+        resumeFrom === undefined && position !== undefined
+          ? `id: ${formatEventId(position)}\ndata:\nretry: ${PRIMING_RETRY_MS}\n\n`
+          : `retry: ${PRIMING_RETRY_MS}\n\n`,
+      );
     }
     if (resumeFrom !== undefined) {
       await sse.replay(async (after) => {
